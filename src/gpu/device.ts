@@ -1,0 +1,167 @@
+/**
+ * Adapter and device: one GPU handle per process, with the adapter's own limits and every useful feature it has.
+ *
+ * The WebGPU default limits (256 MiB buffers, 128 MiB bindings, 16 KiB workgroup memory, 8 storage buffers per
+ * stage) are far too small for real models, so the device asks for everything the adapter offers.
+ */
+
+/** What the device can do, decided once when it is created. */
+export interface GpuFeatures {
+  /** `shader-f16`: f16 storage and arithmetic in WGSL (`enable f16;`). */
+  f16: boolean;
+  /** `subgroups`: `subgroupAdd` and friends. Deno accepts it even where `adapter.features` does not list it. */
+  subgroups: boolean;
+  /** `timestamp-query`: GPU timings for the benchmarks. */
+  timestamps: boolean;
+}
+
+/** A WebGPU device with the facts about its adapter that kernels and tuning tables need. */
+export interface Gpu {
+  adapter: GPUAdapter;
+  device: GPUDevice;
+  info: GPUAdapterInfo;
+  features: GpuFeatures;
+  limits: GPUSupportedLimits;
+  /** True on CPU rasterisers (Mesa llvmpipe/lavapipe, SwiftShader, WARP). */
+  software: boolean;
+  /** `adapter.info.description`, or a fallback when it is empty. */
+  name: string;
+}
+
+/** Options for {@linkcode requestGpu}. */
+export interface GpuOptions {
+  powerPreference?: GPUPowerPreference;
+  /** Refuse software adapters (for benchmarks that must run on a real GPU). */
+  requireHardware?: boolean;
+  /** Do not request these features even when available (to test fallbacks). */
+  disable?: (keyof GpuFeatures)[];
+}
+
+export const NO_ADAPTER_HINT = "On a machine without a GPU, install Mesa's software Vulkan driver " +
+  "(`sudo apt-get install -y mesa-vulkan-drivers`); with a GPU, install its Vulkan driver, check it with " +
+  "`vulkaninfo --summary`, and try DENO_WEBGPU_BACKEND=vulkan.";
+
+const LIMIT_NAMES = [
+  "maxBufferSize",
+  "maxStorageBufferBindingSize",
+  "maxUniformBufferBindingSize",
+  "maxStorageBuffersPerShaderStage",
+  "maxUniformBuffersPerShaderStage",
+  "maxBindingsPerBindGroup",
+  "maxComputeWorkgroupStorageSize",
+  "maxComputeInvocationsPerWorkgroup",
+  "maxComputeWorkgroupSizeX",
+  "maxComputeWorkgroupSizeY",
+  "maxComputeWorkgroupSizeZ",
+  "maxComputeWorkgroupsPerDimension",
+  "maxDynamicStorageBuffersPerPipelineLayout",
+  "maxDynamicUniformBuffersPerPipelineLayout",
+] as const;
+
+let shared: Promise<Gpu> | undefined;
+
+/**
+ * The process-wide GPU, created on first use.
+ *
+ * @example
+ * ```ts
+ * const gpu = await getGpu();
+ * console.log(gpu.name, gpu.features.f16);
+ * ```
+ */
+export function getGpu(): Promise<Gpu> {
+  shared ??= requestGpu().catch((err) => {
+    shared = undefined;
+    throw err;
+  });
+  return shared;
+}
+
+/** Whether any WebGPU adapter can be found, without creating a device. */
+export async function hasAdapter(): Promise<boolean> {
+  if (typeof navigator === "undefined" || !navigator.gpu) return false;
+  quietMesa();
+  try {
+    return (await navigator.gpu.requestAdapter()) !== null;
+  } catch {
+    return false;
+  }
+}
+
+/** Creates a device on the best adapter with its own limits and the features Crucible uses. */
+export async function requestGpu(options: GpuOptions = {}): Promise<Gpu> {
+  if (typeof navigator === "undefined" || !navigator.gpu) {
+    throw new Error(`WebGPU is not available in this runtime (navigator.gpu is missing). ${NO_ADAPTER_HINT}`);
+  }
+  quietMesa();
+  const adapter = await navigator.gpu.requestAdapter({
+    powerPreference: options.powerPreference ?? "high-performance",
+  });
+  if (!adapter) throw new Error(`No WebGPU adapter was found. ${NO_ADAPTER_HINT}`);
+  const info = adapter.info;
+  const software = info.isFallbackAdapter || /llvmpipe|lavapipe|swiftshader|warp|software/i.test(info.description);
+  const name = info.description || `${info.vendor} ${info.device}`.trim() || "unknown adapter";
+  if (options.requireHardware && software) {
+    throw new Error(
+      `The adapter "${name}" is a software rasteriser and a hardware GPU was required. ${NO_ADAPTER_HINT}`,
+    );
+  }
+  const requiredLimits: Record<string, number> = {};
+  for (const key of LIMIT_NAMES) {
+    const value = (adapter.limits as unknown as Record<string, number | undefined>)[key];
+    if (typeof value === "number") requiredLimits[key] = value;
+  }
+  const disabled = new Set(options.disable ?? []);
+  const wanted: [keyof GpuFeatures, GPUFeatureName][] = [
+    ["f16", "shader-f16"],
+    ["timestamps", "timestamp-query"],
+  ];
+  const features = wanted.filter(([k, f]) => !disabled.has(k) && adapter.features.has(f)).map(([, f]) => f);
+  // `subgroups` is often missing from adapter.features yet accepted by requestDevice: try it, fall back without.
+  let device: GPUDevice | undefined;
+  if (!disabled.has("subgroups")) {
+    try {
+      device = await adapter.requestDevice({
+        requiredFeatures: [...features, "subgroups" as GPUFeatureName],
+        requiredLimits,
+      });
+    } catch {
+      device = undefined;
+    }
+  }
+  device ??= await adapter.requestDevice({ requiredFeatures: features, requiredLimits });
+  reportLoss(device, name);
+  return {
+    adapter,
+    device,
+    info,
+    name,
+    software,
+    limits: device.limits,
+    features: {
+      f16: device.features.has("shader-f16"),
+      subgroups: device.features.has("subgroups" as GPUFeatureName),
+      timestamps: device.features.has("timestamp-query"),
+    },
+  };
+}
+
+/** One loud report when the device is lost for any reason but an explicit destroy(). */
+function reportLoss(device: GPUDevice, name: string): void {
+  device.lost.then((info) => {
+    if (info.reason === "destroyed") return;
+    console.error(
+      `\n*** The WebGPU device on "${name}" was lost (${info.reason}): ${info.message}\n` +
+        "*** Every GPU buffer is gone; the current step cannot finish. Restart from the last checkpoint.\n",
+    );
+  });
+}
+
+/** Mesa warns on every start when XDG_RUNTIME_DIR is unset; point it at the temp folder. */
+function quietMesa(): void {
+  try {
+    if (!Deno.env.get("XDG_RUNTIME_DIR")) Deno.env.set("XDG_RUNTIME_DIR", Deno.env.get("TMPDIR") ?? "/tmp");
+  } catch {
+    // Without --allow-env the warning stays; harmless.
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * GPU timings through `timestamp-query`, for the benchmarks. A batch given a timer puts every dispatch in a pass
+ * of its own with begin/end timestamps (which costs some speed: never time production runs).
+ */
+import type { Gpu } from "./device.ts";
+
+/** Time of one timed dispatch. */
+export interface Timing {
+  label: string;
+  ms: number;
+}
+
+/** Timestamps for up to `capacity` dispatches. */
+export class GpuTimer {
+  readonly #set: GPUQuerySet | undefined;
+  readonly #resolveBuffer: GPUBuffer | undefined;
+  readonly #readBuffer: GPUBuffer | undefined;
+  #labels: string[] = [];
+
+  constructor(readonly gpu: Gpu, readonly capacity = 256) {
+    if (!gpu.features.timestamps) return;
+    this.#set = gpu.device.createQuerySet({ type: "timestamp", count: capacity * 2 });
+    this.#resolveBuffer = gpu.device.createBuffer({
+      size: capacity * 16,
+      usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+    });
+    this.#readBuffer = gpu.device.createBuffer({
+      size: capacity * 16,
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    });
+  }
+
+  /** Whether the device can time dispatches at all. */
+  get available(): boolean {
+    return this.#set !== undefined;
+  }
+
+  /** Timestamp writes for the next dispatch, or undefined when unavailable or full. */
+  next(label: string): GPUComputePassTimestampWrites | undefined {
+    if (!this.#set || this.#labels.length >= this.capacity) return undefined;
+    const i = this.#labels.length;
+    this.#labels.push(label);
+    return { querySet: this.#set, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 };
+  }
+
+  /** Records the resolve of all timestamps so far into the read buffer (called by the batch at submit). */
+  resolve(encoder: GPUCommandEncoder): void {
+    if (!this.#set || this.#labels.length === 0) return;
+    const n = this.#labels.length * 2;
+    encoder.resolveQuerySet(this.#set, 0, n, this.#resolveBuffer!, 0);
+    encoder.copyBufferToBuffer(this.#resolveBuffer!, 0, this.#readBuffer!, 0, n * 8);
+  }
+
+  /** SYNC POINT: reads the timings of the submitted batch and resets the timer. */
+  async read(): Promise<Timing[]> {
+    if (!this.#readBuffer || this.#labels.length === 0) return [];
+    await this.#readBuffer.mapAsync(GPUMapMode.READ);
+    const ticks = new BigUint64Array(this.#readBuffer.getMappedRange().slice(0, this.#labels.length * 16));
+    this.#readBuffer.unmap();
+    const out = this.#labels.map((label, i) => ({ label, ms: Number(ticks[2 * i + 1] - ticks[2 * i]) / 1e6 }));
+    this.#labels = [];
+    return out;
+  }
+
+  destroy(): void {
+    this.#set?.destroy();
+    this.#resolveBuffer?.destroy();
+    this.#readBuffer?.destroy();
+  }
+}
