@@ -8,7 +8,7 @@
 import type { Gpu } from "./device.ts";
 import type { Kernel } from "./pipeline.ts";
 import { poolOf } from "./pool.ts";
-import { decodeHost, type HostData, type Tensor } from "./tensor.ts";
+import { decodeHost, type HostData, placeholder, scratch, type Tensor } from "./tensor.ts";
 import type { GpuTimer } from "./timing.ts";
 
 const CHUNK_BYTES = 64 * 1024;
@@ -19,8 +19,11 @@ export type Grid = readonly [number, number?, number?];
 /** One dispatch: a kernel, its storage bindings in binding order (from 1), its uniforms (binding 0), a grid. */
 export interface Dispatch {
   kernel: Kernel;
-  /** Storage buffers at bindings 1, 2, ... in the order the shader declares them. */
-  buffers: readonly Tensor[];
+  /**
+   * Storage buffers at bindings 1, 2, ... in the order the shader declares them. `undefined` (or a short list)
+   * binds a placeholder, for bindings the entry point does not use.
+   */
+  buffers: readonly (Tensor | undefined)[];
   params?: Record<string, number>;
   grid: Grid;
   /** Names the dispatch in timings; defaults to the kernel's name. */
@@ -54,6 +57,8 @@ export class Batch {
     this.encoder = gpu.device.createCommandEncoder();
     this.#align = gpu.limits.minUniformBufferOffsetAlignment;
     poolOf(gpu.device).beginRecording();
+    // Validation errors of recording (bad bind groups, ...) would otherwise go to the console unseen.
+    gpu.device.pushErrorScope("validation");
   }
 
   /** Number of dispatches recorded so far. */
@@ -69,7 +74,15 @@ export class Batch {
       throw new RangeError(`Dispatch of ${d.kernel.name} with grid [${x}, ${y}, ${z}] exceeds ${max} per dimension`);
     }
     this.#kernels.add(d.kernel);
-    const entries: GPUBindGroupEntry[] = d.buffers.map((t, i) => ({ binding: i + 1, resource: t.binding }));
+    if (d.buffers.length > d.kernel.storage.length) {
+      throw new TypeError(
+        `${d.kernel.name} declares ${d.kernel.storage.length} storage bindings, got ${d.buffers.length}`,
+      );
+    }
+    const entries: GPUBindGroupEntry[] = d.kernel.storage.map(({ binding, writable }) => {
+      const t = d.buffers[binding - 1];
+      return { binding, resource: (t ?? (writable ? scratch(this.gpu) : placeholder(this.gpu))).binding };
+    });
     if (d.kernel.params) {
       if (!d.params) throw new TypeError(`Dispatch of ${d.kernel.name} needs its uniform parameters`);
       entries.push({ binding: 0, resource: this.#uniform(d.kernel, d.params) });
@@ -112,6 +125,9 @@ export class Batch {
     poolOf(this.gpu.device).endRecording();
     try {
       await Promise.all([...this.#kernels].map((k) => k.ready));
+    } catch (err) {
+      await this.gpu.device.popErrorScope();
+      throw err;
     } finally {
       const spare = spareChunks.get(this.gpu.device) ?? [];
       spare.push(...this.#chunks);
@@ -119,6 +135,11 @@ export class Batch {
     }
     this.timer?.resolve(this.encoder);
     this.gpu.device.queue.submit([this.encoder.finish()]);
+    const error = await this.gpu.device.popErrorScope();
+    if (error) {
+      const names = [...this.#kernels].map((k) => k.name).join(", ");
+      throw new Error(`GPU validation failed in a batch using ${names}: ${error.message}`);
+    }
   }
 
   /**

@@ -12,6 +12,8 @@ export interface Kernel {
   name: string;
   pipeline: GPUComputePipeline;
   bindGroupLayout: GPUBindGroupLayout;
+  /** Storage bindings the shader declares, in binding order: whether each is writable. */
+  storage: { binding: number; writable: boolean }[];
   params?: UniformLayout;
   /** Resolves when the shader and pipeline validated; rejects with an Error naming the shader file. */
   ready: Promise<void>;
@@ -29,6 +31,31 @@ export interface KernelOptions {
 }
 
 const caches = new WeakMap<GPUDevice, Map<string, Kernel>>();
+
+/** A buffer binding declared in group 0 of a shader. */
+export interface DeclaredBinding {
+  binding: number;
+  type: GPUBufferBindingType;
+}
+
+/**
+ * The group-0 buffer bindings a shader declares. The layout is built from these rather than "auto", so every
+ * entry point of a shader shares one layout and a binding an entry point does not use is still bound (to a
+ * placeholder), instead of silently shifting what the host must pass.
+ */
+export function declaredBindings(source: string): DeclaredBinding[] {
+  const out: DeclaredBinding[] = [];
+  const re = /@group\(0\)\s*@binding\((\d+)\)\s*var<(uniform|storage(?:,\s*(read|read_write))?)>/g;
+  for (const m of source.matchAll(re)) {
+    const type: GPUBufferBindingType = m[2] === "uniform"
+      ? "uniform"
+      : m[3] === "read_write"
+      ? "storage"
+      : "read-only-storage";
+    out.push({ binding: Number(m[1]), type });
+  }
+  return out.sort((a, b) => a.binding - b.binding);
+}
 
 /** Replaces `{{NAME}}` placeholders; throws when one is left without a value. */
 export function fillTemplate(shader: string, source: string, values: Record<string, string | number> = {}): string {
@@ -67,14 +94,22 @@ export function kernel(gpu: Gpu, shader: ShaderName, options: KernelOptions = {}
     Object.entries(options.constants ?? {}).map(([k, v]) => [k, typeof v === "boolean" ? Number(v) : v]),
   );
   const label = options.template ? `${shader}${JSON.stringify(options.template)}` : shader;
+  const declared = declaredBindings(source);
   device.pushErrorScope("validation");
   const module = device.createShaderModule({ code: source, label });
+  const bindGroupLayout = device.createBindGroupLayout({
+    label,
+    entries: declared.map((d) => ({
+      binding: d.binding,
+      visibility: GPUShaderStage.COMPUTE,
+      buffer: { type: d.type },
+    })),
+  });
   const pipeline = device.createComputePipeline({
     label,
-    layout: "auto",
+    layout: device.createPipelineLayout({ bindGroupLayouts: [bindGroupLayout] }),
     compute: { module, entryPoint: options.entryPoint ?? "main", constants },
   });
-  const bindGroupLayout = pipeline.getBindGroupLayout(0);
   const ready = device.popErrorScope().then(async (error) => {
     if (!error) return;
     const info = await module.getCompilationInfo().catch(() => undefined);
@@ -82,7 +117,11 @@ export function kernel(gpu: Gpu, shader: ShaderName, options: KernelOptions = {}
     throw new Error(`Shader ${shader}.wgsl (${label}) failed to build: ${error.message}\n${lines.join("\n")}`);
   });
   ready.catch(() => {}); // surfaced by whoever awaits it; never an unhandled rejection
-  const k: Kernel = { name: label, pipeline, bindGroupLayout, params: options.params, ready };
+  const storage = declared.filter((d) => d.type !== "uniform").map((d) => ({
+    binding: d.binding,
+    writable: d.type === "storage",
+  }));
+  const k: Kernel = { name: label, pipeline, bindGroupLayout, storage, params: options.params, ready };
   cache.set(key, k);
   return k;
 }

@@ -175,14 +175,27 @@ export function decodeHost(bytes: ArrayBuffer, count: number, dtype: DType): Hos
 }
 
 const placeholders = new WeakMap<GPUDevice, Tensor>();
+const scratches = new WeakMap<GPUDevice, Tensor>();
 
-/** A small read-only tensor to bind where a kernel's optional input is switched off. Never write to it. */
-export function placeholder(gpu: Gpu): Tensor {
-  let t = placeholders.get(gpu.device);
+function small(gpu: Gpu, cache: WeakMap<GPUDevice, Tensor>, label: string): Tensor {
+  let t = cache.get(gpu.device);
   if (!t) {
-    const buffer = gpu.device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE, label: "placeholder" });
+    const buffer = gpu.device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE, label });
     t = new Tensor(gpu, buffer, [64], "f32", 0, false);
-    placeholders.set(gpu.device, t);
+    cache.set(gpu.device, t);
   }
   return t;
+}
+
+/** A small tensor to bind to a read-only binding that a kernel does not read (an optional input switched off). */
+export function placeholder(gpu: Gpu): Tensor {
+  return small(gpu, placeholders, "placeholder");
+}
+
+/**
+ * A small tensor to bind to a writable binding an entry point does not write. Distinct from the placeholder:
+ * WebGPU refuses one buffer bound both read-only and writable in a dispatch.
+ */
+export function scratch(gpu: Gpu): Tensor {
+  return small(gpu, scratches, "scratch");
 }

@@ -106,3 +106,21 @@ Deno.test({
     await assert.rejects(bad.ready, /matmul_backward\.wgsl/);
   },
 });
+
+Deno.test({
+  name: "a validation error while recording (one buffer bound read-only and writable) fails the submit by name",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    const t = fromHost(gpu, [1, 2, 3, 4], [2, 2]);
+    const batch = new Batch(gpu);
+    batch.dispatch({
+      kernel: kernel(gpu, "swiglu_forward", { params: uniforms([["T", "u32"], ["I", "u32"]] as const) }),
+      buffers: [t, t],
+      params: { T: 2, I: 1 },
+      grid: [1],
+    });
+    await assert.rejects(batch.submit(), /swiglu_forward/);
+    t.release();
+  },
+});

@@ -1,0 +1,67 @@
+/** AdamW with decoupled weight decay, bias correction, and the clip scale and skip flag read on the GPU. */
+import { type Batch, foldGrid } from "../gpu/batch.ts";
+import { kernel } from "../gpu/pipeline.ts";
+import type { Tensor } from "../gpu/tensor.ts";
+import { uniforms } from "../gpu/uniforms.ts";
+
+const PARAMS = uniforms(
+  [
+    ["n", "u32"],
+    ["lr", "f32"],
+    ["beta1", "f32"],
+    ["beta2", "f32"],
+    ["eps", "f32"],
+    ["weightDecay", "f32"],
+    ["bc1", "f32"],
+    ["bc2", "f32"],
+  ] as const,
+);
+
+/** Hyperparameters of one AdamW step. */
+export interface AdamwSettings {
+  lr: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  weightDecay?: number;
+  /** 1-based count of updates applied so far including this one (bias correction). */
+  step: number;
+}
+
+/** The tensors of one parameter: all [n] f32. */
+export interface AdamwState {
+  w: Tensor;
+  g: Tensor;
+  m: Tensor;
+  v: Tensor;
+}
+
+/** Records one AdamW update of a parameter; `stats` is the [4] output of gradNorm (clip scale, finite flag). */
+export function adamw(batch: Batch, state: AdamwState, stats: Tensor, s: AdamwSettings): void {
+  const n = state.w.size;
+  for (const [name, t] of Object.entries(state)) {
+    if (t.size !== n || t.dtype !== "f32") {
+      throw new TypeError(`AdamW tensor ${name} must be [${n}] f32, got [${t.shape}] ${t.dtype}`);
+    }
+  }
+  if (!Number.isInteger(s.step) || s.step < 1) {
+    throw new RangeError(`AdamW step must be an integer >= 1, got ${s.step}`);
+  }
+  const beta1 = s.beta1 ?? 0.9;
+  const beta2 = s.beta2 ?? 0.999;
+  batch.dispatch({
+    kernel: kernel(batch.gpu, "adamw_forward", { params: PARAMS }),
+    buffers: [state.w, state.g, state.m, state.v, stats],
+    params: {
+      n,
+      lr: s.lr,
+      beta1,
+      beta2,
+      eps: s.eps ?? 1e-8,
+      weightDecay: s.weightDecay ?? 0.01,
+      bc1: 1 - Math.pow(beta1, s.step),
+      bc2: 1 - Math.pow(beta2, s.step),
+    },
+    grid: foldGrid(batch.gpu, Math.ceil(n / 256)),
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * Fused log-softmax: per-row log-probability of a given target, entropy and log-sum-exp in one pass over the
+ * vocabulary, and the backward written over the logits. Temperature scales the logits first (sampling used it).
+ */
+import { type Batch, foldGrid } from "../gpu/batch.ts";
+import { kernel } from "../gpu/pipeline.ts";
+import type { Tensor } from "../gpu/tensor.ts";
+import { uniforms } from "../gpu/uniforms.ts";
+
+const PARAMS = uniforms([["N", "u32"], ["V", "u32"], ["invTemperature", "f32"]] as const);
+
+/** Arguments of {@linkcode logprobForward}. Rows N, vocabulary V. */
+export interface LogprobForwardArgs {
+  /** [N, V] f32. */
+  logits: Tensor;
+  /** [N] u32 target ids. */
+  target: Tensor;
+  /** [N] f32 outputs. */
+  logp: Tensor;
+  entropy: Tensor;
+  lse: Tensor;
+  temperature?: number;
+}
+
+/** Arguments of {@linkcode logprobBackward}: the forward's tensors plus upstream gradients [N]. */
+export interface LogprobBackwardArgs {
+  /** [N, V] f32 logits, overwritten with their gradient. */
+  logits: Tensor;
+  target: Tensor;
+  lse: Tensor;
+  entropy: Tensor;
+  dlogp: Tensor;
+  dentropy: Tensor;
+  temperature?: number;
+}
+
+function shape(logits: Tensor, perRow: Tensor[]): [number, number] {
+  if (logits.shape.length < 2) throw new TypeError(`Logits must be [N, V], got [${logits.shape}]`);
+  const V = logits.shape[logits.shape.length - 1];
+  const N = logits.size / V;
+  for (const t of perRow) {
+    if (t.size !== N) {
+      throw new TypeError(`Per-row tensor [${t.shape}] must have ${N} elements for logits [${logits.shape}]`);
+    }
+  }
+  return [N, V];
+}
+
+function inverse(temperature = 1): number {
+  if (!(temperature > 0)) throw new RangeError(`Temperature must be > 0 for log-probabilities, got ${temperature}`);
+  return 1 / temperature;
+}
+
+/** Records logp, entropy and lse of each row of logits / temperature. */
+export function logprobForward(batch: Batch, args: LogprobForwardArgs): void {
+  const [N, V] = shape(args.logits, [args.target, args.logp, args.entropy, args.lse]);
+  batch.dispatch({
+    kernel: kernel(batch.gpu, "logprob_entropy_forward", { params: PARAMS }),
+    buffers: [args.logits, args.target, args.logp, args.entropy, args.lse],
+    params: { N, V, invTemperature: inverse(args.temperature) },
+    grid: foldGrid(batch.gpu, N),
+  });
+}
+
+/** Records dlogits (written over `logits`) from dlogp and dentropy. */
+export function logprobBackward(batch: Batch, args: LogprobBackwardArgs): void {
+  const [N, V] = shape(args.logits, [args.target, args.lse, args.entropy, args.dlogp, args.dentropy]);
+  batch.dispatch({
+    kernel: kernel(batch.gpu, "logprob_entropy_backward", { params: PARAMS }),
+    buffers: [args.logits, args.target, args.lse, args.entropy, args.dlogp, args.dentropy],
+    params: { N, V, invTemperature: inverse(args.temperature) },
+    grid: foldGrid(batch.gpu, N),
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * RMSNorm (Qwen2: f32 statistics, weight applied after normalising), optionally fused with the residual add
+ * that precedes it, and its backward into the input and the weight.
+ */
+import { type Batch, foldGrid } from "../gpu/batch.ts";
+import { kernel } from "../gpu/pipeline.ts";
+import type { Tensor } from "../gpu/tensor.ts";
+import { uniforms } from "../gpu/uniforms.ts";
+
+const FORWARD = uniforms([["T", "u32"], ["C", "u32"], ["eps", "f32"]] as const);
+const BACKWARD = uniforms([["T", "u32"], ["C", "u32"], ["beta", "f32"], ["betaW", "f32"]] as const);
+
+/** Arguments of {@linkcode rmsnormForward}. All [T, C] f32 except w [C] and rstd [T]. */
+export interface RmsnormForwardArgs {
+  x: Tensor;
+  w: Tensor;
+  y: Tensor;
+  rstd: Tensor;
+  eps: number;
+  /** When given, the norm is taken of x + add, which is also written to `sum`. */
+  add?: Tensor;
+  sum?: Tensor;
+}
+
+/** Arguments of {@linkcode rmsnormBackward}. */
+export interface RmsnormBackwardArgs {
+  dy: Tensor;
+  /** The forward's input to the norm: x, or the fused sum x + a. */
+  r: Tensor;
+  w: Tensor;
+  rstd: Tensor;
+  /** Gradient of the input [T, C]; with beta 1 the norm's share is added to what it holds. */
+  dr: Tensor;
+  beta?: number;
+  /** Gradient of the weight [C]; skipped when absent. With betaW 1 it accumulates. */
+  dw?: Tensor;
+  betaW?: number;
+}
+
+function rows(x: Tensor, w: Tensor): [number, number] {
+  const C = w.size;
+  if (x.size % C !== 0) throw new TypeError(`RMSNorm input [${x.shape}] does not match weight [${w.shape}]`);
+  return [x.size / C, C];
+}
+
+function same(what: string, a: Tensor, b: Tensor): void {
+  if (a.size !== b.size) throw new TypeError(`RMSNorm ${what} [${b.shape}] must match the input [${a.shape}]`);
+}
+
+/** Records y = rmsnorm(x [+ add]) · w, saving rstd per row. */
+export function rmsnormForward(batch: Batch, args: RmsnormForwardArgs): void {
+  const [T, C] = rows(args.x, args.w);
+  same("output", args.x, args.y);
+  if (args.rstd.size !== T) throw new TypeError(`RMSNorm rstd must have ${T} rows, got [${args.rstd.shape}]`);
+  const fused = args.add !== undefined;
+  if (fused !== (args.sum !== undefined)) throw new TypeError("RMSNorm needs both `add` and `sum`, or neither");
+  if (fused) {
+    same("add", args.x, args.add!);
+    same("sum", args.x, args.sum!);
+  }
+  batch.dispatch({
+    kernel: kernel(batch.gpu, "rmsnorm_forward", { params: FORWARD, entryPoint: fused ? "main_add" : "main" }),
+    buffers: [args.x, args.w, args.y, args.rstd, args.add, args.sum],
+    params: { T, C, eps: args.eps },
+    grid: foldGrid(batch.gpu, T),
+  });
+}
+
+/** Records dr (=, or += with beta 1) and dw (=, or += with betaW 1) of y = rmsnorm(r) · w. */
+export function rmsnormBackward(batch: Batch, args: RmsnormBackwardArgs): void {
+  const [T, C] = rows(args.r, args.w);
+  same("gradient", args.r, args.dy);
+  same("input gradient", args.r, args.dr);
+  const params = { T, C, beta: args.beta ?? 0, betaW: args.betaW ?? 0 };
+  const common = [args.dy, args.r, args.w, args.rstd] as const;
+  if (args.dw) {
+    batch.dispatch({
+      kernel: kernel(batch.gpu, "rmsnorm_backward", { params: BACKWARD, entryPoint: "main_dw" }),
+      buffers: [...common, undefined, args.dw],
+      params,
+      grid: [Math.ceil(C / 64)],
+    });
+  }
+  batch.dispatch({
+    kernel: kernel(batch.gpu, "rmsnorm_backward", { params: BACKWARD, entryPoint: "main" }),
+    buffers: [...common, args.dr],
+    params,
+    grid: foldGrid(batch.gpu, T),
+  });
+}

@@ -1,0 +1,87 @@
+/**
+ * Rotary position embedding, Qwen's split-halves form, applied in place to the first `heads` heads of each token
+ * (e.g. the q and k parts of a fused QKV row [H + 2·KV, D]). Tables come from the host in f64, rounded once.
+ */
+import { type Batch, foldGrid } from "../gpu/batch.ts";
+import type { Gpu } from "../gpu/device.ts";
+import { kernel } from "../gpu/pipeline.ts";
+import { fromHost, type Tensor } from "../gpu/tensor.ts";
+import { uniforms } from "../gpu/uniforms.ts";
+
+const PARAMS = uniforms(
+  [["T", "u32"], ["heads", "u32"], ["stride", "u32"], ["D", "u32"], ["direction", "f32"]] as const,
+);
+
+/** cos and sin of pos · θ^(-2i/D) for pos < positions, i < D/2: [positions, D/2] each, on the GPU. */
+export interface RopeTable {
+  cos: Tensor;
+  sin: Tensor;
+  positions: number;
+  headDim: number;
+}
+
+/** The angles' cos and sin on the host, f64: [positions · D/2] each. */
+export function ropeAngles(
+  theta: number,
+  headDim: number,
+  positions: number,
+): { cos: Float64Array; sin: Float64Array } {
+  if (headDim % 2 !== 0) throw new RangeError(`RoPE needs an even head dimension, got ${headDim}`);
+  const half = headDim / 2;
+  const cos = new Float64Array(positions * half);
+  const sin = new Float64Array(positions * half);
+  for (let i = 0; i < half; i++) {
+    const invFreq = 1 / Math.pow(theta, (2 * i) / headDim);
+    for (let t = 0; t < positions; t++) {
+      cos[t * half + i] = Math.cos(t * invFreq);
+      sin[t * half + i] = Math.sin(t * invFreq);
+    }
+  }
+  return { cos, sin };
+}
+
+/** Uploads the tables for positions [0, positions). */
+export function ropeTable(gpu: Gpu, theta: number, headDim: number, positions: number): RopeTable {
+  const { cos, sin } = ropeAngles(theta, headDim, positions);
+  const shape = [positions, headDim / 2];
+  return { cos: fromHost(gpu, cos, shape), sin: fromHost(gpu, sin, shape), positions, headDim };
+}
+
+/** Arguments of {@linkcode ropeForward} and {@linkcode ropeBackward}. */
+export interface RopeArgs {
+  /** [T, stride, D] f32, rotated in place. */
+  x: Tensor;
+  /** [T] u32 positions, each < table.positions. */
+  pos: Tensor;
+  table: RopeTable;
+  /** Heads rotated per token (the first ones). */
+  heads: number;
+  /** Heads stored per token; defaults to `heads`. */
+  stride?: number;
+}
+
+function rope(batch: Batch, args: RopeArgs, direction: number): void {
+  const D = args.table.headDim;
+  const stride = args.stride ?? args.heads;
+  const T = args.pos.size;
+  if (args.x.size !== T * stride * D) {
+    throw new TypeError(`RoPE input [${args.x.shape}] is not [${T}, ${stride}, ${D}]`);
+  }
+  if (args.heads > stride) throw new RangeError(`RoPE rotates ${args.heads} heads of rows holding only ${stride}`);
+  batch.dispatch({
+    kernel: kernel(batch.gpu, "rope_forward", { params: PARAMS }),
+    buffers: [args.x, args.pos, args.table.cos, args.table.sin],
+    params: { T, heads: args.heads, stride, D, direction },
+    grid: foldGrid(batch.gpu, Math.ceil((T * args.heads * D) / 2 / 64)),
+  });
+}
+
+/** Records the rotation of q or k in place. */
+export function ropeForward(batch: Batch, args: RopeArgs): void {
+  rope(batch, args, 1);
+}
+
+/** Records the gradient's rotation back (by −angle) in place. */
+export function ropeBackward(batch: Batch, args: RopeArgs): void {
+  rope(batch, args, -1);
+}

@@ -1,0 +1,63 @@
+import { Batch } from "../../src/gpu/batch.ts";
+import { fromHost, zeros } from "../../src/gpu/tensor.ts";
+import { rmsnormBackward, rmsnormForward } from "../../src/ops/rmsnorm.ts";
+import { assertClose } from "../reference/check.ts";
+import { rmsnormBackwardRef, rmsnormRef } from "../reference/rmsnorm.ts";
+import { uniformArray } from "../reference/random.ts";
+import { noGpu, testGpu } from "../no_gpu.ts";
+
+// Row reductions over C of f32 values: relative error grows like C·ε; C = 197 gives about 2e-5 at worst.
+const TOL = { atol: 2e-5, rtol: 2e-5 };
+
+Deno.test({
+  name: "rmsnorm forward (plain and fused with the residual add) and backward against the f64 reference",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    const T = 13, C = 197, eps = 1e-6;
+    const x = uniformArray(1, T * C, -2, 2);
+    const a = uniformArray(2, T * C);
+    const w = uniformArray(3, C, 0.5, 1.5);
+    const dy = uniformArray(4, T * C);
+    const prevDr = uniformArray(5, T * C);
+    const prevDw = uniformArray(6, C);
+    const tx = fromHost(gpu, x, [T, C]);
+    const ta = fromHost(gpu, a, [T, C]);
+    const tw = fromHost(gpu, w, [C]);
+    const tdy = fromHost(gpu, dy, [T, C]);
+    const y = zeros(gpu, [T, C]), y2 = zeros(gpu, [T, C]), sum = zeros(gpu, [T, C]);
+    const rstd = zeros(gpu, [T]), rstd2 = zeros(gpu, [T]);
+    const dr = zeros(gpu, [T, C]), dw = zeros(gpu, [C]);
+    const dr2 = fromHost(gpu, prevDr, [T, C]), dw2 = fromHost(gpu, prevDw, [C]);
+    const batch = new Batch(gpu);
+    rmsnormForward(batch, { x: tx, w: tw, y, rstd, eps });
+    rmsnormForward(batch, { x: tx, w: tw, y: y2, rstd: rstd2, eps, add: ta, sum });
+    rmsnormBackward(batch, { dy: tdy, r: tx, w: tw, rstd, dr, dw });
+    rmsnormBackward(batch, { dy: tdy, r: sum, w: tw, rstd: rstd2, dr: dr2, dw: dw2, beta: 1, betaW: 1 });
+    const [gy, gr, gy2, gsum, gr2, gdr, gdw, gdr2, gdw2] = await batch.read([
+      y,
+      rstd,
+      y2,
+      sum,
+      rstd2,
+      dr,
+      dw,
+      dr2,
+      dw2,
+    ]);
+    const plain = rmsnormRef(x, w, eps);
+    assertClose("y", gy, plain.y, TOL);
+    assertClose("rstd", gr, plain.rstd, TOL);
+    const xa = x.map((v, i) => v + a[i]);
+    const fused = rmsnormRef(xa, w, eps);
+    assertClose("sum", gsum, xa, { atol: 1e-6, rtol: 1e-6 });
+    assertClose("y fused", gy2, fused.y, TOL);
+    assertClose("rstd fused", gr2, fused.rstd, TOL);
+    const back = rmsnormBackwardRef(x, w, dy, eps);
+    assertClose("dr", gdr, back.dr, TOL);
+    assertClose("dw", gdw, back.dw, { atol: 1e-4, rtol: 2e-5 }); // sums T = 13 rows
+    const back2 = rmsnormBackwardRef(xa, w, dy, eps);
+    assertClose("dr accumulated", gdr2, back2.dr.map((v, i) => v + prevDr[i]), TOL);
+    assertClose("dw accumulated", gdw2, back2.dw.map((v, i) => v + prevDw[i]), { atol: 1e-4, rtol: 2e-5 });
+  },
+});
