@@ -1,0 +1,36 @@
+/**
+ * What an adapter is: the small table of differences between AgentGym servers (spec section 1.12) — the id field,
+ * the reset argument, the response shapes, and whether a close route exists — written as five functions over a
+ * `Call` bound to the one server that holds the environment.
+ */
+import type { z } from "zod";
+import type { Payload } from "./http.ts";
+
+/** An environment id on its server: an int for every AgentGym server. */
+export type EnvId = number;
+
+/** One step's outcome as the episode sees it. `reward` is the adapter's reward (BabyAI and SciWorld: the score). */
+export interface StepResult {
+  observation: string;
+  reward: number;
+  done: boolean;
+}
+
+/** Sends one request to the environment's server and validates the answer. */
+export type Call = <T>(method: "GET" | "POST", path: string, schema: z.ZodType<T>, payload?: Payload) => Promise<T>;
+
+/** One server's protocol. */
+export interface Adapter {
+  /** The environment's name, e.g. `textcraft`. */
+  readonly name: string;
+  /** Creates an environment; some servers also answer with its first observation. */
+  create(call: Call): Promise<{ id: EnvId; observation?: string }>;
+  /** Resets to task `index` and returns the observation the agent sees first. */
+  reset(call: Call, id: EnvId, index: number): Promise<string>;
+  /** Sends one action. */
+  step(call: Call, id: EnvId, action: string): Promise<StepResult>;
+  /** Asks the server for the current observation; absent when the client keeps the last one (TextCraft, BabyAI). */
+  observe?(call: Call, id: EnvId): Promise<string>;
+  /** Releases the environment; absent when the server has no close route (closing is then local). */
+  close?(call: Call, id: EnvId): Promise<void>;
+}

@@ -1,0 +1,145 @@
+/**
+ * The one async interface in front of every AgentGym server: `create` an environment, `reset` it to a task,
+ * `observe`, `step` with the model's text, `close`. Failures surface as `EnvError`, never as a reward of 0.
+ *
+ * @example
+ * ```ts
+ * const client = envClient("textcraft", { urls: ["http://127.0.0.1:36001"] });
+ * const env = await client.create({ parseAction: textcraft.parseAction });
+ * await env.reset(12);
+ * const first = await env.observe();
+ * const { observation, reward, done } = await env.step("Thought: ...\n\nAction:\nget 1 oak logs");
+ * await env.close();
+ * client.close();
+ * ```
+ */
+import type { Adapter, Call, EnvId, StepResult } from "./adapter.ts";
+import { EnvError } from "./errors.ts";
+import { Transport, type TransportOptions } from "./http.ts";
+
+/**
+ * What a task makes of the model's text: the action to send, or a reply given without calling the server (e.g.
+ * TextCraft's "Only one 'Action' is allowed" when the text holds two).
+ */
+export type ActionParse = { action: string } | { reply: StepResult };
+
+/** Options of one environment session. */
+export interface SessionOptions {
+  /** Turns model text into an action; default: the text as it is. */
+  parseAction?: (text: string) => ActionParse;
+}
+
+/** One live environment on one server. */
+export interface EnvSession {
+  readonly env: string;
+  readonly id: EnvId;
+  /** Base URL of the server that holds it. */
+  readonly server: string;
+  /** Resets to task `index`; returns the first observation. */
+  reset(index: number): Promise<string>;
+  /** The current observation (from the server where the adapter has a route for it, else the last one seen). */
+  observe(): Promise<string>;
+  /** Applies the model's text. */
+  step(text: string): Promise<StepResult>;
+  /** Releases the environment; a second call does nothing. */
+  close(): Promise<void>;
+}
+
+/** A client for one environment kind over one or more servers. */
+export class EnvClient {
+  readonly adapter: Adapter;
+  readonly transport: Transport;
+
+  /** A client over `options.urls` speaking `adapter`'s protocol. */
+  constructor(adapter: Adapter, options: TransportOptions) {
+    this.adapter = adapter;
+    this.transport = new Transport(options);
+  }
+
+  /**
+   * Creates an environment on the next healthy server; when that server fails past its retries the next one is
+   * tried, so a dead server costs one round of retries rather than the episode.
+   */
+  async create(options: SessionOptions = {}): Promise<EnvSession> {
+    let lastError: EnvError | undefined;
+    for (let i = 0; i < this.transport.health().length; i++) {
+      let server: string;
+      try {
+        server = this.transport.pick("POST /create");
+      } catch (e) {
+        throw lastError ?? e;
+      }
+      try {
+        const call = this.#callFor(server);
+        const created = await this.adapter.create(call);
+        return new Session(this.adapter, call, server, created.id, created.observation ?? "", options);
+      } catch (e) {
+        if (!(e instanceof EnvError) || !(e.kind === "timeout" || e.kind === "connection")) throw e;
+        lastError = e;
+      }
+    }
+    throw lastError!;
+  }
+
+  /** Stops background health probes. */
+  close(): void {
+    this.transport.close();
+  }
+
+  #callFor(server: string): Call {
+    return (method, path, schema, payload) => this.transport.request(server, method, path, schema, payload);
+  }
+}
+
+class Session implements EnvSession {
+  readonly env: string;
+  readonly id: EnvId;
+  readonly server: string;
+  readonly #adapter: Adapter;
+  readonly #call: Call;
+  readonly #parse: (text: string) => ActionParse;
+  #observation: string;
+  #closed = false;
+
+  constructor(adapter: Adapter, call: Call, server: string, id: EnvId, obs: string, o: SessionOptions) {
+    this.env = adapter.name;
+    this.#adapter = adapter;
+    this.#call = call;
+    this.server = server;
+    this.id = id;
+    this.#observation = obs;
+    this.#parse = o.parseAction ?? ((text) => ({ action: text }));
+  }
+
+  async reset(index: number): Promise<string> {
+    if (!Number.isSafeInteger(index)) throw new RangeError(`A task index is an integer, got ${index}`);
+    this.#live("reset");
+    this.#observation = await this.#adapter.reset(this.#call, this.id, index);
+    return this.#observation;
+  }
+
+  async observe(): Promise<string> {
+    this.#live("observe");
+    if (this.#adapter.observe) this.#observation = await this.#adapter.observe(this.#call, this.id);
+    return this.#observation;
+  }
+
+  async step(text: string): Promise<StepResult> {
+    this.#live("step");
+    const parsed = this.#parse(text);
+    if ("reply" in parsed) return parsed.reply;
+    const out = await this.#adapter.step(this.#call, this.id, parsed.action);
+    this.#observation = out.observation;
+    return out;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#adapter.close?.(this.#call, this.id);
+  }
+
+  #live(what: string): void {
+    if (this.#closed) throw new RangeError(`Cannot ${what} ${this.env} environment ${this.id}: it was closed`);
+  }
+}

@@ -1,0 +1,71 @@
+/** Shared test helpers: one loaded crafting tree, in-process servers on port 0, and small HTTP shortcuts. */
+import { serveTextCraft, type TextCraftServer, type TextCraftServerOptions } from "../../src/env/textcraft/server.ts";
+import { CraftingTree } from "../../src/env/textcraft/tree.ts";
+
+/** The checked-in tree, loaded once per test process. */
+export const tree: CraftingTree = await CraftingTree.load();
+
+/** Runs `fn` against a fresh in-process TextCraft server on a free loopback port, then shuts it down. */
+export async function withTextCraft(
+  fn: (server: TextCraftServer) => Promise<void>,
+  options: TextCraftServerOptions = {},
+): Promise<void> {
+  const server = await serveTextCraft({ port: 0, tree, ...options });
+  try {
+    await fn(server);
+  } finally {
+    await server.shutdown();
+  }
+}
+
+/** POSTs JSON (or raw text) and returns status and parsed body (text when not JSON). */
+export async function post(url: string, body: unknown, raw = false): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, { method: "POST", body: raw ? body as string : JSON.stringify(body) });
+  return { status: res.status, body: parse(await res.text()) };
+}
+
+/** GETs a URL and returns status and parsed body (text when not JSON). */
+export async function get(url: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url);
+  return { status: res.status, body: parse(await res.text()) };
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Index of the task whose goal is `id` (e.g. `minecraft:stick`). */
+export function taskOf(id: string): number {
+  const i = tree.goals.findIndex((g) => g.id === id);
+  if (i < 0) throw new RangeError(`${id} is not a goal`);
+  return i;
+}
+
+/** A fake server on a free loopback port that records requests. */
+export interface Fake {
+  url: string;
+  requests: { method: string; path: string; query: string; body: unknown }[];
+  close(): Promise<void>;
+}
+
+/** Starts a fake server whose `answer` decides every response. */
+export function fakeServer(answer: (path: string, body: unknown, n: number) => Response | Promise<Response>): Fake {
+  const requests: Fake["requests"] = [];
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (req) => {
+    const url = new URL(req.url);
+    const text = await req.text();
+    const body = text === "" ? undefined : JSON.parse(text);
+    requests.push({ method: req.method, path: url.pathname, query: url.search, body });
+    return answer(url.pathname, body, requests.length);
+  });
+  return { url: `http://127.0.0.1:${server.addr.port}`, requests, close: () => server.shutdown() };
+}
+
+/** A JSON response. */
+export function json(value: unknown, status = 200): Response {
+  return new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
+}

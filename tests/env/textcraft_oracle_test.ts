@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { textcraftAdapter } from "../../src/env/adapters/textcraft.ts";
+import { EnvClient } from "../../src/env/client.ts";
+import { runEpisode } from "../../src/env/episode.ts";
+import { solveGoal, solveTask } from "../../src/env/textcraft/oracle.ts";
+import { textcraft } from "../../tasks/textcraft.ts";
+import { tree, withTextCraft } from "./helpers.ts";
+
+Deno.test("the oracle's plans are shortest on hand-checked goals", () => {
+  // One stick: two bamboo beat a log and its planks (2 actions against 3).
+  assert.deepEqual(solveGoal(tree, "minecraft:stick").actions, ["get 2 bamboo", "craft 1 stick using 2 bamboo"]);
+  // Eight sticks: one log, four planks, two crafts of 4 sticks (4 actions) beat eight bamboo crafts and a get (9).
+  const painting = solveGoal(tree, "minecraft:painting").actions;
+  assert.equal(painting.filter((a) => a.startsWith("craft 4 stick using 2 ")).length, 2);
+  assert.equal(painting.length, 9);
+  assert.deepEqual(solveGoal(tree, "minecraft:gold_ingot").actions, [
+    "get 9 gold nugget",
+    "craft 1 gold ingot using 9 gold nugget",
+  ]);
+  assert.throws(() => solveGoal(tree, "minecraft:dirt"), RangeError);
+});
+
+Deno.test("every one of the 544 tasks is solved by the oracle through the HTTP server, reward only at the end", async () => {
+  await withTextCraft(async ({ url }) => {
+    const client = new EnvClient(textcraftAdapter, { urls: [url], retries: 0 });
+    const started = performance.now();
+    let actions = 0;
+    const queue = tree.goals.map((_, i) => i);
+    const worker = async () => {
+      for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+        const plan = solveTask(tree, i).actions;
+        actions += plan.length;
+        const result = await runEpisode(client, {
+          index: i,
+          maxRounds: plan.length,
+          parseAction: textcraft.parseAction,
+          act: (_obs, turns) => `Thought:\nfollow the plan.\n\nAction:\n${plan[turns.length]}`,
+        });
+        assert.equal(result.outcome, "done", `task ${i}: ${JSON.stringify(result.turns.at(-1))}`);
+        assert.equal(result.reward, 1);
+        assert.equal(result.turns.length, plan.length, `task ${i} ended early`);
+        assert.ok(result.turns.slice(0, -1).every((t) => t.reward === 0 && !t.done));
+        assert.ok(result.turns.every((t) => !/^(Could not|Wrong)/.test(t.observation)), `task ${i}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    client.close();
+    console.log(`544 oracle episodes, ${actions} actions, ${Math.round(performance.now() - started)} ms`);
+  });
+});
+
+Deno.test("the same index gives the same text in two separate server processes", async () => {
+  const start = async () => {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", new URL("../../src/cli/serve.ts", import.meta.url).pathname, "textcraft", "--port", "0"],
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`serve exited before listening: ${text}`);
+      text += value;
+    }
+    reader.releaseLock();
+    return { child, url: /listening on (\S+)/.exec(text)![1] };
+  };
+  const servers = await Promise.all([start(), start()]);
+  try {
+    const texts = await Promise.all(servers.map(async ({ url }) => {
+      const { id } = await (await fetch(`${url}/create`, { method: "POST", body: "{}" })).json();
+      const out: string[] = [];
+      for (const data_idx of [0, 77, 160, 300, 450, 520, 540]) {
+        const res = await fetch(`${url}/reset`, { method: "POST", body: JSON.stringify({ id, data_idx }) });
+        out.push((await res.json()).observation);
+      }
+      return out;
+    }));
+    assert.deepEqual(texts[0], texts[1]);
+    assert.equal(new Set(texts[0]).size, 7);
+  } finally {
+    for (const { child } of servers) {
+      child.kill("SIGTERM");
+      await child.stdout.cancel().catch(() => {});
+      await child.status;
+    }
+  }
+});

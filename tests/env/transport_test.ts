@@ -1,0 +1,170 @@
+import assert from "node:assert/strict";
+import { envClient } from "../../src/env/adapters/mod.ts";
+import { runEpisode } from "../../src/env/episode.ts";
+import { EnvError } from "../../src/env/errors.ts";
+import { Transport } from "../../src/env/http.ts";
+import { z } from "zod";
+import { fakeServer, json } from "./helpers.ts";
+
+const Any = z.unknown();
+
+Deno.test("5xx is retried with backoff then reported with status, route and body; 4xx is never retried", async () => {
+  const server = fakeServer((path) =>
+    path === "/boom" ? new Response("Internal Server Error", { status: 500 }) : json({ detail: "bad" }, 422)
+  );
+  const t = new Transport({ urls: [server.url], retries: 2, backoffMs: 5 });
+  try {
+    const e500 = await t.request(server.url, "POST", "/boom", Any, { body: {} }).catch((e) => e) as EnvError;
+    assert.equal(e500.kind, "http");
+    assert.equal(e500.status, 500);
+    assert.equal(e500.route, "POST /boom");
+    assert.equal(e500.body, "Internal Server Error");
+    assert.equal(e500.attempts, 3);
+    const e422 = await t.request(server.url, "POST", "/bad", Any, { body: {} }).catch((e) => e) as EnvError;
+    assert.equal(e422.status, 422);
+    assert.equal(e422.attempts, 1);
+    assert.deepEqual(server.requests.map((r) => r.path), ["/boom", "/boom", "/boom", "/bad"]);
+  } finally {
+    t.close();
+    await server.close();
+  }
+});
+
+Deno.test("a server that recovers within the retries answers normally", async () => {
+  const server = fakeServer((_p, _b, n) => n < 3 ? new Response("busy", { status: 503 }) : json({ id: 9 }));
+  const t = new Transport({ urls: [server.url], retries: 3, backoffMs: 1 });
+  try {
+    assert.deepEqual(await t.request(server.url, "POST", "/create", z.object({ id: z.number() })), { id: 9 });
+  } finally {
+    t.close();
+    await server.close();
+  }
+});
+
+Deno.test("a hanging server times out, a dropped connection is a connection failure, a bad shape is a shape error", async () => {
+  const { promise: held, resolve: release } = Promise.withResolvers<void>();
+  const hang = fakeServer(() => held.then(() => json("late")));
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const dropping = (async () => {
+    for await (const conn of listener) conn.close();
+  })();
+  const drop = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`;
+  const shape = fakeServer(() => json({ id: "seven" }));
+  const t = new Transport({ urls: [hang.url, drop, shape.url], timeoutMs: 150, retries: 1, backoffMs: 1 });
+  try {
+    const timeout = await t.request(hang.url, "GET", "/", Any).catch((e) => e) as EnvError;
+    assert.equal(timeout.kind, "timeout");
+    assert.equal(timeout.status, null);
+    assert.equal(timeout.attempts, 2);
+    const dropped = await t.request(drop, "GET", "/", Any).catch((e) => e) as EnvError;
+    assert.equal(dropped.kind, "connection");
+    assert.equal(dropped.attempts, 2);
+    const bad = await t.request(shape.url, "POST", "/create", z.object({ id: z.number() })).catch((e) => e) as EnvError;
+    assert.equal(bad.kind, "shape");
+    assert.equal(bad.attempts, 1);
+    assert.deepEqual(t.health().map((s) => s.healthy), [false, false, true]);
+  } finally {
+    t.close();
+    release();
+    listener.close();
+    await dropping.catch(() => {});
+    await hang.close();
+    await shape.close();
+  }
+});
+
+Deno.test("creates go round-robin, skip a dead server, and the health check brings it back", async () => {
+  const a = fakeServer(() => json({ id: 1 }));
+  // A port that was free a moment ago: nothing listens there until the server below starts.
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const deadPort = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  const dead = `http://127.0.0.1:${deadPort}`;
+  const client = envClient("babyai", { urls: [a.url, dead], retries: 0, healthIntervalMs: 30, timeoutMs: 500 });
+  let b: Deno.HttpServer | undefined;
+  try {
+    const servers = [];
+    for (let i = 0; i < 4; i++) servers.push((await client.create()).server);
+    assert.deepEqual(servers, [a.url, a.url, a.url, a.url]);
+    assert.deepEqual(client.transport.health().map((s) => s.healthy), [true, false]);
+    b = Deno.serve({ hostname: "127.0.0.1", port: deadPort, onListen() {} }, () => json({ id: 2 }));
+    for (let i = 0; i < 50 && !client.transport.health()[1].healthy; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(client.transport.health()[1].healthy, "the health check did not restore the server");
+    const next = [(await client.create()).server, (await client.create()).server];
+    assert.deepEqual(next.sort(), [a.url, dead].sort());
+  } finally {
+    client.close();
+    await a.close();
+    await b?.shutdown();
+  }
+});
+
+Deno.test("with every server dead, create fails as unavailable", async () => {
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const dead = `http://127.0.0.1:${(probe.addr as Deno.NetAddr).port}`;
+  probe.close();
+  const client = envClient("textcraft", { urls: [dead], retries: 0, healthIntervalMs: 60_000 });
+  try {
+    assert.equal((await client.create().catch((e) => e) as EnvError).kind, "connection");
+    assert.equal((await client.create().catch((e) => e) as EnvError).kind, "unavailable");
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("requests in flight per server stay under the cap", async () => {
+  let now = 0;
+  let peak = 0;
+  const server = fakeServer(async () => {
+    peak = Math.max(peak, ++now);
+    await new Promise((r) => setTimeout(r, 10));
+    now--;
+    return json(1);
+  });
+  const t = new Transport({ urls: [server.url], maxInFlight: 3 });
+  try {
+    await Promise.all(Array.from({ length: 20 }, () => t.request(server.url, "GET", "/", Any)));
+    assert.equal(peak, 3);
+  } finally {
+    t.close();
+    await server.close();
+  }
+});
+
+Deno.test("an episode whose server fails is an env_failure, distinct from an episode that earns 0", async () => {
+  let failing = false;
+  const server = fakeServer((path) => {
+    if (path === "/create") return json({ id: 0 });
+    if (path === "/reset") return json({ observation: "go", reward: 0, score: 0, deleted: false, done: false });
+    if (path === "/close") return json(true);
+    return failing ? new Response("Internal Server Error", { status: 500 }) : json({
+      observation: "nothing",
+      reward: 0,
+      score: 0,
+      done: false,
+    });
+  });
+  const client = envClient("babyai", { urls: [server.url], retries: 1, backoffMs: 1 });
+  try {
+    const ok = await runEpisode(client, { index: 0, maxRounds: 3, act: () => "Action: turn left" });
+    assert.equal(ok.outcome, "max_rounds");
+    assert.equal(ok.reward, 0);
+    assert.equal(ok.turns.length, 3);
+    failing = true;
+    const bad = await runEpisode(client, { index: 0, maxRounds: 3, act: () => "Action: turn left" });
+    assert.equal(bad.outcome, "env_failure");
+    assert.equal(bad.reward, null);
+    if (bad.outcome === "env_failure") assert.equal(bad.error.status, 500);
+    assert.equal(server.requests.filter((r) => r.path === "/close").length, 2, "both episodes close");
+    await assert.rejects(runEpisode(client, { index: 0, maxRounds: 0, act: () => "" }), RangeError);
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+Deno.test("bad transport settings are RangeErrors naming the value", () => {
+  assert.throws(() => new Transport({ urls: [] }), /at least one server/);
+  assert.throws(() => new Transport({ urls: ["localhost:36001"] }), /localhost:36001/);
+  assert.throws(() => new Transport({ urls: ["http://127.0.0.1:1"], timeoutMs: 0 }), /timeoutMs/);
+});
