@@ -28,6 +28,8 @@ export interface KernelOptions {
   /** Pipeline-overridable constants (`override NAME: T;`). */
   constants?: Record<string, number | boolean>;
   entryPoint?: string;
+  /** Names the kernel in errors and timings; defaults to the shader name plus its template values. */
+  label?: string;
 }
 
 const caches = new WeakMap<GPUDevice, Map<string, Kernel>>();
@@ -93,7 +95,7 @@ export function kernel(gpu: Gpu, shader: ShaderName, options: KernelOptions = {}
   const constants = Object.fromEntries(
     Object.entries(options.constants ?? {}).map(([k, v]) => [k, typeof v === "boolean" ? Number(v) : v]),
   );
-  const label = options.template ? `${shader}${JSON.stringify(options.template)}` : shader;
+  const label = options.label ?? (options.template ? `${shader}${JSON.stringify(options.template)}` : shader);
   const declared = declaredBindings(source);
   device.pushErrorScope("validation");
   const module = device.createShaderModule({ code: source, label });

@@ -1,9 +1,10 @@
 /**
  * A pool of storage buffers, one per device, in size buckets of 1/8 octave (at most 12.5% waste).
  *
- * Invariant: a buffer released while a batch is being recorded is not handed out again until that batch is
- * submitted. Queue order does the rest: a `writeBuffer` or dispatch issued after a submit runs after it, so a buffer
- * the GPU may still be reading can be reused by later work without a wait.
+ * Invariant: a buffer released while a batch is being recorded is handed out again before that batch is submitted
+ * only to callers that promise GPU-only use (`gpuOnly`): later dispatches of the same batch run after the earlier
+ * ones that read it, but a host `writeBuffer` or a separate submit would land before them. Queue order does the
+ * rest: work issued after a submit runs after it, so buffers can be reused across steps without a wait.
  */
 
 const USAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
@@ -30,16 +31,20 @@ export function bucketBytes(bytes: number): number {
 /** Storage buffers by bucket size, reused across steps. */
 export class BufferPool {
   #free = new Map<number, GPUBuffer[]>();
-  #deferred: GPUBuffer[] = [];
+  /** Released during the open batch: reusable by GPU-only tensors of that batch, by anyone after its submit. */
+  #recent = new Map<number, GPUBuffer[]>();
   #recording = 0;
   #stats: PoolStats = { live: 0, peak: 0, cached: 0 };
 
   constructor(readonly device: GPUDevice) {}
 
-  /** A buffer of at least `bytes` bytes; its contents are whatever the last user left. */
-  acquire(bytes: number, label?: string): GPUBuffer {
+  /**
+   * A buffer of at least `bytes` bytes; its contents are whatever the last user left. `gpuOnly` promises that
+   * only dispatches and encoder commands of the open batch will touch it (no host write, no separate submit).
+   */
+  acquire(bytes: number, label?: string, gpuOnly = false): GPUBuffer {
     const size = bucketBytes(bytes);
-    const reused = this.#free.get(size)?.pop();
+    const reused = (gpuOnly ? this.#recent.get(size)?.pop() : undefined) ?? this.#free.get(size)?.pop();
     if (reused) this.#stats.cached -= size;
     const buffer = reused ?? this.device.createBuffer({ size, usage: USAGE, label });
     this.#stats.live += size;
@@ -50,8 +55,7 @@ export class BufferPool {
   /** Gives a buffer back; it is reused after the batch being recorded (if any) is submitted. */
   release(buffer: GPUBuffer): void {
     this.#stats.live -= buffer.size;
-    if (this.#recording > 0) this.#deferred.push(buffer);
-    else this.#park(buffer);
+    this.#park(buffer, this.#recording > 0 ? this.#recent : this.#free);
   }
 
   /** A batch started recording: hold releases until it is submitted. */
@@ -63,7 +67,8 @@ export class BufferPool {
   endRecording(): void {
     this.#recording = Math.max(0, this.#recording - 1);
     if (this.#recording > 0) return;
-    for (const buffer of this.#deferred.splice(0)) this.#park(buffer);
+    for (const list of this.#recent.values()) for (const b of list) this.#park(b, this.#free, false);
+    this.#recent.clear();
   }
 
   /** Destroys every cached buffer (memory back to the driver). */
@@ -82,11 +87,11 @@ export class BufferPool {
     return { ...this.#stats };
   }
 
-  #park(buffer: GPUBuffer): void {
-    const list = this.#free.get(buffer.size) ?? [];
+  #park(buffer: GPUBuffer, into: Map<number, GPUBuffer[]>, count = true): void {
+    const list = into.get(buffer.size) ?? [];
     list.push(buffer);
-    this.#free.set(buffer.size, list);
-    this.#stats.cached += buffer.size;
+    into.set(buffer.size, list);
+    if (count) this.#stats.cached += buffer.size;
   }
 }
 

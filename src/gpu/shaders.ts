@@ -3,14 +3,18 @@
  * Add a shader here when adding it to shaders/ (a test checks that the two lists agree).
  */
 import adamw_forward from "../../shaders/adamw_forward.wgsl" with { type: "text" };
+import attention_backward from "../../shaders/attention_backward.wgsl" with { type: "text" };
+import attention_forward from "../../shaders/attention_forward.wgsl" with { type: "text" };
 import embedding_backward from "../../shaders/embedding_backward.wgsl" with { type: "text" };
 import embedding_forward from "../../shaders/embedding_forward.wgsl" with { type: "text" };
 import gradnorm_forward from "../../shaders/gradnorm_forward.wgsl" with { type: "text" };
+import kvcache_forward from "../../shaders/kvcache_forward.wgsl" with { type: "text" };
 import logprob_entropy_backward from "../../shaders/logprob_entropy_backward.wgsl" with { type: "text" };
 import logprob_entropy_forward from "../../shaders/logprob_entropy_forward.wgsl" with { type: "text" };
 import rmsnorm_backward from "../../shaders/rmsnorm_backward.wgsl" with { type: "text" };
 import rmsnorm_forward from "../../shaders/rmsnorm_forward.wgsl" with { type: "text" };
 import rope_forward from "../../shaders/rope_forward.wgsl" with { type: "text" };
+import sample_forward from "../../shaders/sample_forward.wgsl" with { type: "text" };
 import swiglu_backward from "../../shaders/swiglu_backward.wgsl" with { type: "text" };
 import swiglu_forward from "../../shaders/swiglu_forward.wgsl" with { type: "text" };
 import matmul_forward from "../../shaders/matmul_forward.wgsl" with { type: "text" };
@@ -18,14 +22,18 @@ import matmul_backward from "../../shaders/matmul_backward.wgsl" with { type: "t
 
 const SOURCES = {
   adamw_forward,
+  attention_backward,
+  attention_forward,
   embedding_backward,
   embedding_forward,
   gradnorm_forward,
+  kvcache_forward,
   logprob_entropy_backward,
   logprob_entropy_forward,
   rmsnorm_backward,
   rmsnorm_forward,
   rope_forward,
+  sample_forward,
   swiglu_backward,
   swiglu_forward,
   matmul_forward,

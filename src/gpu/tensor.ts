@@ -92,10 +92,19 @@ export class Tensor {
   }
 }
 
-/** An uninitialised tensor from the pool. */
-export function empty(gpu: Gpu, shape: readonly number[], dtype: DType = "f32", label?: string): Tensor {
+/**
+ * An uninitialised tensor from the pool. `gpuOnly` promises that only the open batch's dispatches touch it (no
+ * `write`, no `zeros`), which lets it reuse a buffer released earlier in the same batch.
+ */
+export function empty(
+  gpu: Gpu,
+  shape: readonly number[],
+  dtype: DType = "f32",
+  label?: string,
+  gpuOnly = false,
+): Tensor {
   const size = sizeOf(shape);
-  const buffer = poolOf(gpu.device).acquire(bindingBytes(size, dtype), label);
+  const buffer = poolOf(gpu.device).acquire(bindingBytes(size, dtype), label, gpuOnly);
   return new Tensor(gpu, buffer, [...shape], dtype);
 }
 

@@ -1,39 +1,37 @@
-/** SwiGLU, h = silu(gate) · up, over the fused gate/up matmul output, and its backward. */
+/** SwiGLU, h = silu(gate) · up, elementwise over the gate and up projections, and its backward. */
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import { kernel } from "../gpu/pipeline.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 
-const PARAMS = uniforms([["T", "u32"], ["I", "u32"]] as const);
+const PARAMS = uniforms([["n", "u32"]] as const);
 
-function dims(gu: Tensor, h: Tensor): [number, number] {
-  const I = h.shape[h.shape.length - 1];
-  const T = h.size / I;
-  if (gu.size !== 2 * T * I) {
-    throw new TypeError(`SwiGLU input [${gu.shape}] must be [${T}, ${2 * I}] for h [${h.shape}]`);
+function sameSize(...ts: Tensor[]): number {
+  const n = ts[0].size;
+  for (const t of ts) {
+    if (t.size !== n || t.dtype !== "f32") throw new TypeError(`SwiGLU tensors must all be [${ts[0].shape}] f32, got [${t.shape}]`);
   }
-  return [T, I];
+  return n;
 }
 
-/** Records h [T, I] = silu(gu[:, :I]) · gu[:, I:]. */
-export function swigluForward(batch: Batch, gu: Tensor, h: Tensor): void {
-  const [T, I] = dims(gu, h);
+/** Records h = silu(g) · u, all [T, I]. */
+export function swigluForward(batch: Batch, g: Tensor, u: Tensor, h: Tensor): void {
+  const n = sameSize(g, u, h);
   batch.dispatch({
     kernel: kernel(batch.gpu, "swiglu_forward", { params: PARAMS }),
-    buffers: [gu, h],
-    params: { T, I },
-    grid: foldGrid(batch.gpu, Math.ceil((T * I) / 64)),
+    buffers: [g, u, h],
+    params: { n },
+    grid: foldGrid(batch.gpu, Math.ceil(n / 64)),
   });
 }
 
-/** Records dgu [T, 2I] (=) from dh [T, I] and the forward input gu. */
-export function swigluBackward(batch: Batch, gu: Tensor, dh: Tensor, dgu: Tensor): void {
-  const [T, I] = dims(gu, dh);
-  if (dgu.size !== gu.size) throw new TypeError(`SwiGLU gradient [${dgu.shape}] must match [${gu.shape}]`);
+/** Records dg and du (=) from dh and the forward inputs g and u. */
+export function swigluBackward(batch: Batch, g: Tensor, u: Tensor, dh: Tensor, dg: Tensor, du: Tensor): void {
+  const n = sameSize(g, u, dh, dg, du);
   batch.dispatch({
     kernel: kernel(batch.gpu, "swiglu_backward", { params: PARAMS }),
-    buffers: [gu, dh, dgu],
-    params: { T, I },
-    grid: foldGrid(batch.gpu, Math.ceil((T * I) / 64)),
+    buffers: [g, u, dh, dg, du],
+    params: { n },
+    grid: foldGrid(batch.gpu, Math.ceil(n / 64)),
   });
 }

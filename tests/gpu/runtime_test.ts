@@ -115,9 +115,9 @@ Deno.test({
     const t = fromHost(gpu, [1, 2, 3, 4], [2, 2]);
     const batch = new Batch(gpu);
     batch.dispatch({
-      kernel: kernel(gpu, "swiglu_forward", { params: uniforms([["T", "u32"], ["I", "u32"]] as const) }),
-      buffers: [t, t],
-      params: { T: 2, I: 1 },
+      kernel: kernel(gpu, "swiglu_forward", { params: uniforms([["n", "u32"]] as const) }),
+      buffers: [t, t, t],
+      params: { n: 4 },
       grid: [1],
     });
     await assert.rejects(batch.submit(), /swiglu_forward/);

@@ -2,7 +2,7 @@ import { Batch } from "../../src/gpu/batch.ts";
 import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { swigluBackward, swigluForward } from "../../src/ops/swiglu.ts";
 import { assertClose } from "../reference/check.ts";
-import { uniformArray } from "../reference/random.ts";
+import { roundF32, uniformArray } from "../reference/random.ts";
 import { swigluBackwardRef, swigluRef } from "../reference/swiglu.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
 
@@ -15,20 +15,20 @@ Deno.test({
   async fn() {
     const gpu = await testGpu();
     const T = 7, I = 89;
-    const gu = uniformArray(1, T * 2 * I, -6, 6);
-    gu[0] = 100;
-    gu[1] = -100;
-    const dh = uniformArray(2, T * I);
-    const tgu = fromHost(gpu, gu, [T, 2 * I]);
-    const tdh = fromHost(gpu, dh, [T, I]);
-    const h = zeros(gpu, [T, I]);
-    const dgu = zeros(gpu, [T, 2 * I]);
+    const g = roundF32(uniformArray(1, T * I, -6, 6));
+    g[0] = 100;
+    g[1] = -100;
+    const u = roundF32(uniformArray(3, T * I, -2, 2));
+    const dh = roundF32(uniformArray(2, T * I));
+    const [tg, tu, tdh] = [g, u, dh].map((x) => fromHost(gpu, x, [T, I]));
+    const [h, dg, du] = [0, 1, 2].map(() => zeros(gpu, [T, I]));
     const batch = new Batch(gpu);
-    swigluForward(batch, tgu, h);
-    swigluBackward(batch, tgu, tdh, dgu);
-    const [gh, gd] = await batch.read([h, dgu]);
-    const g32 = Float64Array.from(Float32Array.from(gu));
-    assertClose("h", gh, swigluRef(g32, I), TOL);
-    assertClose("dgu", gd, swigluBackwardRef(g32, Float64Array.from(Float32Array.from(dh)), I), TOL);
+    swigluForward(batch, tg, tu, h);
+    swigluBackward(batch, tg, tu, tdh, dg, du);
+    const [gh, gdg, gdu] = await batch.read([h, dg, du]);
+    const ref = swigluBackwardRef(g, u, dh);
+    assertClose("h", gh, swigluRef(g, u), TOL);
+    assertClose("dg", gdg, ref.dg, TOL);
+    assertClose("du", gdu, ref.du, TOL);
   },
 });

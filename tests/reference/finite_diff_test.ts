@@ -40,11 +40,14 @@ Deno.test("rope backward (rotation by -angle) matches finite differences of the 
   assertClose("dx", back, numericGrad((v) => dot(dy, ropeRef(v, pos, o)), x), FD);
 });
 
-Deno.test("swiglu backward reference matches finite differences", () => {
-  const I = 5, T = 3;
-  const gu = uniformArray(8, T * 2 * I, -3, 3);
-  const dh = uniformArray(9, T * I);
-  assertClose("dgu", swigluBackwardRef(gu, dh, I), numericGrad((x) => dot(dh, swigluRef(x, I)), gu), FD);
+Deno.test("swiglu backward reference matches finite differences in the gate and the up input", () => {
+  const n = 15;
+  const g = uniformArray(8, n, -3, 3);
+  const u = uniformArray(14, n, -3, 3);
+  const dh = uniformArray(9, n);
+  const { dg, du } = swigluBackwardRef(g, u, dh);
+  assertClose("dg", dg, numericGrad((x) => dot(dh, swigluRef(x, u)), g), FD);
+  assertClose("du", du, numericGrad((x) => dot(dh, swigluRef(g, x)), u), FD);
 });
 
 Deno.test("log-softmax backward reference matches finite differences of logp and entropy, with temperature", () => {

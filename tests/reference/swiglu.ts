@@ -1,33 +1,20 @@
-/** Float64 reference of SwiGLU over a fused [T, 2I] gate/up row, and its backward. */
+/** Float64 reference of SwiGLU, h = silu(g) · u elementwise, and its backward. */
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
 
-/** h [T, I] = silu(g) · u. */
-export function swigluRef(gu: ArrayLike<number>, I: number): Float64Array {
-  const T = gu.length / (2 * I);
-  const h = new Float64Array(T * I);
-  for (let t = 0; t < T; t++) {
-    for (let i = 0; i < I; i++) {
-      const g = gu[t * 2 * I + i];
-      h[t * I + i] = g * sigmoid(g) * gu[t * 2 * I + I + i];
-    }
-  }
-  return h;
+/** h = silu(g) · u. */
+export function swigluRef(g: ArrayLike<number>, u: ArrayLike<number>): Float64Array {
+  return Float64Array.from({ length: g.length }, (_, i) => g[i] * sigmoid(g[i]) * u[i]);
 }
 
-/** dgu [T, 2I] for upstream dh [T, I]. */
-export function swigluBackwardRef(gu: ArrayLike<number>, dh: ArrayLike<number>, I: number): Float64Array {
-  const T = gu.length / (2 * I);
-  const dgu = new Float64Array(gu.length);
-  for (let t = 0; t < T; t++) {
-    for (let i = 0; i < I; i++) {
-      const g = gu[t * 2 * I + i];
-      const u = gu[t * 2 * I + I + i];
-      const s = sigmoid(g);
-      const d = dh[t * I + i];
-      dgu[t * 2 * I + i] = d * u * s * (1 + g * (1 - s));
-      dgu[t * 2 * I + I + i] = d * g * s;
-    }
+/** dg and du for upstream dh. */
+export function swigluBackwardRef(g: ArrayLike<number>, u: ArrayLike<number>, dh: ArrayLike<number>) {
+  const dg = new Float64Array(g.length);
+  const du = new Float64Array(g.length);
+  for (let i = 0; i < g.length; i++) {
+    const s = sigmoid(g[i]);
+    dg[i] = dh[i] * u[i] * s * (1 + g[i] * (1 - s));
+    du[i] = dh[i] * g[i] * s;
   }
-  return dgu;
+  return { dg, du };
 }

@@ -1,0 +1,275 @@
+// Grouped-query attention, forward: o = softmax(scale · q kᵀ) · v over each query's key range, and its log-sum-exp.
+//
+// Query row t, head h attends to exactly the key rows kvStart[t] <= j < min(kvEnd[t], S) of kv head h / (H / KV);
+// causality, packing of sequences and KV-cache slots are all expressed by these ranges. One pass over the keys with
+// a running max m and sum l (online softmax): the T x S score matrix is never stored.
+//
+// Bindings (group 0), one layout shared by the three entry points (an entry point leaves the others unused):
+//   0 p        uniform     Params
+//   1 q        read        [T, H, D] f32 (already rotated)
+//   2 k        read        [S, KV, D] {{KT}}
+//   3 v        read        [S, KV, D] {{KT}}
+//   4 kvStart  read        [T] u32
+//   5 kvEnd    read        [T] u32
+//   6 o        read_write  [T, H, D] f32, written (=) by main and main_combine; 0 for an empty range
+//   7 lse      read_write  [T, H] f32 = m + log(l) of the scaled scores, written (=) by main and main_combine;
+//                          0 for an empty range
+//   8 part     read_write  [splits, T, H, D] f32 = Σ_j exp(s_j − m) v_j over one chunk of keys, written (=) by
+//                          main_split, read by main_combine
+//   9 stats    read_write  [splits, T, H, 2] f32 = (m, l) of that chunk, written (=) by main_split (l = 0 for an
+//                          empty chunk), read by main_combine
+//
+// Entry points (main or main_tile alone, or main_split then main_combine):
+//   main          single pass over all keys of a row, one invocation per (row, head), k and v read straight from
+//                 storage (the faster shape on CPU rasterisers): bindings 1-7. Grid foldGrid(ceil(T · H / WG)).
+//   main_tile     the same sums for real GPUs: a workgroup of WG query rows of one head stages K and V tiles of BK
+//                 rows in workgroup memory (8 · BK · D + 8 · WG bytes): bindings 1-7.
+//                 Grid foldGrid(ceil(T / WG) · H).
+//   main_split    flash decoding, first half: the keys of each row cut into `splits` equal chunks, each chunk
+//                 summed on its own, one invocation per (split, row, head): bindings 1-5, 8, 9.
+//                 Grid foldGrid(ceil(splits · T · H / WG)).
+//   main_combine  second half, merges the chunks of each row: bindings 6-9. Grid foldGrid(ceil(T · H / WG)).
+//
+// Workgroup WG; the linear workgroup index is wg.x + wg.y · nwg.x. Each invocation holds q and the output
+// accumulator in D-sized registers. D (head dim, <= 256), WG and BK are compile-time constants; any D, T, S.
+{{ENABLE}}
+
+struct Params {
+  T: u32,
+  H: u32,
+  KV: u32,
+  S: u32,
+  scale: f32,
+  splits: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<{{KT}}>;
+@group(0) @binding(3) var<storage, read> v: array<{{KT}}>;
+@group(0) @binding(4) var<storage, read> kvStart: array<u32>;
+@group(0) @binding(5) var<storage, read> kvEnd: array<u32>;
+@group(0) @binding(6) var<storage, read_write> o: array<f32>;
+@group(0) @binding(7) var<storage, read_write> lse: array<f32>;
+@group(0) @binding(8) var<storage, read_write> part: array<f32>;
+@group(0) @binding(9) var<storage, read_write> stats: array<f32>;
+
+const D = {{D}}u;
+const WG = {{WG}}u;
+// Below any finite score; exp(NEG - s) is exactly 0. WGSL has no portable infinity.
+const NEG = -3.0e38;
+
+// Online softmax over keys [j0, j1) of kv head kvh for query row `row` (= t * H + h): m, l and acc = Σ exp(s − m) v.
+struct Partial {
+  m: f32,
+  l: f32,
+}
+
+fn attend(row: u32, kvh: u32, j0: u32, j1: u32, acc: ptr<function, array<f32, D>>) -> Partial {
+  var qs: array<f32, D>;
+  for (var d = 0u; d < D; d++) {
+    qs[d] = q[row * D + d] * p.scale;
+  }
+  var m = NEG;
+  var l = 0.0;
+  for (var j = j0; j < j1; j++) {
+    let base = (j * p.KV + kvh) * D;
+    var s = 0.0;
+    for (var d = 0u; d < D; d++) {
+      s = fma(qs[d], f32(k[base + d]), s);
+    }
+    if (s > m) {
+      // New maximum: rescale what was summed so far (rare after the first keys).
+      let a = exp(m - s);
+      l *= a;
+      for (var d = 0u; d < D; d++) {
+        (*acc)[d] *= a;
+      }
+      m = s;
+    }
+    let e = exp(s - m);
+    l += e;
+    for (var d = 0u; d < D; d++) {
+      (*acc)[d] = fma(e, f32(v[base + d]), (*acc)[d]);
+    }
+  }
+  return Partial(m, l);
+}
+
+fn linearId(wg: vec3u, nwg: vec3u, li: u32) -> u32 {
+  return (wg.y * nwg.x + wg.x) * WG + li;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
+        @builtin(local_invocation_index) li: u32) {
+  let row = linearId(wg, nwg, li);
+  if (row >= p.T * p.H) {
+    return;
+  }
+  let t = row / p.H;
+  let kvh = (row % p.H) / (p.H / p.KV);
+  var acc: array<f32, D>;
+  let r = attend(row, kvh, kvStart[t], min(kvEnd[t], p.S), &acc);
+  let inv = select(0.0, 1.0 / r.l, r.l > 0.0);
+  for (var d = 0u; d < D; d++) {
+    o[row * D + d] = acc[d] * inv;
+  }
+  lse[row] = select(0.0, r.m + log(r.l), r.l > 0.0);
+}
+
+@compute @workgroup_size(WG)
+fn main_split(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
+              @builtin(local_invocation_index) li: u32) {
+  let id = linearId(wg, nwg, li);
+  let rows = p.T * p.H;
+  if (id >= rows * p.splits) {
+    return;
+  }
+  let split = id / rows;
+  let row = id % rows;
+  let t = row / p.H;
+  let kvh = (row % p.H) / (p.H / p.KV);
+  let j0 = kvStart[t];
+  let j1 = min(kvEnd[t], p.S);
+  let chunk = (max(j1, j0) - j0 + p.splits - 1u) / p.splits;
+  let c0 = min(j0 + split * chunk, j1);
+  let c1 = min(c0 + chunk, j1);
+  var acc: array<f32, D>;
+  let r = attend(row, kvh, c0, c1, &acc);
+  for (var d = 0u; d < D; d++) {
+    part[id * D + d] = acc[d];
+  }
+  stats[id * 2u] = r.m;
+  stats[id * 2u + 1u] = r.l;
+}
+
+@compute @workgroup_size(WG)
+fn main_combine(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
+                @builtin(local_invocation_index) li: u32) {
+  let row = linearId(wg, nwg, li);
+  let rows = p.T * p.H;
+  if (row >= rows) {
+    return;
+  }
+  var m = NEG;
+  for (var s = 0u; s < p.splits; s++) {
+    let at = (s * rows + row) * 2u;
+    if (stats[at + 1u] > 0.0) {
+      m = max(m, stats[at]);
+    }
+  }
+  var l = 0.0;
+  var acc: array<f32, D>;
+  for (var s = 0u; s < p.splits; s++) {
+    let at = s * rows + row;
+    let ls = stats[at * 2u + 1u];
+    if (ls > 0.0) {
+      let a = exp(stats[at * 2u] - m);
+      l = fma(ls, a, l);
+      for (var d = 0u; d < D; d++) {
+        acc[d] = fma(part[at * D + d], a, acc[d]);
+      }
+    }
+  }
+  let inv = select(0.0, 1.0 / l, l > 0.0);
+  for (var d = 0u; d < D; d++) {
+    o[row * D + d] = acc[d] * inv;
+  }
+  lse[row] = select(0.0, m + log(l), l > 0.0);
+}
+
+// main_tile: K and V tiles of BK rows in workgroup memory, shared by the WG query rows of one head.
+const BK = {{BK}}u;
+var<workgroup> kTile: array<f32, BK * D>;
+var<workgroup> vTile: array<f32, BK * D>;
+var<workgroup> rangeLo: array<u32, WG>;
+var<workgroup> rangeHi: array<u32, WG>;
+var<workgroup> blockLo: u32;
+var<workgroup> blockHi: u32;
+
+// The union [lo, hi) of the invocations' ranges [a, b), empty ones ignored (lo >= hi when all are empty).
+// Called by the whole workgroup; the result is uniform.
+fn blockRange(li: u32, a: u32, b: u32) -> vec2u {
+  rangeLo[li] = select(0xffffffffu, a, a < b);
+  rangeHi[li] = select(0u, b, a < b);
+  workgroupBarrier();
+  if (li == 0u) {
+    var lo = 0xffffffffu;
+    var hi = 0u;
+    for (var i = 0u; i < WG; i++) {
+      lo = min(lo, rangeLo[i]);
+      hi = max(hi, rangeHi[i]);
+    }
+    blockLo = lo;
+    blockHi = hi;
+  }
+  return vec2u(workgroupUniformLoad(&blockLo), workgroupUniformLoad(&blockHi));
+}
+
+// Workgroup w = wg.x + wg.y · nwg.x handles query rows [(w / H) · WG, +WG) of head w % H; grid
+// foldGrid(ceil(T / WG) · H). The tiles cover the union of the rows' key ranges; each row skips keys outside its own.
+@compute @workgroup_size(WG)
+fn main_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
+             @builtin(local_invocation_index) li: u32) {
+  let w = wg.y * nwg.x + wg.x;
+  let h = w % p.H;
+  let t = (w / p.H) * WG + li;
+  let kvh = h / (p.H / p.KV);
+  let valid = t < p.T;
+  let row = t * p.H + h;
+  var j0 = 0u;
+  var j1 = 0u;
+  var qs: array<f32, D>;
+  if (valid) {
+    j0 = kvStart[t];
+    j1 = min(kvEnd[t], p.S);
+    for (var d = 0u; d < D; d++) {
+      qs[d] = q[row * D + d] * p.scale;
+    }
+  }
+  let range = blockRange(li, j0, j1);
+  var acc: array<f32, D>;
+  var m = NEG;
+  var l = 0.0;
+  for (var jt = range.x; jt < range.y; jt += BK) {
+    let n = min(BK, range.y - jt);
+    for (var e = li; e < n * D; e += WG) {
+      let at = ((jt + e / D) * p.KV + kvh) * D + e % D;
+      kTile[e] = f32(k[at]);
+      vTile[e] = f32(v[at]);
+    }
+    workgroupBarrier();
+    for (var jj = 0u; jj < n; jj++) {
+      let j = jt + jj;
+      if (j < j0 || j >= j1) {
+        continue;
+      }
+      var s = 0.0;
+      for (var d = 0u; d < D; d++) {
+        s = fma(qs[d], kTile[jj * D + d], s);
+      }
+      if (s > m) {
+        let a = exp(m - s);
+        l *= a;
+        for (var d = 0u; d < D; d++) {
+          acc[d] *= a;
+        }
+        m = s;
+      }
+      let e = exp(s - m);
+      l += e;
+      for (var d = 0u; d < D; d++) {
+        acc[d] = fma(e, vTile[jj * D + d], acc[d]);
+      }
+    }
+    workgroupBarrier();
+  }
+  if (valid) {
+    let inv = select(0.0, 1.0 / l, l > 0.0);
+    for (var d = 0u; d < D; d++) {
+      o[row * D + d] = acc[d] * inv;
+    }
+    lse[row] = select(0.0, m + log(l), l > 0.0);
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * Grouped-query attention with per-query key ranges (causal, packed sequences, KV-cache slots), forward and
+ * backward, plus the host helpers that build the ranges.
+ *
+ * Query row t, head h attends to key rows kvStart[t] <= j < kvEnd[t] of kv head h / (H / KV):
+ *   forward   o = softmax(scale · q kᵀ) v, lse = log Σ exp(scale · q kᵀ)   (online softmax, scores never stored)
+ *   backward  dq, dk, dv from q, k, v, o, lse, dO (P recomputed; dk, dv summed over the query heads of a group)
+ * In training S = T and row t of k, v is token t of the packed batch. In KV-cached decoding k, v are the cache,
+ * where slot s owns rows [s · maxLen, (s + 1) · maxLen). The ranges come from {@linkcode packedCausalRanges} and
+ * {@linkcode cacheRanges}.
+ *
+ * Two shapes of every kernel, the same sums in the same order: "row" (one invocation per query row and head,
+ * reading k and v straight from storage: the faster one on CPU rasterisers) and "tile" (a workgroup of WG rows
+ * stages K/V tiles in workgroup memory: the usual shape for real GPUs, not yet measured on one).
+ */
+import { type Batch, foldGrid } from "../gpu/batch.ts";
+import type { Gpu } from "../gpu/device.ts";
+import { type Kernel, kernel } from "../gpu/pipeline.ts";
+import { empty, type Tensor } from "../gpu/tensor.ts";
+import { uniforms } from "../gpu/uniforms.ts";
+
+export { type AttentionRanges, cacheRanges, packedCausalRanges } from "./attention_ranges.ts";
+
+const FORWARD = uniforms(
+  [["T", "u32"], ["H", "u32"], ["KV", "u32"], ["S", "u32"], ["scale", "f32"], ["splits", "u32"]] as const,
+);
+const BACKWARD = uniforms([["T", "u32"], ["H", "u32"], ["KV", "u32"], ["S", "u32"], ["scale", "f32"]] as const);
+
+/** Invocations per workgroup of every attention kernel (one invocation per row and head). */
+const WG = 64;
+/** Most rows (keys, or query-head pairs) in one tile of the tiled kernels. */
+const MAX_TILE = 32;
+/** Largest head dimension: q and the output accumulator live in D-sized register arrays. */
+export const MAX_HEAD_DIM = 256;
+
+/** Kernel shape: "row" reads k and v from storage per invocation; "tile" shares tiles in workgroup memory. */
+export type AttentionVariant = "row" | "tile";
+
+/** Arguments of {@linkcode attentionForward}. */
+export interface AttentionForwardArgs {
+  /** [T, H, D] f32, already rotated by RoPE. */
+  q: Tensor;
+  /** [S, KV, D] f32, or f16 (KV cache; needs the shader-f16 feature). */
+  k: Tensor;
+  /** [S, KV, D], same dtype as k. */
+  v: Tensor;
+  /** [T] u32: first key row of each query. */
+  kvStart: Tensor;
+  /** [T] u32: one past the last key row of each query; kvStart == kvEnd marks a padding query. */
+  kvEnd: Tensor;
+  /** Output [T, H, D] f32, written; 0 for padding queries. */
+  o: Tensor;
+  /** Output [T, H] f32, written: log-sum-exp of the scaled scores, for the backward; 0 for padding queries. */
+  lse: Tensor;
+  /** Score scale; defaults to 1 / sqrt(D). */
+  scale?: number;
+  /**
+   * Cut each query's keys into this many chunks, run in parallel and merged by a second dispatch (flash
+   * decoding). Defaults to a choice from the shape: 1 (single pass) unless few queries face many keys.
+   */
+  splits?: number;
+  /** Kernel shape of the single pass; defaults to "row" on CPU rasterisers, "tile" elsewhere. */
+  variant?: AttentionVariant;
+}
+
+/** Arguments of {@linkcode attentionBackward}. Every tensor f32. */
+export interface AttentionBackwardArgs {
+  /** [T, H, D], as given to the forward. */
+  q: Tensor;
+  /** [S, KV, D]. */
+  k: Tensor;
+  /** [S, KV, D]. */
+  v: Tensor;
+  /** [T, H, D] forward output. */
+  o: Tensor;
+  /** [T, H] forward log-sum-exp. */
+  lse: Tensor;
+  /** [T, H, D] gradient of the loss with respect to o. */
+  dO: Tensor;
+  /** [T] u32, as given to the forward. */
+  kvStart: Tensor;
+  /** [T] u32, as given to the forward. */
+  kvEnd: Tensor;
+  /** [S] u32: first query row that may attend to each key row (a loose bound is correct, only slower). */
+  qStart: Tensor;
+  /** [S] u32: one past the last query row that may attend to each key row. */
+  qEnd: Tensor;
+  /** Output [T, H, D], written (=). */
+  dq: Tensor;
+  /** Output [S, KV, D], written (=), summed over the H / KV query heads of each kv head. */
+  dk: Tensor;
+  /** Output [S, KV, D], written (=), summed likewise. */
+  dv: Tensor;
+  /** The forward's scale; defaults to 1 / sqrt(D). */
+  scale?: number;
+  /** Kernel shape; defaults to "row" on CPU rasterisers, "tile" elsewhere. */
+  variant?: AttentionVariant;
+}
+
+/** Dimensions of one attention call. */
+interface Dims {
+  T: number;
+  S: number;
+  H: number;
+  KV: number;
+  D: number;
+}
+
+function dims(q: Tensor, k: Tensor, v: Tensor): Dims {
+  if (q.shape.length !== 3 || k.shape.length !== 3) {
+    throw new TypeError(`Attention needs q [T, H, D] and k [S, KV, D], got q [${q.shape}] and k [${k.shape}]`);
+  }
+  const [T, H, D] = q.shape;
+  const [S, KV, Dk] = k.shape;
+  if (Dk !== D || v.shape.join() !== k.shape.join()) {
+    throw new TypeError(`Attention k [${k.shape}] and v [${v.shape}] must both be [S, KV, ${D}] for q [${q.shape}]`);
+  }
+  if (KV === 0 || H % KV !== 0) {
+    throw new TypeError(`Attention query heads (${H}) must be a multiple of the kv heads (${KV})`);
+  }
+  if (D < 1 || D > MAX_HEAD_DIM) throw new RangeError(`Attention head dimension ${D} is outside 1..${MAX_HEAD_DIM}`);
+  return { T, S, H, KV, D };
+}
+
+function expect(what: string, t: Tensor, shape: readonly number[], dtype: Tensor["dtype"] = "f32"): void {
+  if (t.shape.join() !== shape.join() || t.dtype !== dtype) {
+    throw new TypeError(`Attention ${what} must be [${shape}] ${dtype}, got [${t.shape}] ${t.dtype}`);
+  }
+}
+
+/**
+ * Rows per tile for head dimension D: two [BK, D] f32 tiles plus WG range bounds and four BK-long row arrays must fit
+ * the adapter's workgroup memory (16 KiB by default, more when the adapter offers it).
+ */
+export function tileRows(gpu: Gpu, D: number): number {
+  const bytes = gpu.limits.maxComputeWorkgroupStorageSize - 8 * WG - 16;
+  return Math.max(1, Math.min(MAX_TILE, Math.floor(bytes / (8 * D + 16))));
+}
+
+function pickVariant(gpu: Gpu, variant: AttentionVariant | undefined): AttentionVariant {
+  return variant ?? (gpu.software ? "row" : "tile");
+}
+
+function forwardKernel(gpu: Gpu, D: number, kt: Tensor["dtype"], entryPoint: string): Kernel {
+  if (kt !== "f32" && kt !== "f16") throw new TypeError(`Attention k and v must be f32 or f16, got ${kt}`);
+  if (kt === "f16" && !gpu.features.f16) {
+    throw new TypeError("Attention with f16 k and v needs the shader-f16 feature, which this adapter lacks");
+  }
+  return kernel(gpu, "attention_forward", {
+    params: FORWARD,
+    entryPoint,
+    template: { ENABLE: kt === "f16" ? "enable f16;" : "", KT: kt, D, WG, BK: tileRows(gpu, D) },
+  });
+}
+
+/**
+ * The number of key chunks of a forward with `rows` = T · H query rows over S key rows: 1 (single pass) when the
+ * rows alone fill the device, as in training; otherwise enough chunks to reach a target count of invocations,
+ * each at least 64 keys long when the rows span all S keys.
+ */
+export function pickSplits(gpu: Gpu, rows: number, S: number): number {
+  // lavapipe runs one workgroup per core (2 here): split only a lone workgroup (measured: splitting 2 workgroups
+  // of decode rows over 8 x 1024 keys made it 1.5x slower). A real GPU wants thousands of invocations (unmeasured).
+  const target = gpu.software ? 2 * WG : 4096;
+  if (rows * 2 > target) return 1;
+  const splits = Math.min(Math.ceil(target / Math.max(rows, 1)), Math.floor(S / 64), 64);
+  return splits >= 2 ? splits : 1;
+}
+
+/**
+ * Records o and lse of attention over each query's key range.
+ *
+ * @example
+ * ```ts
+ * const r = packedCausalRanges([5, 3]);
+ * const kvStart = fromHost(gpu, r.kvStart, [8], "u32"), kvEnd = fromHost(gpu, r.kvEnd, [8], "u32");
+ * attentionForward(batch, { q, k, v, kvStart, kvEnd, o, lse }); // q [8, H, D], k and v [8, KV, D]
+ * ```
+ */
+export function attentionForward(batch: Batch, args: AttentionForwardArgs): void {
+  const { q, k, v, o, lse } = args;
+  const { T, S, H, KV, D } = dims(q, k, v);
+  expect("q", q, [T, H, D]);
+  if (k.dtype !== v.dtype) throw new TypeError(`Attention k (${k.dtype}) and v (${v.dtype}) must share a dtype`);
+  expect("kvStart", args.kvStart, [T], "u32");
+  expect("kvEnd", args.kvEnd, [T], "u32");
+  expect("output o", o, [T, H, D]);
+  expect("output lse", lse, [T, H]);
+  const splits = args.splits ?? pickSplits(batch.gpu, T * H, S);
+  if (!Number.isInteger(splits) || splits < 1) throw new RangeError(`Attention splits must be >= 1, got ${splits}`);
+  const params = { T, H, KV, S, scale: args.scale ?? 1 / Math.sqrt(D), splits };
+  // Bindings by number (see the shader header); part and stats are bound only when splitting.
+  const inputs = [q, k, v, args.kvStart, args.kvEnd];
+  const rows = T * H;
+  if (splits === 1) {
+    const tile = pickVariant(batch.gpu, args.variant) === "tile";
+    batch.dispatch({
+      kernel: forwardKernel(batch.gpu, D, k.dtype, tile ? "main_tile" : "main"),
+      buffers: [...inputs, o, lse],
+      params,
+      grid: foldGrid(batch.gpu, tile ? Math.ceil(T / WG) * H : Math.ceil(rows / WG)),
+      label: tile ? "attention forward tile" : "attention forward",
+    });
+    return;
+  }
+  // Scratch released at once: the pool hands it out again only after this batch is submitted.
+  const part = empty(batch.gpu, [splits, T, H, D], "f32", "attention partials");
+  const stats = empty(batch.gpu, [splits, T, H, 2], "f32", "attention partial stats");
+  batch.dispatch({
+    kernel: forwardKernel(batch.gpu, D, k.dtype, "main_split"),
+    buffers: [...inputs, o, lse, part, stats],
+    params,
+    grid: foldGrid(batch.gpu, Math.ceil((rows * splits) / WG)),
+    label: `attention forward split ${splits}`,
+  });
+  batch.dispatch({
+    kernel: forwardKernel(batch.gpu, D, k.dtype, "main_combine"),
+    buffers: [...inputs, o, lse, part, stats],
+    params,
+    grid: foldGrid(batch.gpu, Math.ceil(rows / WG)),
+    label: "attention forward combine",
+  });
+  part.release();
+  stats.release();
+}
+
+/**
+ * Records dq, dk and dv of attention (two dispatches: dq and δ = rowsum(dO ⊙ o) per query row, then dk and dv per
+ * key row). Binds 14 storage buffers per shader stage.
+ *
+ * @example
+ * ```ts
+ * const r = packedCausalRanges([5, 3]); // upload r.kvStart, r.kvEnd, r.qStart, r.qEnd as [8] u32 tensors
+ * attentionBackward(batch, { q, k, v, o, lse, dO, kvStart, kvEnd, qStart, qEnd, dq, dk, dv });
+ * ```
+ */
+export function attentionBackward(batch: Batch, args: AttentionBackwardArgs): void {
+  const { q, k, v } = args;
+  const { T, S, H, KV, D } = dims(q, k, v);
+  for (const [name, t] of [["q", q], ["o", args.o], ["dO", args.dO], ["dq", args.dq]] as const) {
+    expect(name, t, [T, H, D]);
+  }
+  for (const [name, t] of [["k", k], ["v", v], ["dk", args.dk], ["dv", args.dv]] as const) {
+    expect(name, t, [S, KV, D]);
+  }
+  expect("lse", args.lse, [T, H]);
+  expect("kvStart", args.kvStart, [T], "u32");
+  expect("kvEnd", args.kvEnd, [T], "u32");
+  expect("qStart", args.qStart, [S], "u32");
+  expect("qEnd", args.qEnd, [S], "u32");
+  const need = 14;
+  if (batch.gpu.limits.maxStorageBuffersPerShaderStage < need) {
+    throw new RangeError(
+      `Attention backward binds ${need} storage buffers but the device allows ` +
+        `${batch.gpu.limits.maxStorageBuffersPerShaderStage} per shader stage`,
+    );
+  }
+  const params = { T, H, KV, S, scale: args.scale ?? 1 / Math.sqrt(D) };
+  const options = { params: BACKWARD, template: { D, WG, BK: tileRows(batch.gpu, D) } };
+  const tile = pickVariant(batch.gpu, args.variant) === "tile";
+  const delta = empty(batch.gpu, [T, H], "f32", "attention delta");
+  // Both entry points share one layout (see the shader header): bind everything to both.
+  const { o, dO, lse, kvStart, kvEnd, qStart, qEnd, dq, dk, dv } = args;
+  const buffers = [q, k, v, o, dO, lse, kvStart, kvEnd, qStart, qEnd, dq, delta, dk, dv];
+  batch.dispatch({
+    kernel: kernel(batch.gpu, "attention_backward", { ...options, entryPoint: tile ? "main_dq_tile" : "main_dq" }),
+    buffers,
+    params,
+    grid: foldGrid(batch.gpu, tile ? Math.ceil(T / WG) * H : Math.ceil((T * H) / WG)),
+    label: `attention backward dq${tile ? " tile" : ""}`,
+  });
+  batch.dispatch({
+    kernel: kernel(batch.gpu, "attention_backward", { ...options, entryPoint: tile ? "main_dkv_tile" : "main_dkv" }),
+    buffers,
+    params,
+    grid: foldGrid(batch.gpu, tile ? Math.ceil(S / WG) * KV : Math.ceil((S * KV) / WG)),
+    label: `attention backward dk dv${tile ? " tile" : ""}`,
+  });
+  delta.release();
+}

@@ -1,0 +1,252 @@
+import assert from "node:assert/strict";
+import { Batch } from "../../src/gpu/batch.ts";
+import type { Gpu } from "../../src/gpu/device.ts";
+import { Rng } from "../../src/gpu/random.ts";
+import { fromHost, type Tensor, zeros } from "../../src/gpu/tensor.ts";
+import { drawUniforms, sample, type SampleSettings } from "../../src/ops/sample.ts";
+import { assertClose } from "../reference/check.ts";
+import { logprobRef, sampleRef } from "../reference/sample.ts";
+import { noGpu, testGpu } from "../no_gpu.ts";
+
+/**
+ * A GPU token may differ from the reference's only where the reference's closest decision (u · keptMass, or
+ * topP · mass, against a cumulative boundary) lies within this fraction of the mass: the rounding of the f32
+ * sums. In a stress run of 6912 rows (V 4099 and 32768, flat and peaked logits) the two GPU tokens that differed
+ * had margins of 5.7e-8 and 6.2e-10, both the reference's neighbour.
+ */
+const MARGIN = 1e-6;
+/**
+ * logprob = (z_id - z_max) / T - log(sum) in f32: a few ulps of the result (an f32 ulp at |logprob| = 10 is 9.5e-7).
+ * Largest errors seen: 1.8e-6 absolute, 1.6e-6 relative.
+ */
+const LOGPROB_TOL = { atol: 5e-6, rtol: 1e-6 };
+
+const MODES: [string, SampleSettings][] = [
+  ["greedy", { temperature: 0 }],
+  ["temperature", { temperature: 0.8 }],
+  ["top-k", { temperature: 1, topK: 40 }],
+  ["top-p", { temperature: 1.2, topP: 0.9 }],
+  ["top-k+top-p", { temperature: 0.7, topK: 200, topP: 0.8 }],
+];
+
+/**
+ * Logit rows of four kinds, f32-exact: normal (sd 3, like a language model's), uniform in [-4, 4], normal rounded
+ * to 0.5 (many ties at every threshold), and normal with a quarter of the tokens masked to -inf.
+ */
+function makeLogits(seed: number, N: number, V: number): Float32Array {
+  const rng = new Rng(seed);
+  const out = new Float32Array(N * V);
+  for (let r = 0; r < N; r++) {
+    const kind = r % 4;
+    for (let i = 0; i < V; i++) {
+      const x = kind === 1 ? rng.uniform(-4, 4) : 3 * rng.normal();
+      out[r * V + i] = kind === 2 ? Math.round(2 * x) / 2 : kind === 3 && rng.float() < 0.25 ? -Infinity : x;
+    }
+  }
+  return out;
+}
+
+interface Outcome {
+  rows: number;
+  mismatches: number;
+  smallestMismatchMargin: number;
+}
+
+/** Compares GPU ids with the reference (mismatches only within MARGIN) and logprobs of the GPU's ids. */
+function check(
+  what: string,
+  logits: Float32Array,
+  V: number,
+  u: Float32Array,
+  settings: SampleSettings,
+  ids: Uint32Array,
+  logprob: Float32Array,
+  outcome: Outcome,
+): void {
+  const N = u.length;
+  const ref = sampleRef(logits, N, V, u, settings);
+  const expected = new Float64Array(N);
+  for (let r = 0; r < N; r++) {
+    const row = logits.subarray(r * V, (r + 1) * V);
+    outcome.rows++;
+    if (ids[r] !== ref[r].id) {
+      outcome.mismatches++;
+      outcome.smallestMismatchMargin = Math.min(outcome.smallestMismatchMargin, ref[r].margin);
+      assert.ok(
+        ref[r].margin < MARGIN && ids[r] < V,
+        `${what} row ${r}: GPU drew ${ids[r]}, reference ${ref[r].id}, and the reference's closest decision is ` +
+          `${ref[r].margin} of the mass from its boundary (only < ${MARGIN} may differ)`,
+      );
+    } else {
+      assert.ok(ref[r].kept[ids[r]], `${what} row ${r}: token ${ids[r]} was filtered out`);
+    }
+    expected[r] = logprobRef(row, ids[r], settings.temperature);
+  }
+  assertClose(`${what} logprob`, logprob, expected, LOGPROB_TOL);
+}
+
+/** Samples every mode on one set of rows in one batch and one readback; checks each against the reference. */
+async function runModes(gpu: Gpu, seed: number, N: number, V: number, outcome: Outcome): Promise<void> {
+  const logits = makeLogits(seed, N, V);
+  const u = drawUniforms(new Rng(seed + 1000), N);
+  const tl = fromHost(gpu, logits, [N, V]);
+  const tu = fromHost(gpu, u, [N]);
+  const outs: Tensor[] = [];
+  const batch = new Batch(gpu);
+  for (const [, settings] of MODES) {
+    const ids = zeros(gpu, [N], "u32");
+    const logprob = zeros(gpu, [N]);
+    sample(batch, { logits: tl, uniform: tu, ids, logprob, ...settings });
+    outs.push(ids, logprob);
+  }
+  const got = await batch.read(outs);
+  MODES.forEach(([name, settings], m) => {
+    const what = `V=${V} seed=${seed} ${name}`;
+    check(what, logits, V, u, settings, got[2 * m] as Uint32Array, got[2 * m + 1] as Float32Array, outcome);
+  });
+  for (const t of [tl, tu, ...outs]) t.release();
+}
+
+function report(name: string, o: Outcome): void {
+  console.log(
+    `${name}: ${o.rows} rows, ${o.mismatches} within float rounding of a boundary` +
+      (o.mismatches ? ` (smallest margin ${o.smallestMismatchMargin.toExponential(2)})` : ""),
+  );
+  // Boundary cases must stay rare, or the test would not be checking anything.
+  assert.ok(o.mismatches <= Math.max(1, o.rows / 200), `${name}: ${o.mismatches} mismatches in ${o.rows} rows`);
+}
+
+Deno.test({
+  name: "sample matches the f64 reference exactly in ids, for vocabularies of 37, 1000 and 4099, every mode",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    const outcome: Outcome = { rows: 0, mismatches: 0, smallestMismatchMargin: Infinity };
+    for (const V of [37, 1000, 4099]) {
+      for (const seed of [1, 2, 3]) await runModes(gpu, seed * 10 + V, 64, V, outcome);
+    }
+    report("V 37 / 1000 / 4099", outcome);
+  },
+});
+
+Deno.test({
+  name: "sample matches the f64 reference on a Qwen-sized vocabulary (151936), every mode",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    const outcome: Outcome = { rows: 0, mismatches: 0, smallestMismatchMargin: Infinity };
+    await runModes(gpu, 7, 8, 151936, outcome);
+    report("V 151936", outcome);
+  },
+});
+
+Deno.test({
+  name: "sample puts exact CDF boundaries where the reference does: the first cumulative mass above u · mass",
+  ignore: noGpu,
+  async fn() {
+    // Equal logits (weights exactly 1, sums exact in f32), every third token masked to -inf in odd rows, and
+    // dyadic u (u · mass exact in f32): no rounding anywhere, so boundaries must agree exactly.
+    const gpu = await testGpu();
+    const V = 1000;
+    const us = [0, 0.125, 0.25, 0.5, 0.75, 1023 / 1024, 0.5, 0.1875, 0.875, 1 - 2 ** -24];
+    const N = us.length;
+    const logits = new Float32Array(N * V).map((_, i) =>
+      (Math.floor(i / V) % 2 === 1 && i % 3 === 0) ? -Infinity : 1.5
+    );
+    const u = Float32Array.from(us);
+    const tl = fromHost(gpu, logits, [N, V]);
+    const tu = fromHost(gpu, u, [N]);
+    for (const settings of [{ temperature: 1 }, { temperature: 0.5, topK: 7 }, { temperature: 2, topP: 0.3 }]) {
+      const ids = zeros(gpu, [N], "u32");
+      const logprob = zeros(gpu, [N]);
+      const batch = new Batch(gpu);
+      sample(batch, { logits: tl, uniform: tu, ids, logprob, ...settings });
+      const [got] = await batch.read([ids]);
+      const ref = sampleRef(logits, N, V, u, settings).map((r) => r.id);
+      assert.deepEqual([...got], ref, JSON.stringify(settings));
+      ids.release();
+      logprob.release();
+    }
+    tl.release();
+    tu.release();
+  },
+});
+
+Deno.test({
+  name: "sample is deterministic: the same logits and uniforms give the same ids and logprobs twice",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    const N = 32, V = 4099;
+    const tl = fromHost(gpu, makeLogits(99, N, V), [N, V]);
+    const tu = fromHost(gpu, drawUniforms(new Rng(5), N), [N]);
+    const runs = [];
+    for (let k = 0; k < 2; k++) {
+      const ids = zeros(gpu, [N], "u32");
+      const logprob = zeros(gpu, [N]);
+      const batch = new Batch(gpu);
+      sample(batch, { logits: tl, uniform: tu, ids, logprob, temperature: 1.3, topK: 500, topP: 0.95 });
+      runs.push(await batch.read([ids, logprob]));
+      ids.release();
+      logprob.release();
+    }
+    assert.deepEqual([...runs[0][0]], [...runs[1][0]]);
+    assert.deepEqual([...runs[0][1]], [...runs[1][1]]);
+    tl.release();
+    tu.release();
+  },
+});
+
+Deno.test({
+  name: "sample leaves inactive rows untouched and writes ids through a view of a larger token buffer",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    const N = 12, V = 1000, at = 64;
+    const logits = makeLogits(11, N, V);
+    const u = drawUniforms(new Rng(12), N);
+    const mask = Uint32Array.from({ length: N }, (_, r) => r % 3 === 1 ? 0 : 1);
+    const tokens = fromHost(gpu, new Uint32Array(at + N).fill(7777), [at + N], "u32");
+    const logprob = fromHost(gpu, new Float32Array(N).fill(-123), [N]);
+    const tl = fromHost(gpu, logits, [N, V]);
+    const tu = fromHost(gpu, u, [N]);
+    const active = fromHost(gpu, mask, [N], "u32");
+    const settings: SampleSettings = { temperature: 0.9, topK: 50, topP: 0.9 };
+    const batch = new Batch(gpu);
+    sample(batch, { logits: tl, uniform: tu, ids: tokens.view(at, [N]), logprob, active, ...settings });
+    const [allTokens, lp] = await batch.read([tokens, logprob]);
+    const ref = sampleRef(logits, N, V, u, settings);
+    assert.ok(allTokens.subarray(0, at).every((t) => t === 7777), "tokens before the view were written");
+    for (let r = 0; r < N; r++) {
+      if (mask[r] === 0) {
+        assert.equal(allTokens[at + r], 7777, `inactive row ${r} id was written`);
+        assert.equal(lp[r], -123, `inactive row ${r} logprob was written`);
+      } else {
+        assert.ok(allTokens[at + r] === ref[r].id || ref[r].margin < MARGIN, `active row ${r}`);
+        assertClose(`row ${r} logprob`, [lp[r]], [logprobRef(logits.subarray(r * V, (r + 1) * V), ref[r].id, 0.9)], {
+          ...LOGPROB_TOL,
+        });
+      }
+    }
+    for (const t of [tokens, logprob, tl, tu, active]) t.release();
+  },
+});
+
+Deno.test({
+  name: "sample refuses wrong shapes and out-of-range settings",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    const logits = zeros(gpu, [2, 10]);
+    const u = zeros(gpu, [2]);
+    const ids = zeros(gpu, [2], "u32");
+    const lp = zeros(gpu, [2]);
+    const batch = new Batch(gpu);
+    assert.throws(() => sample(batch, { logits, uniform: u, ids: lp, logprob: lp }), TypeError);
+    assert.throws(() => sample(batch, { logits, uniform: zeros(gpu, [3]), ids, logprob: lp }), TypeError);
+    assert.throws(() => sample(batch, { logits, uniform: u, ids, logprob: lp, temperature: -1 }), RangeError);
+    assert.throws(() => sample(batch, { logits, uniform: u, ids, logprob: lp, topK: 1.5 }), RangeError);
+    assert.throws(() => sample(batch, { logits, uniform: u, ids, logprob: lp, topP: 0 }), RangeError);
+    await batch.submit();
+  },
+});
