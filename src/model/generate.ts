@@ -1,0 +1,231 @@
+/**
+ * Batched generation with a KV cache. Sequences live in cache slots; each has tokens in the cache and pending
+ * tokens not yet run (the prompt, an environment's reply, the last sampled token). `decode` prefills every
+ * pending token, then samples up to `blockSteps` tokens per sequence per submit, reading ids and log-probs back
+ * once per block: never one GPU round trip per token per sequence.
+ *
+ * Tokens sampled after a sequence stops (its stop id, its token budget) are computed but discarded; their cache
+ * rows lie past the sequence's length and are overwritten when it continues.
+ */
+import { Batch } from "../gpu/batch.ts";
+import { Rng } from "../gpu/random.ts";
+import { empty, fromHost, type Tensor } from "../gpu/tensor.ts";
+import { drawUniforms, sample, type SampleSettings } from "../ops/sample.ts";
+import { inferForward, type InferTokens, KvCache } from "./infer.ts";
+import type { Transformer } from "./transformer.ts";
+
+/** Why a sequence stopped generating. */
+export type FinishReason = "stop" | "max_tokens" | "length";
+
+/** What one sequence produced in one `decode` call. */
+export interface Generation {
+  ids: number[];
+  /** Log-probability of each sampled id under softmax(logits / temperature) (temperature 1 when greedy). */
+  logprobs: number[];
+  finish: FinishReason;
+}
+
+/** Per-call sampling limits of one sequence. */
+export interface DecodeLimits {
+  maxNewTokens: number;
+  stopIds: readonly number[];
+}
+
+interface SeqState {
+  slot: number;
+  /** Tokens whose keys and values are in the cache. */
+  length: number;
+  pending: number[];
+  rng: Rng;
+}
+
+/** Options of a {@linkcode Generator}. */
+export interface GeneratorOptions {
+  /** Sequences held at once. */
+  slots: number;
+  /** Cache rows per sequence: the longest history a sequence may reach. */
+  maxLen: number;
+  cacheDtype?: "f32" | "f16";
+  /** Decode steps per submit (and per readback). */
+  blockSteps?: number;
+}
+
+/** Holds sequences in a KV cache and samples continuations of many at once. */
+export class Generator {
+  readonly cache: KvCache;
+  readonly blockSteps: number;
+  #seqs = new Map<number, SeqState>();
+  #free: number[];
+  #next = 0;
+
+  constructor(readonly model: Transformer, readonly options: GeneratorOptions) {
+    if (options.maxLen > model.config.maxPositions) {
+      throw new RangeError(`maxLen ${options.maxLen} exceeds the model's ${model.config.maxPositions} positions`);
+    }
+    this.cache = new KvCache(model.gpu, model, options.slots, options.maxLen, options.cacheDtype);
+    this.blockSteps = options.blockSteps ?? 8;
+    this.#free = Array.from({ length: options.slots }, (_, i) => options.slots - 1 - i);
+  }
+
+  /** Starts a sequence from prompt ids; `seed` makes its samples replay exactly. Returns its handle. */
+  open(prompt: readonly number[], seed: number): number {
+    if (prompt.length === 0) throw new RangeError("A sequence needs at least one prompt token");
+    const slot = this.#free.pop();
+    if (slot === undefined) {
+      throw new RangeError(`All ${this.options.slots} generator slots are in use; close one first`);
+    }
+    const id = this.#next++;
+    this.#seqs.set(id, { slot, length: 0, pending: [...prompt], rng: new Rng(seed) });
+    return id;
+  }
+
+  /** Appends tokens (an environment's reply) to run before the next sampled token. */
+  append(seq: number, ids: readonly number[]): void {
+    this.#state(seq).pending.push(...ids);
+  }
+
+  /** Tokens a sequence holds (in the cache and pending). */
+  length(seq: number): number {
+    const s = this.#state(seq);
+    return s.length + s.pending.length;
+  }
+
+  /** Frees a sequence's slot. */
+  close(seq: number): void {
+    const s = this.#state(seq);
+    this.#seqs.delete(seq);
+    this.#free.push(s.slot);
+  }
+
+  /** Samples a continuation of each sequence until its stop id, its token budget, or its cache slot is full. */
+  async decode(
+    seqs: readonly number[],
+    limits: readonly DecodeLimits[],
+    settings: SampleSettings = {},
+  ): Promise<Generation[]> {
+    const out: Generation[] = seqs.map(() => ({ ids: [], logprobs: [], finish: "max_tokens" }));
+    let active = seqs.map((_, i) => i).filter((i) => {
+      const s = this.#state(seqs[i]);
+      if (s.pending.length === 0) throw new RangeError(`Sequence ${seqs[i]} has nothing to continue from`);
+      if (limits[i].maxNewTokens <= 0) return false;
+      if (s.length + s.pending.length >= this.options.maxLen) out[i].finish = "length";
+      return s.length + s.pending.length < this.options.maxLen;
+    });
+    while (active.length > 0) {
+      const states = active.map((i) => this.#state(seqs[i]));
+      const { ids, logprobs } = await this.#block(states, settings);
+      active = active.filter((i, n) => this.#accept(states[n], out[i], limits[i], ids[n], logprobs[n]));
+    }
+    return out;
+  }
+
+  /** Prefills pending tokens and samples blockSteps tokens for each state; one submit, one readback. */
+  async #block(states: SeqState[], settings: SampleSettings) {
+    const gpu = this.model.gpu, N = states.length, maxLen = this.options.maxLen;
+    const batch = new Batch(gpu);
+    const tokens: InferTokens = { ...emptyTokens(), select: new Uint32Array(N) };
+    const all = {
+      ids: [] as number[],
+      pos: [] as number[],
+      rows: [] as number[],
+      start: [] as number[],
+      end: [] as number[],
+    };
+    states.forEach((s, n) => {
+      s.pending.forEach((id, j) => {
+        const p = s.length + j;
+        all.ids.push(id);
+        all.pos.push(p);
+        all.rows.push(s.slot * maxLen + p);
+        all.start.push(s.slot * maxLen);
+        all.end.push(s.slot * maxLen + p + 1);
+      });
+      tokens.select[n] = all.ids.length - 1;
+    });
+    Object.assign(tokens, {
+      ids: Uint32Array.from(all.ids),
+      positions: Uint32Array.from(all.pos),
+      rows: Uint32Array.from(all.rows),
+      kvStart: Uint32Array.from(all.start),
+      kvEnd: Uint32Array.from(all.end),
+    });
+    const steps = this.blockSteps;
+    const sampled: Tensor[] = [], logps: Tensor[] = [], host: Tensor[] = [];
+    let logits = inferForward(batch, this.cache, tokens);
+    const lengths = states.map((s) => s.length + s.pending.length);
+    for (let k = 0; k <= steps; k++) {
+      const ids = empty(gpu, [N], "u32", "sampled", true), logprob = empty(gpu, [N], "f32", "logprob", true);
+      const u = fromHost(gpu, drawUniformsPer(states), [N]);
+      host.push(u);
+      sample(batch, { ...settings, logits, uniform: u, ids, logprob });
+      logits.release();
+      sampled.push(ids);
+      logps.push(logprob);
+      if (k === steps) break;
+      // Decode step k: the sampled token enters at position lengths[n] (parked past the cache when the slot is full).
+      const step: InferTokens = {
+        ids: new Uint32Array(N),
+        positions: Uint32Array.from(lengths, (p) => Math.min(p, maxLen - 1)),
+        rows: Uint32Array.from(states, (s, n) => lengths[n] < maxLen ? s.slot * maxLen + lengths[n] : this.cache.rows),
+        kvStart: Uint32Array.from(states, (s) => s.slot * maxLen),
+        kvEnd: Uint32Array.from(states, (s, n) => s.slot * maxLen + Math.min(lengths[n] + 1, maxLen)),
+        select: Uint32Array.from({ length: N }, (_, n) => n),
+      };
+      logits = inferForward(batch, this.cache, step, ids);
+      for (let n = 0; n < N; n++) lengths[n]++;
+    }
+    const read = await batch.read([...sampled, ...logps]);
+    for (const t of [...sampled, ...logps, ...host]) t.release();
+    states.forEach((s) => {
+      s.length += s.pending.length;
+      s.pending = [];
+    });
+    return {
+      ids: states.map((_, n) => sampled.map((__, k) => read[k][n])),
+      logprobs: states.map((_, n) => logps.map((__, k) => read[steps + 1 + k][n])),
+    };
+  }
+
+  /** Takes a block's samples into a generation; returns whether the sequence goes on. */
+  #accept(s: SeqState, g: Generation, lim: DecodeLimits, ids: number[], logprobs: number[]): boolean {
+    for (let k = 0; k < ids.length; k++) {
+      g.ids.push(ids[k]);
+      g.logprobs.push(logprobs[k]);
+      const stopped = lim.stopIds.includes(ids[k]);
+      const full = g.ids.length >= lim.maxNewTokens;
+      // The cache holds every token before the newest one; the newest waits as the next input.
+      const length = s.length + k;
+      const slotFull = length + 1 >= this.options.maxLen;
+      if (stopped || full || slotFull || k === ids.length - 1) {
+        s.length = length;
+        s.pending = [ids[k]];
+        if (stopped) g.finish = "stop";
+        else if (full) g.finish = "max_tokens";
+        else if (slotFull) g.finish = "length";
+        else return true;
+        return false;
+      }
+    }
+    return false;
+  }
+
+  #state(seq: number): SeqState {
+    const s = this.#seqs.get(seq);
+    if (!s) throw new RangeError(`No open sequence ${seq}`);
+    return s;
+  }
+
+  release(): void {
+    this.cache.release();
+  }
+}
+
+function emptyTokens(): Omit<InferTokens, "select"> {
+  const z = new Uint32Array(0);
+  return { ids: z, positions: z, rows: z, kvStart: z, kvEnd: z };
+}
+
+/** One uniform per sequence from its own generator, so a sequence's samples do not depend on its batch-mates. */
+function drawUniformsPer(states: SeqState[]): Float32Array {
+  return Float32Array.from(states, (s) => drawUniforms(s.rng, 1)[0]);
+}

@@ -1,0 +1,31 @@
+/**
+ * A model ready to compute: a Hugging Face directory loaded, its parameters on the GPU, its tokenizer and stop ids.
+ */
+import type { Gpu } from "../gpu/device.ts";
+import { loadModelDir } from "./checkpoint.ts";
+import type { ModelConfig } from "./config.ts";
+import type { Tokenizer } from "./tokenizer.ts";
+import { stopTokenIds } from "./checkpoint.ts";
+import { Transformer } from "./transformer.ts";
+import { TensorSet } from "./weights.ts";
+
+/** A loaded model bound to the GPU. */
+export interface GpuModel {
+  config: ModelConfig;
+  model: Transformer;
+  tokenizer?: Tokenizer;
+  /** Ids that end a generation (eos of the configs and tokenizer). */
+  stopIds: number[];
+}
+
+/** Loads a model directory onto the GPU. Errors name the directory and the file at fault. */
+export async function loadGpuModel(gpu: Gpu, dir: string, opts: { recompute?: boolean } = {}): Promise<GpuModel> {
+  const loaded = await loadModelDir(dir);
+  const weights = TensorSet.fromHost(gpu, loaded.config, loaded.tensors);
+  return {
+    config: loaded.config,
+    model: new Transformer(gpu, loaded.config, weights, opts),
+    tokenizer: loaded.tokenizer,
+    stopIds: stopTokenIds(loaded),
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * AdamW over every parameter of a model: global gradient norm, clip scale and the non-finite skip computed on the
+ * GPU, then one fused update per tensor. Weight decay applies where the parameter table says so (matrices).
+ */
+import type { Batch } from "../gpu/batch.ts";
+import type { Gpu } from "../gpu/device.ts";
+import { type Tensor, zeros } from "../gpu/tensor.ts";
+import { adamw } from "../ops/adamw.ts";
+import { gradNorm } from "../ops/gradnorm.ts";
+import { TensorSet } from "../model/weights.ts";
+
+/** AdamW hyperparameters (learning rate given per step, from the schedule). */
+export interface AdamwConfig {
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  /** Clip the global gradient norm to this; 0 turns clipping off. */
+  maxGradNorm: number;
+}
+
+export const ADAMW_DEFAULTS: AdamwConfig = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1 };
+
+/** What one step's statistics say, read back by the caller. */
+export interface StepStats {
+  gradNorm: number;
+  clipScale: number;
+  /** False when the gradient norm was not finite: the GPU left parameters and moments untouched. */
+  applied: boolean;
+}
+
+/** The optimizer state: moments shaped like the parameters, and the count of applied updates. */
+export class AdamW {
+  readonly m: TensorSet;
+  readonly v: TensorSet;
+  /** [4] f32 from gradNorm: norm, clip scale, finite flag. */
+  readonly stats: Tensor;
+  /** Updates applied so far (skipped steps do not count: bias correction follows applied updates). */
+  step = 0;
+
+  constructor(
+    readonly gpu: Gpu,
+    readonly params: TensorSet,
+    readonly grads: TensorSet,
+    readonly settings: AdamwConfig = ADAMW_DEFAULTS,
+  ) {
+    this.m = TensorSet.zeros(gpu, params.config);
+    this.v = TensorSet.zeros(gpu, params.config);
+    this.stats = zeros(gpu, [4]);
+  }
+
+  /** Records the gradient norm and the update of every parameter at learning rate `lr`. */
+  record(batch: Batch, lr: number): void {
+    const s = this.settings;
+    gradNorm(batch, [...this.grads.tensors.values()], this.stats, s.maxGradNorm);
+    for (const spec of this.params.specs) {
+      const name = spec.name;
+      adamw(
+        batch,
+        {
+          w: this.params.get(name),
+          g: this.grads.get(name),
+          m: this.m.get(name),
+          v: this.v.get(name),
+        },
+        this.stats,
+        { ...s, lr, weightDecay: spec.decay ? s.weightDecay : 0, step: this.step + 1 },
+      );
+    }
+  }
+
+  /** Reads what the recorded step did from `stats` values read back with it, and advances the count. */
+  commit(stats: ArrayLike<number>): StepStats {
+    const applied = stats[2] === 1;
+    if (applied) this.step++;
+    return { gradNorm: stats[0], clipScale: stats[1], applied };
+  }
+
+  release(): void {
+    this.m.release();
+    this.v.release();
+    this.stats.release();
+  }
+}
