@@ -1,0 +1,46 @@
+/**
+ * Trajectories: the tokens of one episode and which of them train. The response is everything after the prompt;
+ * mask[j] = 1 marks a sampled token (with its sampling log-probability), 0 an observation token (log-prob 0).
+ */
+
+/** One round of an episode, for the rollout log and the report's episode browser. */
+export interface TurnRecord {
+  /** The assistant's text (sampled ids decoded, stop token dropped). */
+  text: string;
+  /** The action sent, or null when the task answered locally (e.g. two actions in one reply). */
+  action: string | null;
+  observation: string;
+  reward: number;
+}
+
+/** How an episode ended: the environment said done, the round limit, the token budget, or a failed server. */
+export type Finish = "done" | "max_rounds" | "length" | "env_failure";
+
+/** One episode's tokens, masks and outcome. */
+export interface Trajectory {
+  task: number;
+  group: number;
+  seed: number;
+  promptIds: number[];
+  responseIds: number[];
+  mask: number[];
+  logprobs: number[];
+  /** The last step's reward (upstream's episode reward); null for an environment failure. */
+  reward: number | null;
+  success: boolean;
+  rounds: number;
+  finish: Finish;
+  firstObservation: string;
+  turns: TurnRecord[];
+  error?: string;
+}
+
+/** Whether a trajectory takes part in an update: it has a reward and at least one sampled token. */
+export function trainable(t: Trajectory): boolean {
+  return t.finish !== "env_failure" && t.mask.some((m) => m === 1);
+}
+
+/** Index of the last sampled token of the response (where the outcome reward sits), or -1. */
+export function lastSampled(t: Trajectory): number {
+  return t.mask.lastIndexOf(1);
+}
