@@ -25,6 +25,10 @@ export interface Task {
   isSuccess(reward: number): boolean;
   /** Default round limit of an episode. */
   readonly maxRounds: number;
+  /** Built-in splits of task indices, where the task publishes them (else item files are needed). */
+  readonly splits?: Readonly<Record<string, readonly number[]>>;
+  /** The category of a task index for per-category results (TextCraft: its crafting depth). */
+  category?(index: number): string;
 }
 
 /** Upstream's evaluator: a final reward of 1, or 100 for SciWorld's score. */

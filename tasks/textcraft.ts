@@ -113,4 +113,9 @@ export const textcraft: Task = {
   parseAction: parseTextCraftAction,
   isSuccess: upstreamSuccess,
   maxRounds: 30,
+  splits: TEXTCRAFT_SPLITS,
+  category: (index) => {
+    const depth = DEPTH_RANGES.findIndex(([lo, hi]) => index >= lo && index <= hi);
+    return depth < 0 ? "unknown" : `depth ${depth + 1}`;
+  },
 };

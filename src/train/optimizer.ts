@@ -4,7 +4,7 @@
  */
 import type { Batch } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
-import { type Tensor, zeros } from "../gpu/tensor.ts";
+import { type Tensor, write, zeros } from "../gpu/tensor.ts";
 import { adamw } from "../ops/adamw.ts";
 import { gradNorm } from "../ops/gradnorm.ts";
 import { TensorSet } from "../model/weights.ts";
@@ -74,6 +74,17 @@ export class AdamW {
     const applied = stats[2] === 1;
     if (applied) this.step++;
     return { gradNorm: stats[0], clipScale: stats[1], applied };
+  }
+
+  /** Restores moments and the update count from a checkpoint. */
+  restore(m: ReadonlyMap<string, Float32Array>, v: ReadonlyMap<string, Float32Array>, step: number): void {
+    for (const spec of this.params.specs) {
+      const mm = m.get(spec.name), vv = v.get(spec.name);
+      if (!mm || !vv) throw new SyntaxError(`Optimizer state lacks the moments of ${spec.name}`);
+      write(this.m.get(spec.name), mm);
+      write(this.v.get(spec.name), vv);
+    }
+    this.step = step;
   }
 
   release(): void {

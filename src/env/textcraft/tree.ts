@@ -5,6 +5,7 @@
  * build a task's command list. Ids keep upstream's `minecraft:` prefix so that error strings come out unchanged.
  */
 import { idToName } from "./python.ts";
+import RECIPES from "./recipes.tsv" with { type: "text" };
 
 /** One recipe input: an item id, or a tag id when `tag` is true (`minecraft:planks`, `minecraft:wool`). */
 export interface Ingredient {
@@ -33,8 +34,6 @@ export const CYCLE_DROPS: readonly string[] = [
   "minecraft:iron_ingot <- minecraft:iron_nugget",
   "minecraft:honey_block <- minecraft:honey_bottle",
 ];
-
-const FACTS_URL = new URL("./recipes.tsv", import.meta.url);
 
 /** The loaded tree. Immutable after construction, so every environment of a server shares one. */
 export class CraftingTree {
@@ -93,9 +92,9 @@ export class CraftingTree {
     this.goals = goals.filter((g) => g.depth >= 1).sort((a, b) => a.depth - b.depth || (a.id < b.id ? -1 : 1));
   }
 
-  /** Loads the checked-in `recipes.tsv`. */
-  static async load(): Promise<CraftingTree> {
-    return new CraftingTree(await Deno.readTextFile(FACTS_URL));
+  /** Loads the checked-in `recipes.tsv` (a text import, so bundles and compiled binaries carry it). */
+  static load(): Promise<CraftingTree> {
+    return Promise.resolve(new CraftingTree(RECIPES));
   }
 
   // A tag input none of whose members has a recipe becomes an item named like the tag (`minecraft:oak_logs`).

@@ -1,0 +1,26 @@
+/**
+ * The configs shipped in configs/, imported as text so the bundled program carries them. `deno task train NAME`
+ * picks one by name; a path to a YAML file works too.
+ */
+import textcraft from "../../configs/textcraft.yaml" with { type: "text" };
+import type { ConfigSource } from "./load.ts";
+
+const PRESETS: Record<string, string> = { textcraft };
+
+/** Names of the shipped configs. */
+export const PRESET_NAMES = Object.keys(PRESETS);
+
+/** A shipped config by name, or a YAML file by path. */
+export async function configSource(nameOrPath: string): Promise<ConfigSource> {
+  if (Object.hasOwn(PRESETS, nameOrPath)) return { text: PRESETS[nameOrPath], name: `configs/${nameOrPath}.yaml` };
+  if (/\.ya?ml$/.test(nameOrPath)) {
+    try {
+      return { text: await Deno.readTextFile(nameOrPath), name: nameOrPath };
+    } catch (e) {
+      throw new Deno.errors.NotFound(`Config file ${nameOrPath} cannot be read: ${(e as Error).message}`);
+    }
+  }
+  throw new RangeError(
+    `Unknown config "${nameOrPath}": use one of ${PRESET_NAMES.join(", ")} or a path to a .yaml file`,
+  );
+}

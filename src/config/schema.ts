@@ -1,0 +1,157 @@
+/**
+ * The run configuration: one typed schema with defaults. YAML files hold only what they change; `a.b.c=value`
+ * overrides apply last. Unknown keys and wrong types stop the program with the key's path (src/config/load.ts).
+ * Names follow verl's and AgentGym-RL's where the same knob exists, so their published settings carry over.
+ */
+import { z } from "zod";
+
+// Config sits left of train in the data flow, so these lists are written here; a test checks they equal
+// src/train's LOSS_AGG_MODES and KL_KINDS.
+export const CONFIG_LOSS_AGG_MODES = [
+  "token-mean",
+  "seq-mean-token-sum",
+  "seq-mean-token-mean",
+  "seq-mean-token-sum-norm",
+] as const;
+const KL = ["k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl"] as const;
+export const CONFIG_KL_KINDS = [...KL, ...KL.map((k) => `${k}+` as const)] as const;
+
+const int = (min = 0) => z.number().int().min(min);
+const num = () => z.number().finite();
+
+const Model = z.strictObject({
+  /** A Hugging Face model directory; null trains the built-in tiny model. */
+  path: z.string().nullable().default(null),
+  /** The tiny model's YAML (configs/models/tiny.yaml shape) when path is null; null = the built-in one. */
+  tiny: z.string().nullable().default(null),
+  /** Re-run each layer's forward in the backward instead of keeping its activations. */
+  recompute: z.boolean().default(false),
+  /** Storage dtype of saved checkpoints. */
+  save_dtype: z.enum(["f32", "f16"]).default("f32"),
+});
+
+const Env = z.strictObject({
+  /** Running AgentGym servers; empty starts Crucible's embedded server (TextCraft only). */
+  urls: z.array(z.string()).default([]),
+  timeout_ms: int(1).default(60000),
+  retries: int().default(3),
+  max_in_flight: int(1).default(64),
+});
+
+const Data = z.strictObject({
+  /** Prompts per training step. */
+  train_batch_size: int(1).default(8),
+  train_split: z.string().default("train"),
+  test_split: z.string().default("test"),
+  /** AgentGym-RL-Data-ID item files (`[{"item_id": "textcraft_12"}]`) instead of the built-in splits. */
+  train_items: z.string().nullable().default(null),
+  test_items: z.string().nullable().default(null),
+  /** A prompt file (plain text, or {"user", "assistant"} JSON) instead of the task's own wording. */
+  prompt_file: z.string().nullable().default(null),
+});
+
+const Rollout = z.strictObject({
+  /** Samples per prompt (the GRPO group size). */
+  n: int(1).default(8),
+  temperature: num().min(0).default(1),
+  top_p: num().gt(0).max(1).default(1),
+  top_k: int().default(0),
+  max_tokens_per_turn: int(1).default(512),
+  max_prompt_length: int(1).default(1024),
+  max_response_length: int(1).default(4096),
+  /** Episodes held in the KV cache at once. */
+  slots: int(1).default(64),
+  /** Decode steps per GPU submit (one readback per block). */
+  block_steps: int(1).default(8),
+});
+
+const RoundsCtrl = z.strictObject({
+  type: z.enum(["fixed", "scaling_inter_stepwise"]).default("scaling_inter_stepwise"),
+  rounds: z.array(int(1)).min(1).default([10, 20, 30]),
+  steps_scaling_inter: int(1).default(100),
+});
+
+const Algorithm = z.strictObject({
+  adv_estimator: z.enum(["grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"]).default("grpo"),
+  norm_adv_by_std_in_grpo: z.boolean().default(true),
+  gamma: num().default(1),
+  rounds_ctrl: RoundsCtrl.default(RoundsCtrl.parse({})),
+});
+
+const LrSchedule = z.strictObject({
+  type: z.enum(["constant", "warmup", "cosine"]).default("constant"),
+  warmup_steps: int().default(0),
+  /** Cosine decays to lr · min_lr_ratio at the last step. */
+  min_lr_ratio: num().min(0).max(1).default(0),
+});
+
+const Actor = z.strictObject({
+  lr: num().positive().default(1e-6),
+  lr_schedule: LrSchedule.default(LrSchedule.parse({})),
+  betas: z.tuple([num(), num()]).default([0.9, 0.999]),
+  eps: num().positive().default(1e-8),
+  weight_decay: num().min(0).default(0.01),
+  grad_clip: num().min(0).default(1),
+  ppo_epochs: int(1).default(1),
+  /** Prompts per optimizer step (times rollout.n trajectories). */
+  ppo_mini_batch_size: int(1).default(8),
+  /** Tokens per micro-batch (one forward/backward); a memory knob only: the loss does not depend on it. */
+  ppo_micro_batch_tokens: int(1).default(8192),
+  clip_ratio_low: num().min(0).default(0.2),
+  clip_ratio_high: num().min(0).default(0.2),
+  clip_ratio_c: num().gt(1).default(3),
+  loss_agg_mode: z.enum(CONFIG_LOSS_AGG_MODES).default("token-mean"),
+  entropy_coeff: num().default(0.001),
+  use_kl_loss: z.boolean().default(true),
+  kl_loss_coef: num().min(0).default(0.001),
+  kl_loss_type: z.enum(CONFIG_KL_KINDS).default("low_var_kl"),
+  /** Recompute the behaviour log-probs with a forward pass (verl's default) instead of the sampler's. */
+  recompute_old_logprob: z.boolean().default(true),
+});
+
+const Sft = z.strictObject({
+  /** Warm-start with supervised fine-tuning before RL. */
+  enabled: z.boolean().default(false),
+  /** "oracle" generates trajectories of the train split; otherwise an AgentGym trajectory file (JSON/JSONL). */
+  data: z.string().default("oracle"),
+  epochs: num().positive().default(1),
+  lr: num().positive().default(1e-5),
+  lr_schedule: LrSchedule.default(LrSchedule.parse({})),
+  weight_decay: num().min(0).default(0.01),
+  grad_clip: num().min(0).default(1),
+  /** Tokens per optimizer step. */
+  batch_tokens: int(1).default(16384),
+  /** Oracle replies: "thought" writes Thought:/Action: as the task's prompt asks; "action" only the action line. */
+  oracle_format: z.enum(["thought", "action"]).default("thought"),
+});
+
+const Trainer = z.strictObject({
+  total_steps: int(0).default(100),
+  save_freq: int(0).default(25),
+  test_freq: int(0).default(10),
+  seed: z.number().int().default(1),
+  /** Where runs go; each run gets a folder inside. */
+  runs_dir: z.string().default("runs"),
+  /** Samples per test task at evaluation. */
+  eval_samples: int(1).default(1),
+  eval_temperature: num().min(0).default(0),
+  /** Test tasks evaluated during training (0 = the whole split). */
+  eval_limit: int(0).default(0),
+});
+
+/** The whole run configuration. */
+export const RunConfig = z.strictObject({
+  /** The environment task: textcraft, babyai, sciworld, webshop, ... */
+  task: z.string().default("textcraft"),
+  model: Model.default(Model.parse({})),
+  env: Env.default(Env.parse({})),
+  data: Data.default(Data.parse({})),
+  rollout: Rollout.default(Rollout.parse({})),
+  algorithm: Algorithm.default(Algorithm.parse({})),
+  actor: Actor.default(Actor.parse({})),
+  sft: Sft.default(Sft.parse({})),
+  trainer: Trainer.default(Trainer.parse({})),
+});
+
+/** A resolved run configuration. */
+export type RunConfig = z.infer<typeof RunConfig>;

@@ -1,0 +1,27 @@
+/**
+ * Everything TextCraft says and accepts, as text: each task's opening, the oracle's actions and what they get
+ * back, an inventory check, and the failure messages of a few wrong moves. The built-in tiny model's word-level
+ * vocabulary is built from it, so every word the game uses has a token.
+ */
+import { TextCraftGame } from "./game.ts";
+import { solveTask } from "./oracle.ts";
+import { idToName } from "./python.ts";
+import type { CraftingTree } from "./tree.ts";
+
+/** Texts of every task (in task order), plus `extra` (prompts, reply formats). */
+export function textCraftCorpus(tree: CraftingTree, extra: readonly string[] = []): string[] {
+  const texts = [...extra];
+  const game = new TextCraftGame(tree);
+  tree.goals.forEach((goal, i) => {
+    const opening = game.reset(BigInt(i));
+    texts.push(opening);
+    const first = opening.split("\n")[1] ?? "";
+    // Wrong moves first: crafting before gathering, getting a crafted item, an unknown command.
+    for (const wrong of [first, `get 1 ${idToName(goal.id)}`, "look around", "inventory"]) {
+      texts.push(wrong, game.step(wrong).observation);
+    }
+    for (const action of solveTask(tree, i).actions) texts.push(action, game.step(action).observation);
+    texts.push(game.step("inventory").observation);
+  });
+  return texts;
+}

@@ -1,0 +1,106 @@
+/**
+ * Run checkpoints: a Hugging Face model directory (loadable by Hugging Face tools and by `--model`) plus the
+ * optimizer's moments (`optimizer.safetensors`) and the trainer's state (`trainer_state.json`: step counters, data
+ * position, seeds), written atomically by saveModelDir. `checkpoints/latest` names the newest complete one; it is
+ * replaced by rename after the checkpoint is fully written, so a crash mid-save never leaves a pointer to a
+ * checkpoint that loads wrong.
+ */
+import { loadModelDir, saveModelDir } from "../model/checkpoint.ts";
+import type { ModelConfig } from "../model/config.ts";
+import { loadSafetensors, serializeSafetensors } from "../model/safetensors.ts";
+import type { Tokenizer } from "../model/tokenizer.ts";
+import type { TensorSet } from "../model/weights.ts";
+import type { AdamW } from "./optimizer.ts";
+
+/** What the trainer needs to continue exactly where it stopped. */
+export interface TrainerState {
+  version: 1;
+  /** "sft" while warm-starting, "rl" after. */
+  phase: "sft" | "rl";
+  /** Optimizer steps of the SFT phase done. */
+  sftStep: number;
+  /** RL training steps done. */
+  rlStep: number;
+  /** AdamW's applied-update count (bias correction). */
+  optimizerStep: number;
+  /** Position in the shuffled training data: epoch and offset. */
+  data: { epoch: number; offset: number };
+  /** The reference model's directory (frozen copy for the KL), relative to the run folder. */
+  reference: string | null;
+  /** Anything else worth keeping (evaluation history, timings). */
+  notes: Record<string, unknown>;
+}
+
+const STATE = "trainer_state.json";
+const OPTIMIZER = "optimizer.safetensors";
+
+/** Folder name of a checkpoint. */
+export function checkpointName(phase: "sft" | "rl", step: number): string {
+  return `${phase}-step-${String(step).padStart(6, "0")}`;
+}
+
+/** Saves model, optimizer and state into `<runDir>/checkpoints/<name>` and points `latest` at it. */
+export async function saveCheckpoint(runDir: string, name: string, c: {
+  config: ModelConfig;
+  weights: TensorSet;
+  tokenizer?: Tokenizer;
+  opt?: AdamW;
+  state: TrainerState;
+  dtype?: "f32" | "f16";
+}): Promise<string> {
+  const dir = `${runDir}/checkpoints/${name}`;
+  await Deno.mkdir(`${runDir}/checkpoints`, { recursive: true });
+  const tensors = await c.weights.toHost();
+  const extra: Record<string, unknown> = { [STATE]: c.state };
+  if (c.opt) {
+    const [m, v] = await Promise.all([c.opt.m.toHost(), c.opt.v.toHost()]);
+    const moments: [string, { shape: number[]; data: Float32Array }][] = [];
+    for (const spec of c.weights.specs) {
+      moments.push([`m.${spec.name}`, { shape: spec.shape, data: m.get(spec.name)! }]);
+      moments.push([`v.${spec.name}`, { shape: spec.shape, data: v.get(spec.name)! }]);
+    }
+    extra[OPTIMIZER] = serializeSafetensors(moments, { dtype: "f32" });
+  }
+  await saveModelDir(dir, { config: c.config, tensors, tokenizer: c.tokenizer, dtype: c.dtype ?? "f32", extra });
+  const tmp = `${runDir}/checkpoints/latest.tmp-${Deno.pid}`;
+  await Deno.writeTextFile(tmp, name + "\n");
+  await Deno.rename(tmp, `${runDir}/checkpoints/latest`);
+  return dir;
+}
+
+/** A checkpoint read back. */
+export interface LoadedCheckpoint {
+  dir: string;
+  config: ModelConfig;
+  tensors: Map<string, Float32Array>;
+  tokenizer?: Tokenizer;
+  state: TrainerState;
+  /** Moments by parameter name, when the checkpoint has optimizer state. */
+  moments?: { m: Map<string, Float32Array>; v: Map<string, Float32Array> };
+}
+
+/** Loads the checkpoint `latest` names in a run folder; a clear error when there is none. */
+export async function loadLatestCheckpoint(runDir: string): Promise<LoadedCheckpoint> {
+  let name: string;
+  try {
+    name = (await Deno.readTextFile(`${runDir}/checkpoints/latest`)).trim();
+  } catch {
+    throw new Deno.errors.NotFound(
+      `${runDir} has no checkpoints/latest: it is not a run folder, or it stopped before its first checkpoint`,
+    );
+  }
+  const dir = `${runDir}/checkpoints/${name}`;
+  const loaded = await loadModelDir(dir, { extra: [STATE] });
+  const state = loaded.extra[STATE] as TrainerState;
+  if (state?.version !== 1) throw new SyntaxError(`${dir}/${STATE}: not a Crucible trainer state (version 1)`);
+  let moments: LoadedCheckpoint["moments"];
+  try {
+    const opt = await loadSafetensors(`${dir}/${OPTIMIZER}`);
+    const m = new Map<string, Float32Array>(), v = new Map<string, Float32Array>();
+    for (const [key, t] of opt) (key.startsWith("m.") ? m : v).set(key.slice(2), t.data);
+    moments = { m, v };
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return { dir, config: loaded.config, tensors: loaded.tensors, tokenizer: loaded.tokenizer, state, moments };
+}

@@ -1,0 +1,78 @@
+/**
+ * Evaluation: every task of a split played `samples` times; Avg@n (mean success over all episodes, AgentGym's
+ * "Avg"), Pass@n (share of tasks solved at least once) and mean reward, overall and by category (TextCraft: depth).
+ * Environment failures are counted and left out of the rates.
+ */
+import { type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
+import type { Trajectory } from "../rollout/trajectory.ts";
+
+/** Rates over a set of tasks. */
+export interface Rates {
+  tasks: number;
+  episodes: number;
+  /** Mean success over episodes (Avg@n). */
+  avg: number;
+  /** Share of tasks with at least one success (Pass@n). */
+  pass: number;
+  meanReward: number;
+}
+
+/** One evaluation's results. */
+export interface EvalResult extends Rates {
+  samples: number;
+  envFailures: number;
+  byCategory: Record<string, Rates>;
+  perTask: { task: number; category: string; successes: number; episodes: number }[];
+}
+
+/** Plays every task `samples` times and scores the episodes. */
+export async function evaluate(
+  ctx: RolloutContext,
+  indices: readonly number[],
+  o: RolloutOptions & { samples: number; seed: number },
+): Promise<{ result: EvalResult; trajectories: Trajectory[] }> {
+  const specs = indices.flatMap((task, g) =>
+    Array.from({ length: o.samples }, (_, k) => ({ task, group: g, seed: o.seed + g * o.samples + k }))
+  );
+  const trajectories = await runRollouts(ctx, specs, o);
+  return { result: scoreEpisodes(trajectories, o.samples, (i) => ctx.task.category?.(i) ?? "all"), trajectories };
+}
+
+/** Scores finished episodes. */
+export function scoreEpisodes(
+  ts: readonly Trajectory[],
+  samples: number,
+  category: (task: number) => string,
+): EvalResult {
+  const byTask = new Map<number, Trajectory[]>();
+  for (const t of ts) byTask.set(t.task, [...(byTask.get(t.task) ?? []), t]);
+  const perTask = [...byTask].map(([task, list]) => {
+    const ok = list.filter((t) => t.finish !== "env_failure");
+    return {
+      task,
+      category: category(task),
+      successes: ok.filter((t) => t.success).length,
+      episodes: ok.length,
+      reward: ok.reduce((a, t) => a + (t.reward ?? 0), 0),
+    };
+  });
+  const rates = (rows: typeof perTask): Rates => {
+    const episodes = rows.reduce((a, r) => a + r.episodes, 0);
+    const scored = rows.filter((r) => r.episodes > 0);
+    return {
+      tasks: rows.length,
+      episodes,
+      avg: episodes === 0 ? 0 : rows.reduce((a, r) => a + r.successes, 0) / episodes,
+      pass: scored.length === 0 ? 0 : scored.filter((r) => r.successes > 0).length / scored.length,
+      meanReward: episodes === 0 ? 0 : rows.reduce((a, r) => a + r.reward, 0) / episodes,
+    };
+  };
+  const categories = [...new Set(perTask.map((r) => r.category))].sort();
+  return {
+    ...rates(perTask),
+    samples,
+    envFailures: ts.filter((t) => t.finish === "env_failure").length,
+    byCategory: Object.fromEntries(categories.map((c) => [c, rates(perTask.filter((r) => r.category === c))])),
+    perTask: perTask.map(({ reward: _r, ...rest }) => rest),
+  };
+}

@@ -1,0 +1,200 @@
+/**
+ * One RL training step: `train_batch_size` prompts × `n` samples played as rollouts, behaviour and reference
+ * log-probabilities, advantages, then the policy update. Episodes that hit an environment failure are left out of
+ * the advantages and the update, and counted.
+ */
+import type { RunConfig } from "../config/schema.ts";
+import type { Gpu } from "../gpu/device.ts";
+import type { Transformer } from "../model/transformer.ts";
+import type { TensorSet } from "../model/weights.ts";
+import { type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
+import { roundsAt, type RoundsSchedule } from "../rollout/scheduler.ts";
+import { trainable, type Trajectory } from "../rollout/trajectory.ts";
+import {
+  broadcastAdvantages,
+  grpoAdvantages,
+  outcomeRewards,
+  reinforceBaselineAdvantages,
+  reinforcePlusPlusAdvantages,
+  rlooAdvantages,
+} from "./advantages.ts";
+import type { AdamW } from "./optimizer.ts";
+import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "./rl_update.ts";
+import { fromPositions, sequenceLogprobs } from "./sequences.ts";
+
+/** What a step works with. */
+export interface RlStepContext {
+  gpu: Gpu;
+  config: RunConfig;
+  rollout: RolloutContext;
+  model: Transformer;
+  /** The frozen reference policy for the KL loss, if used. */
+  reference?: Transformer;
+  grads: TensorSet;
+  opt: AdamW;
+  stopIds: number[];
+  /** Learning rate by 1-based optimizer step. */
+  lr: (optimizerStep: number) => number;
+  onEpisode?: (t: Trajectory) => void;
+}
+
+/** A step's outcome: its trajectories and the numbers of its update. */
+export interface RlStepResult {
+  trajectories: Trajectory[];
+  rounds: number;
+  updates: MiniBatchResult[];
+  seconds: { rollout: number; logprobs: number; update: number };
+}
+
+/** The round schedule of a config. */
+export function scheduleOf(c: RunConfig): RoundsSchedule {
+  const r = c.algorithm.rounds_ctrl;
+  return r.type === "fixed"
+    ? { type: "fixed", rounds: r.rounds[r.rounds.length - 1] }
+    : { type: "scaling_inter", rounds: r.rounds, stepsPerStage: r.steps_scaling_inter };
+}
+
+/** Seed of episode k of step `step`: distinct per episode, and the same after a resume. */
+export function episodeSeed(base: number, step: number, k: number): number {
+  return (Math.imul(base, 1000003) + Math.imul(step, 7919) + k) | 0;
+}
+
+/** Rollout limits and sampling of a config. */
+export function rolloutOptions(
+  c: RunConfig,
+  maxRounds: number,
+  stopIds: number[],
+  temperature?: number,
+): RolloutOptions {
+  const r = c.rollout;
+  return {
+    maxRounds,
+    maxTokensPerTurn: r.max_tokens_per_turn,
+    maxPromptLength: r.max_prompt_length,
+    maxResponseLength: r.max_response_length,
+    sampling: { temperature: temperature ?? r.temperature, topP: r.top_p, topK: r.top_k },
+    stopIds,
+  };
+}
+
+/** Plays and learns from one step's prompts. */
+export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly number[]): Promise<RlStepResult> {
+  const c = ctx.config, n = c.rollout.n;
+  const rounds = roundsAt(scheduleOf(c), step);
+  const t0 = performance.now();
+  const specs = prompts.flatMap((task, g) =>
+    Array.from({ length: n }, (_, k) => ({ task, group: g, seed: episodeSeed(c.trainer.seed, step, g * n + k) }))
+  );
+  const trajectories = await runRollouts(ctx.rollout, specs, {
+    ...rolloutOptions(c, rounds, ctx.stopIds),
+    onEpisode: ctx.onEpisode,
+  });
+  const t1 = performance.now();
+  const train = trajectories.filter(trainable);
+  if (train.length === 0) {
+    return { trajectories, rounds, updates: [], seconds: { rollout: (t1 - t0) / 1000, logprobs: 0, update: 0 } };
+  }
+  const advantages = tokenAdvantages(c, train);
+  const seqs: UpdateSequence[] = train.map((t, i) => ({
+    ids: [...t.promptIds, ...t.responseIds],
+    promptLength: t.promptIds.length,
+    mask: t.mask,
+    group: t.group,
+    advantages: advantages[i],
+    oldLogp: t.logprobs,
+  }));
+  const temperature = c.rollout.temperature > 0 ? c.rollout.temperature : 1;
+  const lp = { temperature, maxTokens: c.actor.ppo_micro_batch_tokens };
+  if (c.actor.recompute_old_logprob) {
+    const old = await sequenceLogprobs(ctx.gpu, ctx.model, seqs, lp);
+    seqs.forEach((q, i) => (q.oldLogp = fromPositions(q, old[i])));
+  }
+  if (ctx.reference) {
+    const ref = await sequenceLogprobs(ctx.gpu, ctx.reference, seqs, lp);
+    seqs.forEach((q, i) => (q.refLogp = fromPositions(q, ref[i])));
+  }
+  const t2 = performance.now();
+  const a = c.actor;
+  const updates = await rlUpdate(ctx.gpu, ctx.model, ctx.grads, ctx.opt, seqs, {
+    ppoEpochs: a.ppo_epochs,
+    miniBatchGroups: a.ppo_mini_batch_size,
+    microBatchTokens: a.ppo_micro_batch_tokens,
+    lossAggMode: a.loss_agg_mode,
+    temperature,
+    lr: ctx.lr,
+    loss: {
+      clipLow: a.clip_ratio_low,
+      clipHigh: a.clip_ratio_high,
+      clipC: a.clip_ratio_c,
+      klKind: ctx.reference ? a.kl_loss_type : "none",
+      klCoef: ctx.reference ? a.kl_loss_coef : 0,
+      entropyCoef: a.entropy_coeff,
+    },
+  });
+  const t3 = performance.now();
+  return {
+    trajectories,
+    rounds,
+    updates,
+    seconds: { rollout: (t1 - t0) / 1000, logprobs: (t2 - t1) / 1000, update: (t3 - t2) / 1000 },
+  };
+}
+
+/** Per-response-token advantages of the trainable trajectories (the reward sits on the last sampled token). */
+export function tokenAdvantages(c: RunConfig, train: readonly Trajectory[]): number[][] {
+  const scores = train.map((t) => t.reward ?? 0);
+  const groups = train.map((t) => t.group);
+  const masks = train.map((t) => t.mask);
+  switch (c.algorithm.adv_estimator) {
+    case "grpo":
+      return broadcastAdvantages(
+        grpoAdvantages(scores, groups, { normalizeByStd: c.algorithm.norm_adv_by_std_in_grpo }),
+        masks,
+      );
+    case "rloo":
+      return broadcastAdvantages(rlooAdvantages(scores, groups), masks);
+    case "reinforce_plus_plus":
+      return reinforcePlusPlusAdvantages(outcomeRewards(scores, masks), masks, { gamma: c.algorithm.gamma }).advantages;
+    case "reinforce_plus_plus_baseline":
+      return reinforceBaselineAdvantages(scores, groups, masks);
+  }
+}
+
+/** Step metrics from a step's result (one JSON line of metrics.jsonl, minus time and step). */
+export function stepMetrics(r: RlStepResult): Record<string, number> {
+  const ts = r.trajectories;
+  const ok = ts.filter((t) => t.finish !== "env_failure");
+  const rewards = ok.map((t) => t.reward ?? 0);
+  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+  const mu = mean(rewards);
+  const last = r.updates[r.updates.length - 1];
+  const sampled = ts.reduce((a, t) => a + t.mask.reduce((x, m) => x + m, 0), 0);
+  const allTokens = ts.reduce((a, t) => a + t.promptIds.length + t.responseIds.length, 0);
+  const seconds = r.seconds.rollout + r.seconds.logprobs + r.seconds.update;
+  const avg = (f: (u: MiniBatchResult) => number) => mean(r.updates.map(f));
+  return {
+    reward_mean: mu,
+    reward_std: Math.sqrt(mean(rewards.map((x) => (x - mu) ** 2))),
+    success_rate: mean(ok.map((t) => (t.success ? 1 : 0))),
+    rounds_max: r.rounds,
+    rounds_mean: mean(ok.map((t) => t.rounds)),
+    response_length_mean: mean(ts.map((t) => t.responseIds.length)),
+    episodes: ts.length,
+    env_failures: ts.length - ok.length,
+    truncated: ts.filter((t) => t.finish === "length").length,
+    policy_loss: avg((u) => u.pgLoss),
+    kl: avg((u) => u.klLoss),
+    entropy: avg((u) => u.entropy),
+    pg_clipfrac: avg((u) => u.pgClipfrac),
+    pg_clipfrac_lower: avg((u) => u.pgClipfracLower),
+    ppo_kl: avg((u) => u.ppoKl),
+    grad_norm: avg((u) => u.gradNorm),
+    skipped_updates: r.updates.filter((u) => !u.applied).length,
+    lr: last?.lr ?? 0,
+    sampled_tokens: sampled,
+    tokens_per_s: seconds > 0 ? allTokens / seconds : 0,
+    time_rollout_s: r.seconds.rollout,
+    time_logprobs_s: r.seconds.logprobs,
+    time_update_s: r.seconds.update,
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * The policy update of one RL step: `ppo_epochs` passes over mini-batches, each split into micro-batches by token
+ * budget with gradient accumulation, then one AdamW step. Aggregation weights come from the whole mini-batch, so
+ * the loss and its gradient do not depend on the micro-batch split. Per mini-batch: one submit, one readback.
+ */
+import { Batch } from "../gpu/batch.ts";
+import type { Gpu } from "../gpu/device.ts";
+import { PackedInputs, packSequences } from "../model/packing.ts";
+import type { Transformer } from "../model/transformer.ts";
+import type { TensorSet } from "../model/weights.ts";
+import { aggregationWeights, type LossAggMode } from "./aggregation.ts";
+import type { AdamW, StepStats } from "./optimizer.ts";
+import { policyLossHead, uploadPolicyInputs } from "./policy_loss.ts";
+import { type PolicyLossSettings, type PolicyMetrics, policyMetrics } from "./policy_objective.ts";
+import { microBatches, toPositions, type TrainSequence } from "./sequences.ts";
+
+/** One sequence of the update with its per-response-token inputs. */
+export interface UpdateSequence extends TrainSequence {
+  /** Mini-batch group (sequences of one prompt stay in one mini-batch). */
+  group: number;
+  /** Per response token. */
+  advantages: number[];
+  oldLogp: number[];
+  refLogp?: number[];
+}
+
+/** Settings of the update. */
+export interface UpdateSettings {
+  ppoEpochs: number;
+  /** Groups (prompts) per mini-batch. */
+  miniBatchGroups: number;
+  microBatchTokens: number;
+  lossAggMode: LossAggMode;
+  loss: PolicyLossSettings;
+  temperature: number;
+  /** Learning rate of each optimizer step, by 1-based optimizer step count. */
+  lr: (optimizerStep: number) => number;
+}
+
+/** What one optimizer step did. */
+export interface MiniBatchResult extends PolicyMetrics {
+  gradNorm: number;
+  applied: boolean;
+  lr: number;
+}
+
+/** Runs the update; returns one result per optimizer step taken. */
+export async function rlUpdate(
+  gpu: Gpu,
+  model: Transformer,
+  grads: TensorSet,
+  opt: AdamW,
+  seqs: readonly UpdateSequence[],
+  s: UpdateSettings,
+): Promise<MiniBatchResult[]> {
+  const groups = [...new Set(seqs.map((q) => q.group))];
+  const results: MiniBatchResult[] = [];
+  for (let epoch = 0; epoch < s.ppoEpochs; epoch++) {
+    for (let g0 = 0; g0 < groups.length; g0 += s.miniBatchGroups) {
+      const chosen = new Set(groups.slice(g0, g0 + s.miniBatchGroups));
+      const mini = seqs.filter((q) => chosen.has(q.group));
+      results.push(await miniBatchStep(gpu, model, grads, opt, mini, s));
+    }
+  }
+  return results;
+}
+
+async function miniBatchStep(
+  gpu: Gpu,
+  model: Transformer,
+  grads: TensorSet,
+  opt: AdamW,
+  mini: readonly UpdateSequence[],
+  s: UpdateSettings,
+): Promise<MiniBatchResult> {
+  const weights = aggregationWeights(mini.map((q) => q.mask), s.lossAggMode);
+  const batch = new Batch(gpu);
+  grads.clear(batch);
+  const statsTensors = [];
+  const release: (() => void)[] = [];
+  for (const group of microBatches(mini, s.microBatchTokens)) {
+    const part = group.map((i) => mini[i]);
+    const cat = (f: (q: UpdateSequence, i: number) => ArrayLike<number>) => {
+      const out: number[] = [];
+      part.forEach((q, k) => out.push(...toPositions(q, f(q, group[k]))));
+      return out;
+    };
+    const inputs = new PackedInputs(gpu, packSequences(part.map((q) => ({ ids: q.ids }))));
+    const policyInputs = uploadPolicyInputs(gpu, {
+      oldLogp: cat((q) => q.oldLogp),
+      refLogp: part[0].refLogp ? cat((q) => q.refLogp!) : undefined,
+      advantages: cat((q) => q.advantages),
+      weights: cat((_, i) => weights[i]),
+    });
+    const head = policyLossHead(gpu, policyInputs, s.loss);
+    const out = model.forward(batch, inputs, { grads, lossGrad: head.grad, temperature: s.temperature });
+    statsTensors.push(head.stats);
+    release.push(() => {
+      head.release();
+      policyInputs.release();
+      inputs.release();
+      out.logp.release();
+      out.entropy.release();
+    });
+  }
+  const lr = s.lr(opt.step + 1);
+  opt.record(batch, lr);
+  const read = await batch.read([opt.stats, ...statsTensors]);
+  for (const r of release) r();
+  const step: StepStats = opt.commit(read[0]);
+  return { ...policyMetrics(read.slice(1), s.loss), gradNorm: step.gradNorm, applied: step.applied, lr };
+}

@@ -1,0 +1,107 @@
+/**
+ * Supervised fine-tuning on multi-turn sequences: the loss is the mean negative log-likelihood of the trained
+ * (mask 1) tokens of each optimizer step, whatever the micro-batch split. Sequences are shuffled per epoch by a
+ * generator seeded from (seed, epoch), so a resumed run sees the same order.
+ */
+import { Batch } from "../gpu/batch.ts";
+import type { Gpu } from "../gpu/device.ts";
+import { Rng } from "../gpu/random.ts";
+import { PackedInputs, packSequences } from "../model/packing.ts";
+import type { Transformer } from "../model/transformer.ts";
+import type { TensorSet } from "../model/weights.ts";
+import { nllGrad } from "./nll.ts";
+import type { AdamW } from "./optimizer.ts";
+import { microBatches, toPositions, type TrainSequence } from "./sequences.ts";
+
+/** Settings of one SFT run. */
+export interface SftSettings {
+  epochs: number;
+  /** Tokens per optimizer step. */
+  batchTokens: number;
+  /** Tokens per forward/backward (memory). */
+  microBatchTokens: number;
+  seed: number;
+  lr: (optimizerStep: number) => number;
+}
+
+/** One optimizer step's numbers. */
+export interface SftStep {
+  step: number;
+  epoch: number;
+  loss: number;
+  tokens: number;
+  targets: number;
+  gradNorm: number;
+  lr: number;
+  applied: boolean;
+}
+
+/** The optimizer steps of an SFT run, in order: each a list of sequence indices. */
+export function sftPlan(seqs: readonly TrainSequence[], s: Pick<SftSettings, "epochs" | "batchTokens" | "seed">) {
+  const steps: { epoch: number; seqs: number[] }[] = [];
+  const whole = Math.ceil(s.epochs);
+  for (let epoch = 0; epoch < whole; epoch++) {
+    const order = new Rng(s.seed * 7919 + epoch).shuffle(seqs.map((_, i) => i));
+    const take = epoch + 1 <= s.epochs ? order.length : Math.round(order.length * (s.epochs - epoch));
+    for (const group of microBatches(order.slice(0, take).map((i) => seqs[i]), s.batchTokens)) {
+      steps.push({ epoch, seqs: group.map((k) => order[k]) });
+    }
+  }
+  return steps;
+}
+
+/** Runs optimizer steps [from, plan.length); `onStep` sees each step's numbers (and may save a checkpoint). */
+export async function runSft(
+  gpu: Gpu,
+  model: Transformer,
+  grads: TensorSet,
+  opt: AdamW,
+  seqs: readonly TrainSequence[],
+  s: SftSettings,
+  from: number,
+  onStep: (r: SftStep) => Promise<void> | void,
+  stop: () => boolean = () => false,
+): Promise<void> {
+  const plan = sftPlan(seqs, s);
+  for (let k = from; k < plan.length && !stop(); k++) {
+    const chosen = plan[k].seqs.map((i) => seqs[i]);
+    const targets = chosen.reduce((n, q) => n + q.mask.reduce((a, b) => a + b, 0), 0);
+    const batch = new Batch(gpu);
+    grads.clear(batch);
+    const logps = [], release: (() => void)[] = [];
+    const weightsOf: number[][] = [];
+    for (const group of microBatches(chosen, s.microBatchTokens)) {
+      const part = group.map((i) => chosen[i]);
+      const w = part.flatMap((q) => [...toPositions(q, q.mask.map((m) => (targets > 0 ? m / targets : 0)))]);
+      weightsOf.push(w);
+      const inputs = new PackedInputs(gpu, packSequences(part.map((q) => ({ ids: q.ids }))));
+      const nll = nllGrad(gpu, w);
+      const out = model.forward(batch, inputs, { grads, lossGrad: nll.grad });
+      logps.push(out.logp);
+      release.push(() => {
+        nll.release();
+        inputs.release();
+        out.logp.release();
+        out.entropy.release();
+      });
+    }
+    const lr = s.lr(opt.step + 1);
+    opt.record(batch, lr);
+    const read = await batch.read([opt.stats, ...logps]);
+    for (const r of release) r();
+    const stats = opt.commit(read[0]);
+    let loss = 0;
+    read.slice(1).forEach((lp, i) => lp.forEach((v, t) => (loss -= v * weightsOf[i][t])));
+    const tokens = chosen.reduce((n, q) => n + q.ids.length, 0);
+    await onStep({
+      step: k + 1,
+      epoch: plan[k].epoch,
+      loss,
+      tokens,
+      targets,
+      gradNorm: stats.gradNorm,
+      lr,
+      applied: stats.applied,
+    });
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Supervised data in the exact token layout RL trains on: the prompt and observation chunks rendered by the chat
+ * template (mask 0), assistant turns as their ids plus the stop token (mask 1 where the turn is trained).
+ * Sources: oracle episodes of TextCraft played through the environment, or AgentGym trajectory files
+ * (`{"conversations": [{"from": "human"|"gpt", "value": ..., "loss": ...}]}`, JSON array or JSONL).
+ */
+import { z } from "zod";
+import type { EnvClient } from "../env/client.ts";
+import { solveTask } from "../env/textcraft/oracle.ts";
+import { CraftingTree } from "../env/textcraft/tree.ts";
+import type { Tokenizer } from "../model/tokenizer.ts";
+import { runRollouts } from "../rollout/agent.ts";
+import { ChatRenderer } from "../rollout/chat.ts";
+import { ScriptedSampler } from "../rollout/scripted.ts";
+import type { Task } from "../../tasks/task.ts";
+import type { TrainSequence } from "./sequences.ts";
+
+/** How an oracle reply is written. */
+export function oracleReply(action: string, format: "thought" | "action"): string {
+  return format === "action" ? `Action: ${action}` : `Thought:\nI will ${action} next.\n\nAction:\n${action}`;
+}
+
+/** Plays the oracle's plan of each task through the environment; every episode must succeed. */
+export async function oracleSequences(
+  ctx: { tokenizer: Tokenizer; client: EnvClient; task: Task; stopId: number },
+  indices: readonly number[],
+  o: {
+    format: "thought" | "action";
+    maxPromptLength: number;
+    maxResponseLength: number;
+    /** Told how many tasks were left out because their plan does not fit max_response_length. */
+    onSkipped?: (count: number) => void;
+  },
+): Promise<TrainSequence[]> {
+  if (ctx.task.name !== "textcraft") {
+    throw new RangeError(`Oracle trajectories exist for textcraft only, not ${ctx.task.name}; set sft.data to a file`);
+  }
+  const tree = await CraftingTree.load();
+  const plans = indices.map((i) => solveTask(tree, i).actions.map((a) => oracleReply(a, o.format)));
+  const sampler = new ScriptedSampler(ctx.tokenizer, (seed) => plans[seed], ctx.stopId, {
+    fallback: "Action: inventory",
+  });
+  const specs = indices.map((task, i) => ({ task, group: i, seed: i }));
+  const ts = await runRollouts(
+    { generator: sampler, tokenizer: ctx.tokenizer, client: ctx.client, task: ctx.task },
+    specs,
+    {
+      maxRounds: Math.max(...plans.map((p) => p.length)),
+      maxTokensPerTurn: 1 << 20,
+      maxPromptLength: o.maxPromptLength,
+      maxResponseLength: o.maxResponseLength,
+      sampling: {},
+      stopIds: [ctx.stopId],
+    },
+  );
+  // An oracle plan longer than the token budget cannot be shown whole; such tasks are left out (and counted).
+  // Any other failure means the environment or the plans are wrong, and stops the run.
+  const broken = ts.filter((t) => !t.success && t.finish !== "length");
+  if (broken.length > 0) {
+    const t = broken[0];
+    const why = `${t.finish}${t.error ? `: ${t.error}` : ""}`;
+    throw new Error(`The oracle failed ${broken.length} of ${ts.length} episodes, e.g. task ${t.task} (${why})`);
+  }
+  const kept = ts.filter((t) => t.success);
+  o.onSkipped?.(ts.length - kept.length);
+  return kept.map((t) => ({ ids: [...t.promptIds, ...t.responseIds], promptLength: t.promptIds.length, mask: t.mask }));
+}
+
+const Turn = z.object({ from: z.string(), value: z.string(), loss: z.boolean().nullish() }).loose();
+const Conversation = z.object({ conversations: z.array(Turn).min(3) }).loose();
+
+/**
+ * Reads AgentGym trajectories: human/gpt turns alternate after an opening (instructions, acknowledgement, first
+ * observation). gpt turns train unless `loss` is false; the acknowledgement is prompt.
+ */
+export function agentGymSequences(text: string, tok: Tokenizer, stopId: number, source: string): TrainSequence[] {
+  const trimmed = text.trim();
+  let items: unknown[];
+  try {
+    items = trimmed.startsWith("[")
+      ? JSON.parse(trimmed)
+      : trimmed.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+  } catch (e) {
+    throw new SyntaxError(`${source}: not JSON or JSONL (${(e as Error).message})`);
+  }
+  const chat = new ChatRenderer(tok);
+  return items.map((item, n) => {
+    const r = Conversation.safeParse(item);
+    if (!r.success) throw new SyntaxError(`${source} entry ${n}: needs "conversations" of from/value turns`);
+    const turns = r.data.conversations;
+    const role = (i: number) => (turns[i].from === "gpt" || turns[i].from === "assistant" ? "gpt" : "human");
+    if (role(0) !== "human" || role(1) !== "gpt" || role(2) !== "human") {
+      throw new SyntaxError(`${source} entry ${n}: must open with human, gpt, human turns`);
+    }
+    const prompt = chat.prompt({ user: turns[0].value, assistant: turns[1].value, observation: turns[2].value });
+    const ids = [...prompt], mask: number[] = [];
+    for (let i = 3; i < turns.length; i++) {
+      if (role(i) !== (i % 2 === 1 ? "gpt" : "human")) {
+        throw new SyntaxError(`${source} entry ${n}: turn ${i} should be ${i % 2 === 1 ? "gpt" : "human"}`);
+      }
+      const piece = role(i) === "gpt"
+        ? [...tok.encode(turns[i].value), stopId]
+        : chat.observation(turns[i].value, stopId);
+      const train = role(i) === "gpt" && turns[i].loss !== false ? 1 : 0;
+      ids.push(...piece);
+      mask.push(...piece.map(() => train));
+    }
+    return { ids, promptLength: prompt.length, mask };
+  });
+}
