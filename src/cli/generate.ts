@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import { loadGpuModel } from "../model/load.ts";
-import { numberFlag, runMain } from "./args.ts";
+import { numberFlag } from "./args.ts";
 
 const USAGE = "Usage: deno task generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [--chat] " +
   "[--max-tokens 64] [--temperature 1] [--top-p 1] [--top-k 0] [--seed 0] [--json]";
@@ -65,5 +65,3 @@ export async function main(args: string[]): Promise<void> {
   if (v.json) console.log(JSON.stringify({ ids: out.ids, text }));
   else console.log(tokenizer ? text : out.ids.join(","));
 }
-
-if (import.meta.main) await runMain(main);

@@ -12,7 +12,6 @@ import { PackedInputs, packSequences } from "../model/packing.ts";
 import { saveSafetensors } from "../model/safetensors.ts";
 import { TensorSet } from "../model/weights.ts";
 import { nllGrad } from "../train/nll.ts";
-import { runMain } from "./args.ts";
 
 const USAGE = "Usage: deno task grad --model DIR --data FILE.jsonl --out GRADS.safetensors";
 
@@ -82,5 +81,3 @@ export async function main(args: string[]): Promise<void> {
   await saveSafetensors(v.out, tensors as never, { dtype: "f32" });
   console.log(`loss ${loss.toFixed(6)} over ${count} target tokens; ${host.size} gradients written to ${v.out}`);
 }
-
-if (import.meta.main) await runMain(main);

@@ -4,6 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { serveTextCraft } from "../env/textcraft/server.ts";
+import { numberFlag } from "./args.ts";
 
 const USAGE = "Usage: deno task serve textcraft [--port 36001] [--host 127.0.0.1] [--max-envs 4096]";
 
@@ -23,25 +24,8 @@ export async function main(args: string[]): Promise<void> {
   if (positionals.length !== 1 || positionals[0] !== "textcraft") {
     throw new RangeError(`Only "textcraft" can be served, got "${positionals.join(" ")}". ${USAGE}`);
   }
-  const port = integer("--port", values.port, 0, 65535);
-  const maxEnvs = integer("--max-envs", values["max-envs"], 1, 1 << 24);
+  const port = numberFlag("--port", values.port, 36001, { lo: 0, hi: 65535, integer: true });
+  const maxEnvs = numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, integer: true });
   const server = await serveTextCraft({ port, hostname: values.host, maxEnvs });
   console.log(`TextCraft listening on ${server.url}`);
-}
-
-function integer(flag: string, text: string, lo: number, hi: number): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < lo || n > hi) {
-    throw new RangeError(`${flag} must be an integer in [${lo}, ${hi}], got "${text}"`);
-  }
-  return n;
-}
-
-if (import.meta.main) {
-  try {
-    await main(Deno.args);
-  } catch (e) {
-    console.error(e instanceof Error ? e.message : e);
-    Deno.exit(2);
-  }
 }

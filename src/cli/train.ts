@@ -8,7 +8,6 @@ import { resolveConfig } from "../config/load.ts";
 import { configSource, PRESET_NAMES } from "../config/presets.ts";
 import { runTraining } from "../train/run.ts";
 import { writeReport } from "../train/report.ts";
-import { runMain } from "./args.ts";
 import { terminalReporter } from "./progress.ts";
 
 const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [--model DIR] [--env-url URL ...] ` +
@@ -89,5 +88,3 @@ async function readRunConfig(runDir: string): Promise<string> {
 function stamp(): string {
   return new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
 }
-
-if (import.meta.main) await runMain(main);

@@ -42,6 +42,20 @@ function chart(title, series) {
   });
   fig.appendChild(svg); return fig;
 }
+function bars(title, cats, series) {
+  const fig = el("figure"); fig.appendChild(el("figcaption", {}, title));
+  const W = 360, rowH = 14 * series.length + 8, H = 16 + rowH * cats.length, L = 70;
+  const svg = sv("svg", { class: "chart bars", viewBox: "0 0 " + W + " " + H, style: "height:" + H + "px", "data-title": title });
+  cats.forEach((c, i) => {
+    const t = sv("text", { x: 2, y: 16 + i * rowH + 12 }); t.textContent = c; svg.appendChild(t);
+    series.forEach((s, k) => {
+      const v = s.values[i] || 0, y = 16 + i * rowH + k * 14;
+      svg.appendChild(sv("rect", { x: L, y, width: Math.max(1, v * (W - L - 60)), height: 11, fill: COLORS[k % COLORS.length], class: "series" }));
+      const lbl = sv("text", { x: L + v * (W - L - 60) + 4, y: y + 9 }); lbl.textContent = s.name + " " + (100 * v).toFixed(0) + "%"; svg.appendChild(lbl);
+    });
+  });
+  fig.appendChild(svg); return fig;
+}
 const rl = D.metrics.filter((m) => m.phase === "rl"), sft = D.metrics.filter((m) => m.phase === "sft");
 const line = (rows, x, y) => rows.filter((r) => typeof r[y] === "number").map((r) => [r[x], r[y]]);
 const evals = D.evals;
@@ -69,8 +83,8 @@ else {
     table.appendChild(tr);
   }
   ev.appendChild(table);
-  const last = evals[evals.length - 1];
-  ev.appendChild(chart("Success by category, last evaluation (" + last.phase + ")", cats.map((c) => ({ name: c, points: [[0, 0], [1, last.byCategory[c] ? last.byCategory[c].avg : 0]] }))));
+  const shown = [evals.find((e) => e.phase === "sft"), evals[evals.length - 1]].filter((e, i, a) => e && a.indexOf(e) === i);
+  ev.appendChild(bars("Success by category", cats, shown.map((e) => ({ name: e.phase, values: cats.map((c) => e.byCategory[c] ? e.byCategory[c].avg : 0) }))));
 }
 const list = document.getElementById("episode-list"), view = document.getElementById("episode");
 D.episodes.forEach((e, i) => list.appendChild(el("option", { value: i }, (e.success ? "✓ " : "✗ ") + e.phase + " #" + e.step + " task " + e.task + " (" + e.rounds + " rounds)")));

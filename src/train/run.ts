@@ -163,6 +163,10 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
       rep.line(`After SFT: test success ${(100 * sftEval.avg).toFixed(1)}%`);
     }
 
+    if (c.trainer.total_steps === 0) {
+      return { runDir: o.runDir, interrupted: false, sftEval, seconds: secondsSince(start), lastCheckpoint };
+    }
+
     // Phase 2: RL.
     const opt = new AdamW(gpu, weights, grads, {
       beta1: c.actor.betas[0],

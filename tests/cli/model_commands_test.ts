@@ -77,7 +77,7 @@ Deno.test({
     }
     assert.deepEqual(out.ids, want);
     assert.equal(typeof out.text, "string");
-    const bad = await run(["src/cli/generate.ts", "--model", dir, "--prompt-ids", "3", "--top-p", "2"]);
+    const bad = await run(["src/cli/main.ts", "generate", "--model", dir, "--prompt-ids", "3", "--top-p", "2"]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--top-p must be a number in \[0, 1\], got "2"/);
   },
@@ -91,7 +91,7 @@ Deno.test({
     const data = [{ ids: [1, 4, 6, 2, 5], mask: [0, 0, 1, 1, 1] }, { ids: [3, 3, 8], mask: [0, 1, 1] }];
     const file = `${dir}/../data.jsonl`, out = `${dir}/../grads.safetensors`;
     await Deno.writeTextFile(file, data.map((d) => JSON.stringify(d)).join("\n") + "\n");
-    const r = await run(["src/cli/grad.ts", "--model", dir, "--data", file, "--out", out]);
+    const r = await run(["src/cli/main.ts", "grad", "--model", dir, "--data", file, "--out", out]);
     assert.equal(r.code, 0, r.stderr);
     const got = await loadSafetensors(out);
     const loss = (p: RefParams) => {
@@ -116,7 +116,7 @@ Deno.test({
     }
     const badData = `${dir}/../bad.jsonl`;
     await Deno.writeTextFile(badData, '{"ids": [1, 2], "mask": [1]}\n');
-    const bad = await run(["src/cli/grad.ts", "--model", dir, "--data", badData, "--out", out]);
+    const bad = await run(["src/cli/main.ts", "grad", "--model", dir, "--data", badData, "--out", out]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /line 1: needs "ids" and "mask"/);
   },

@@ -52,7 +52,15 @@ Deno.test("every one of the 544 tasks is solved by the oracle through the HTTP s
 Deno.test("the same index gives the same text in two separate server processes", async () => {
   const start = async () => {
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", new URL("../../src/cli/serve.ts", import.meta.url).pathname, "textcraft", "--port", "0"],
+      args: [
+        "run",
+        "-A",
+        new URL("../../src/cli/main.ts", import.meta.url).pathname,
+        "serve",
+        "textcraft",
+        "--port",
+        "0",
+      ],
       stdout: "piped",
       stderr: "inherit",
     }).spawn();

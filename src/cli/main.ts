@@ -1,0 +1,38 @@
+/**
+ * The single entry point of the bundled and compiled program: `crucible <command> [arguments]`, where command is
+ * one of the deno tasks (train, eval, sft, generate, grad, serve, bench).
+ */
+import { runMain } from "./args.ts";
+import { main as bench } from "./bench.ts";
+import { main as evaluate } from "./eval.ts";
+import { main as generate } from "./generate.ts";
+import { main as grad } from "./grad.ts";
+import { main as serve } from "./serve.ts";
+import { main as sft } from "./sft.ts";
+import { main as train } from "./train.ts";
+
+const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  train,
+  eval: evaluate,
+  sft,
+  generate,
+  grad,
+  serve,
+  bench,
+};
+
+/** Dispatches to a command. */
+export async function main(args: string[]): Promise<void> {
+  const [command, ...rest] = args;
+  if (!command || command === "--help" || command === "-h") {
+    console.log(
+      `Usage: crucible <${Object.keys(COMMANDS).join("|")}> [arguments]   (--help after a command for its own)`,
+    );
+    return;
+  }
+  const run = COMMANDS[command];
+  if (!run) throw new RangeError(`Unknown command "${command}"; the commands are ${Object.keys(COMMANDS).join(", ")}`);
+  await run(rest);
+}
+
+if (import.meta.main) await runMain(main);

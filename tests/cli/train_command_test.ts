@@ -1,0 +1,129 @@
+// The main job end to end on a minimal budget, as a user runs it (a subprocess): the run folder, the metrics, the
+// report's data and its charts rendered in headless Chromium; the bundle run from another folder; and clear errors
+// with a non-zero exit for bad configs, unreachable servers and model folders that do not load.
+import assert from "node:assert/strict";
+import { noGpu } from "../no_gpu.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+async function run(args: string[], cwd = ROOT): Promise<{ code: number; out: string; err: string }> {
+  const r = await new Deno.Command(Deno.execPath(), { args, cwd, stdout: "piped", stderr: "piped" }).output();
+  const d = new TextDecoder();
+  return { code: r.code, out: d.decode(r.stdout), err: d.decode(r.stderr) };
+}
+
+const TINY = "hidden_size: 16\nintermediate_size: 32\nnum_hidden_layers: 1\nnum_attention_heads: 2\n" +
+  "num_key_value_heads: 1\nrope_theta: 10000\nrms_norm_eps: 1.0e-6\ntie_word_embeddings: true\n" +
+  "max_position_embeddings: 2048\ninit_std: 0.05\nseed: 3\n";
+
+function budget(dir: string): string[] {
+  return [
+    `model.tiny=${dir}/tiny.yaml`,
+    "data.train_batch_size=2",
+    "rollout.n=2",
+    "rollout.max_tokens_per_turn=6",
+    "rollout.max_response_length=96",
+    "algorithm.rounds_ctrl.type=fixed",
+    "algorithm.rounds_ctrl.rounds=[2]",
+    "sft.epochs=0.01",
+    "sft.batch_tokens=2048",
+    "trainer.total_steps=2",
+    "trainer.save_freq=1",
+    "trainer.test_freq=1",
+    "trainer.eval_limit=2",
+  ];
+}
+
+async function chromium(): Promise<string | undefined> {
+  for (const p of ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]) {
+    try {
+      await Deno.stat(p);
+      return p;
+    } catch {
+      // try the next
+    }
+  }
+  return undefined;
+}
+
+Deno.test({
+  name: "deno task train on a minimal budget writes the run folder, metrics and a report whose charts render",
+  ignore: noGpu,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    const runDir = `${dir}/run`;
+    const r = await run(["run", "-A", "src/cli/main.ts", "train", "textcraft", "--run-dir", runDir, ...budget(dir)]);
+    assert.equal(r.code, 0, r.err + r.out);
+    assert.match(r.out, /Test success: [\d.]+% after SFT, [\d.]+% after RL/);
+    const lines = (f: string) => Deno.readTextFileSync(`${runDir}/${f}`).trim().split("\n").map((l) => JSON.parse(l));
+    const metrics = lines("metrics.jsonl");
+    const rl = metrics.filter((m) => m.phase === "rl");
+    assert.deepEqual(rl.map((m) => m.step), [1, 2]);
+    for (const key of ["reward_mean", "success_rate", "policy_loss", "kl", "entropy", "grad_norm", "tokens_per_s"]) {
+      assert.equal(typeof rl[0][key], "number", key);
+    }
+    assert.ok(metrics.some((m) => m.phase === "sft" && typeof m.loss === "number"));
+    assert.deepEqual(lines("evals.jsonl").map((e) => e.phase), ["sft", "rl", "final"]);
+    assert.ok(lines("rollouts.jsonl").every((e) => Array.isArray(e.turns) && "reward" in e));
+    const latest = Deno.readTextFileSync(`${runDir}/checkpoints/latest`).trim();
+    for (const f of ["config.json", "model.safetensors", "tokenizer.json", "trainer_state.json"]) {
+      await Deno.stat(`${runDir}/checkpoints/${latest}/${f}`);
+    }
+    const html = Deno.readTextFileSync(`${runDir}/report.html`);
+    const data = JSON.parse(/<script id="data" type="application\/json">([\s\S]*?)<\/script>/.exec(html)![1]);
+    assert.equal(data.metrics.length, metrics.length);
+    assert.ok(data.episodes.length > 0);
+    const browser = await chromium();
+    if (!browser) throw new Error("Chromium is needed to check the report (apt-get install chromium)");
+    const dom = await new Deno.Command(browser, {
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        `--user-data-dir=${dir}/chrome`,
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        `file://${runDir}/report.html`,
+      ],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const page = new TextDecoder().decode(dom.stdout);
+    const charts = page.match(/<svg class="chart"/g) ?? [];
+    assert.ok(charts.length >= 7, `charts drawn: ${charts.length}`);
+    assert.ok((page.match(/class="series"/g) ?? []).length >= 5, "chart lines drawn");
+    assert.match(page, /id="eval-table"/);
+    assert.match(page, /<option value="0">/);
+  },
+});
+
+Deno.test({
+  name: "the bundle runs from another folder, and bad configs, dead servers and bad model folders fail clearly",
+  ignore: noGpu,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    const b = await run(["run", "-A", "src/cli/build.ts", "bundle"]);
+    assert.equal(b.code, 0, b.err);
+    await Deno.copyFile(`${ROOT}dist/crucible.js`, `${dir}/crucible.js`);
+    const args = ["run", "-A", `${dir}/crucible.js`, "train", "textcraft", "--run-dir", `${dir}/run`, ...budget(dir)];
+    const r = await run([...args, "sft.enabled=false", "trainer.total_steps=1", "trainer.test_freq=0"], dir);
+    assert.equal(r.code, 0, r.err + r.out);
+    await Deno.stat(`${dir}/run/report.html`);
+
+    const bad = await run([...args, "actor.lrr=1"], dir);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /unknown config key "actor\.lrr"/);
+    const dead = await run([...args.slice(0, 5), "--env-url", "http://127.0.0.1:9", "--run-dir", `${dir}/dead`], dir);
+    assert.notEqual(dead.code, 0);
+    assert.match(dead.err, /does not answer/);
+    const noModel = await run([...args.slice(0, 5), "--model", `${dir}/missing`, "--run-dir", `${dir}/nomodel`], dir);
+    assert.notEqual(noModel.code, 0);
+    assert.match(noModel.err, /missing/);
+  },
+});
