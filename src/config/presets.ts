@@ -2,10 +2,20 @@
  * The configs shipped in configs/, imported as text so the bundled program carries them. `deno task train NAME`
  * picks one by name; a path to a YAML file works too.
  */
+import babyai from "../../configs/babyai.yaml" with { type: "text" };
+import sciworld from "../../configs/sciworld.yaml" with { type: "text" };
 import textcraft from "../../configs/textcraft.yaml" with { type: "text" };
+import textcraftQwen from "../../configs/textcraft_qwen2.5.yaml" with { type: "text" };
+import webshop from "../../configs/webshop.yaml" with { type: "text" };
 import type { ConfigSource } from "./load.ts";
 
-const PRESETS: Record<string, string> = { textcraft };
+const PRESETS: Record<string, string> = {
+  textcraft,
+  "textcraft_qwen2.5": textcraftQwen,
+  webshop,
+  babyai,
+  sciworld,
+};
 
 /** Names of the shipped configs. */
 export const PRESET_NAMES = Object.keys(PRESETS);

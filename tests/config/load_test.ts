@@ -37,3 +37,12 @@ Deno.test("the config's loss and KL names are exactly the trainer's", () => {
   assert.deepEqual([...CONFIG_LOSS_AGG_MODES], [...LOSS_AGG_MODES]);
   assert.deepEqual([...CONFIG_KL_KINDS], [...KL_KINDS, ...KL_KINDS.map((k) => `${k}+`)]);
 });
+
+Deno.test("every shipped config resolves against the schema", async () => {
+  const { configSource, PRESET_NAMES } = await import("../../src/config/presets.ts");
+  for (const name of PRESET_NAMES) {
+    const c = resolveConfig(await configSource(name));
+    assert.ok(c.task.length > 0, name);
+  }
+  await assert.rejects(configSource("nope"), /Unknown config "nope"/);
+});
