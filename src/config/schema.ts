@@ -48,6 +48,8 @@ const Data = z.strictObject({
   test_items: z.string().nullable().default(null),
   /** A prompt file (plain text, or {"user", "assistant"} JSON) instead of the task's own wording. */
   prompt_file: z.string().nullable().default(null),
+  /** The prompt written inline instead (wins over prompt_file). */
+  prompt: z.strictObject({ user: z.string(), assistant: z.string() }).nullable().default(null),
 });
 
 const Rollout = z.strictObject({

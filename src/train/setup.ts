@@ -29,7 +29,8 @@ export interface RunEnv {
 /** Opens the task's environment: the configured servers, or an embedded TextCraft server on a free port. */
 export async function openEnv(c: RunConfig): Promise<RunEnv> {
   const base = getTask(c.task);
-  const task = c.data.prompt_file ? { ...base, prompt: await loadPrompt(c.data.prompt_file, base.prompt) } : base;
+  const prompt = c.data.prompt ?? (c.data.prompt_file ? await loadPrompt(c.data.prompt_file, base.prompt) : undefined);
+  const task = prompt ? { ...base, prompt } : base;
   let server: TextCraftServer | undefined;
   let urls = c.env.urls;
   if (urls.length === 0) {
