@@ -1,21 +1,40 @@
-// Batched matmul with epilogue: C[b] = alpha * op(A[b]) . op(B[b]) + bias + R[b] + beta * C[b]
+// Batched matmul with epilogue: C[b] = alpha * op(A[b]) . op(B[b]) + bias + R[b] + beta * C[b], f32 accumulation.
 //
 // Bindings (group 0):
 //   0 p     uniform     Params
-//   1 A     read        [batch, M, K] row-major, or [batch, K, M] when TRANS_A; element type {{AT}}
-//   2 B     read        [batch, K, N] row-major, or [batch, N, K] when TRANS_B; element type {{BT}}
-//   3 C     read_write  [batch, M, N] f32; written (=), or accumulated when beta != 0
+//   1 A     read        [batch, M, K] row-major, or [batch, K, M] when TRANS_A; element type {{AT}} (f32 or f16)
+//   2 B     read        [batch, K, N] row-major, or [batch, N, K] when TRANS_B; element type {{BT}} (f32 or f16)
+//   3 C     read_write  [batch, M, N] f32; written (=), or accumulated (+= beta * C) when beta != 0
 //   4 bias  read        [N] f32, added when hasBias = 1 (bind any buffer otherwise)
 //   5 R     read        [batch, M, N] f32 residual, added when hasResidual = 1 (bind any buffer otherwise)
 // Batch b starts at b * strideA / strideB / strideC / strideR elements (0 broadcasts one matrix to every batch).
+// Any M, N, K >= 0: loads clamp or zero-fill outside the matrices and the epilogue masks every store.
 //
-// Two entry points share the epilogue:
-//   main_reg   each invocation owns a TM x TN block of C and reads A and B straight from storage. No shared
-//              memory: the best shape on CPU rasterisers (lavapipe), where FMAs per loaded element is what pays.
-//              Workgroup WX x WY; grid [ceil(N / (WX*TN)), ceil(M / (WY*TM)), batch].
-//   main_tile  the workgroup stages BM x BK tiles of A and BK x BN tiles of B in workgroup memory
-//              (BM = WY*TM, BN = WX*TN); the usual shape on real GPUs. Same grid formula.
-// Any M, N, K: edge rows and columns are clamped on load and masked on store.
+// Three entry points share the epilogue; one pipeline compiles one of them. The host fills the {{..._INIT}},
+// {{..._STEP}} and {{..._SAVE}} slots of that entry with straight-line code for its block shape and leaves the other
+// entries' slots empty. Loops over register blocks are not an option in Deno: every shader is compiled with forced
+// loop bounding and index clamping, so Mesa neither unrolls them nor keeps the arrays in registers (a 32x32 block
+// written as loops ran at 1.3 GFLOP/s after a 49 s compile; unrolled, 5 GFLOP/s after 10 s), and
+// subgroupBroadcast needs a constant lane.
+//
+//   main_reg   CPU rasterisers (lavapipe), where every load costs a loop over the SIMD lanes (about 20 cycles per lane
+//              and element) and an FMA about 2: no shared memory, and as few loads per FMA as possible. A workgroup
+//              is one subgroup of LANES invocations; each owns RM rows x CN columns of C (columns col0 + LANES * j +
+//              lane). Per k, lane l loads A for rows l, l + LANES, ... and subgroupBroadcast hands each row's value
+//              to every lane, so one load of A serves RM / LANES rows times LANES * CN columns; without fixed-size
+//              subgroups every lane loads all RM rows itself. The block is staged through workgroup memory for the
+//              epilogue (RM * CN * LANES floats: 16 KiB for 64 x 8 at 8 lanes). Workgroup LANES; grid
+//              [ceil(N / (LANES * CN)), ceil(M / RM), batch]. With subgroupBroadcast the workgroup must be exactly
+//              one subgroup (lane = subgroup_invocation_id). CN is a multiple of 4.
+//   main_tile  real GPUs: the workgroup stages BK x BM tiles of op(A) and BK x BN tiles of op(B) (k-major, read as
+//              vec4) in workgroup memory, loaded by consecutive invocations along each matrix's contiguous
+//              dimension; each invocation owns TM x TN outputs in quads strided by 4 * WY rows and 4 * WX columns.
+//              Workgroup WX x WY; grid [ceil(N / (WX * TN)), ceil(M / (WY * TM)), batch]. TM, TN multiples of 4.
+//   main_gemv  decode (M = 1..16) on real GPUs: GM rows of C per workgroup of GX x GY invocations. With TRANS_B (B
+//              stored [N, K], the x . W^T of a linear layer) the GY columns of a workgroup are each split over GX
+//              invocations along K, then reduced in workgroup memory (GX a power of two); without, the GX columns
+//              are each split over GY invocations. Grid [ceil(N / GY) if TRANS_B else ceil(N / GX), ceil(M / GM),
+//              batch].
 {{ENABLE}}
 
 struct Params {
@@ -42,6 +61,75 @@ struct Params {
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 
+// Element offset of op(A)[m, k] and op(B)[k, n] inside one batch matrix; each grows by strideKA / strideKB per k.
+fn offA(m: u32, k: u32) -> u32 {
+  return select(m * p.K + k, k * p.M + m, TRANS_A);
+}
+
+fn offB(k: u32, n: u32) -> u32 {
+  return select(k * p.N + n, n * p.K + k, TRANS_B);
+}
+
+fn strideKA() -> u32 {
+  return select(1u, p.M, TRANS_A);
+}
+
+fn strideKB() -> u32 {
+  return select(p.N, 1u, TRANS_B);
+}
+
+// C[batch, m, n] = alpha * v + bias[n] + R[batch, m, n] + beta * C[batch, m, n]; nothing outside the matrix.
+fn epilogue(batch: u32, m: u32, n: u32, v: f32) {
+  if (m >= p.M || n >= p.N) {
+    return;
+  }
+  let at = m * p.N + n;
+  var out = p.alpha * v;
+  if (p.hasBias != 0u) {
+    out += bias[n];
+  }
+  if (p.hasResidual != 0u) {
+    out += R[batch * p.strideR + at];
+  }
+  if (p.beta != 0.0) {
+    out += p.beta * C[batch * p.strideC + at];
+  }
+  C[batch * p.strideC + at] = out;
+}
+
+const RM = {{RM}}u;
+const CN = {{CN}}u;
+const LANES = {{LANES}}u;
+
+var<workgroup> stage: array<vec4<f32>, RM * CN * LANES / 4u>;
+
+@compute @workgroup_size(LANES)
+fn main_reg(@builtin(workgroup_id) wg: vec3u, @builtin({{LANE_ID}}) lane: u32) {
+  let row0 = wg.y * RM;
+  let col0 = wg.x * LANES * CN;
+  let baseA = wg.z * p.strideA;
+  let baseB = wg.z * p.strideB;
+  let sA = strideKA();
+  let sB = strideKB();
+  let lastM = max(p.M, 1u) - 1u;
+  let lastN = max(p.N, 1u) - 1u;
+  // Per-lane element offsets at k = 0 (rows and columns clamped into the matrix) and the accumulators.
+  {{REG_INIT}}
+  for (var k = 0u; k < p.K; k++) {
+    let ka = k * sA;
+    let kb = k * sB;
+    {{REG_STEP}}
+  }
+  // Through workgroup memory, where a runtime index is cheap, as vec4s (a quarter of the store code Mesa
+  // compiles): each invocation reads back only what it wrote.
+  {{REG_SAVE}}
+  for (var i = 0u; i < RM; i++) {
+    for (var j = 0u; j < CN; j++) {
+      epilogue(wg.z, row0 + i, col0 + j * LANES + lane, stage[(i * CN + j) / 4u * LANES + lane][j % 4u]);
+    }
+  }
+}
+
 const TM = {{TM}}u;
 const TN = {{TN}}u;
 const WX = {{WX}}u;
@@ -50,87 +138,8 @@ const BK = {{BK}}u;
 const BM = WY * TM;
 const BN = WX * TN;
 
-fn loadA(base: u32, m: u32, k: u32) -> f32 {
-  if (TRANS_A) {
-    return f32(A[base + k * p.M + m]);
-  }
-  return f32(A[base + m * p.K + k]);
-}
-
-fn loadB(base: u32, k: u32, n: u32) -> f32 {
-  if (TRANS_B) {
-    return f32(B[base + n * p.K + k]);
-  }
-  return f32(B[base + k * p.N + n]);
-}
-
-fn store(batch: u32, row0: u32, col0: u32, acc: ptr<function, array<f32, TM * TN>>) {
-  let baseC = batch * p.strideC;
-  let baseR = batch * p.strideR;
-  for (var i = 0u; i < TM; i++) {
-    let m = row0 + i;
-    if (m >= p.M) {
-      break;
-    }
-    for (var j = 0u; j < TN; j++) {
-      let n = col0 + j;
-      if (n >= p.N) {
-        break;
-      }
-      let at = m * p.N + n;
-      var v = p.alpha * (*acc)[i * TN + j];
-      if (p.hasBias != 0u) {
-        v += bias[n];
-      }
-      if (p.hasResidual != 0u) {
-        v += R[baseR + at];
-      }
-      if (p.beta != 0.0) {
-        v += p.beta * C[baseC + at];
-      }
-      C[baseC + at] = v;
-    }
-  }
-}
-
-@compute @workgroup_size(WX, WY)
-fn main_reg(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row0 = (wg.y * WY + lid.y) * TM;
-  let col0 = (wg.x * WX + lid.x) * TN;
-  if (row0 >= p.M || col0 >= p.N) {
-    return;
-  }
-  let baseA = wg.z * p.strideA;
-  let baseB = wg.z * p.strideB;
-  var rows: array<u32, TM>;
-  var cols: array<u32, TN>;
-  for (var i = 0u; i < TM; i++) {
-    rows[i] = min(row0 + i, p.M - 1u);
-  }
-  for (var j = 0u; j < TN; j++) {
-    cols[j] = min(col0 + j, p.N - 1u);
-  }
-  var acc: array<f32, TM * TN>;
-  for (var k = 0u; k < p.K; k++) {
-    var a: array<f32, TM>;
-    var b: array<f32, TN>;
-    for (var i = 0u; i < TM; i++) {
-      a[i] = loadA(baseA, rows[i], k);
-    }
-    for (var j = 0u; j < TN; j++) {
-      b[j] = loadB(baseB, k, cols[j]);
-    }
-    for (var i = 0u; i < TM; i++) {
-      for (var j = 0u; j < TN; j++) {
-        acc[i * TN + j] = fma(a[i], b[j], acc[i * TN + j]);
-      }
-    }
-  }
-  store(wg.z, row0, col0, &acc);
-}
-
-var<workgroup> tileA: array<f32, BM * BK>;
-var<workgroup> tileB: array<f32, BK * BN>;
+var<workgroup> tileA: array<vec4<f32>, BK * BM / 4u>;
+var<workgroup> tileB: array<vec4<f32>, BK * BN / 4u>;
 
 @compute @workgroup_size(WX, WY)
 fn main_tile(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u,
@@ -139,49 +148,100 @@ fn main_tile(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid
   let baseB = wg.z * p.strideB;
   let tileRow = wg.y * BM;
   let tileCol = wg.x * BN;
-  var acc: array<f32, TM * TN>;
+  // Accumulators: vec4 c{row}_{quad}.
+  {{TILE_INIT}}
   for (var k0 = 0u; k0 < p.K; k0 += BK) {
-    // Cooperative loads, zero outside the matrix; WX*WY invocations stride over the tiles, consecutive
-    // invocations along the contiguous dimension of the stored matrix.
+    // Zero outside the matrices; consecutive invocations read consecutive elements of the stored matrix.
     for (var e = li; e < BM * BK; e += WX * WY) {
-      let r = select(e / BK, e % BM, TRANS_A);
-      let c = select(e % BK, e / BM, TRANS_A);
+      let mm = select(e / BK, e % BM, TRANS_A);
+      let kk = select(e % BK, e / BM, TRANS_A);
       var v = 0.0;
-      if (tileRow + r < p.M && k0 + c < p.K) {
-        v = loadA(baseA, tileRow + r, k0 + c);
+      if (tileRow + mm < p.M && k0 + kk < p.K) {
+        v = f32(A[baseA + offA(tileRow + mm, k0 + kk)]);
       }
-      tileA[r * BK + c] = v;
+      tileA[(kk * BM + mm) / 4u][mm % 4u] = v;
     }
     for (var e = li; e < BK * BN; e += WX * WY) {
-      let r = select(e / BN, e % BK, TRANS_B);
-      let c = select(e % BN, e / BK, TRANS_B);
+      let nn = select(e % BN, e / BK, TRANS_B);
+      let kk = select(e / BN, e % BK, TRANS_B);
       var v = 0.0;
-      if (k0 + r < p.K && tileCol + c < p.N) {
-        v = loadB(baseB, k0 + r, tileCol + c);
+      if (k0 + kk < p.K && tileCol + nn < p.N) {
+        v = f32(B[baseB + offB(k0 + kk, tileCol + nn)]);
       }
-      tileB[r * BN + c] = v;
+      tileB[(kk * BN + nn) / 4u][nn % 4u] = v;
     }
     workgroupBarrier();
     for (var k = 0u; k < BK; k++) {
-      var a: array<f32, TM>;
-      var b: array<f32, TN>;
-      for (var i = 0u; i < TM; i++) {
-        a[i] = tileA[(lid.y * TM + i) * BK + k];
-      }
-      for (var j = 0u; j < TN; j++) {
-        b[j] = tileB[k * BN + lid.x * TN + j];
-      }
-      for (var i = 0u; i < TM; i++) {
-        for (var j = 0u; j < TN; j++) {
-          acc[i * TN + j] = fma(a[i], b[j], acc[i * TN + j]);
-        }
-      }
+      let ra = (k * BM) / 4u + lid.y;
+      let rb = (k * BN) / 4u + lid.x;
+      {{TILE_STEP}}
     }
     workgroupBarrier();
   }
-  let row0 = tileRow + lid.y * TM;
-  let col0 = tileCol + lid.x * TN;
-  if (row0 < p.M && col0 < p.N) {
-    store(wg.z, row0, col0, &acc);
+  var acc: array<vec4<f32>, TM * TN / 4u>;
+  {{TILE_SAVE}}
+  for (var i = 0u; i < TM; i++) {
+    let m = tileRow + (i / 4u) * 4u * WY + lid.y * 4u + i % 4u;
+    for (var q = 0u; q < TN / 4u; q++) {
+      let n = tileCol + q * 4u * WX + lid.x * 4u;
+      let v = acc[i * (TN / 4u) + q];
+      epilogue(wg.z, m, n, v.x);
+      epilogue(wg.z, m, n + 1u, v.y);
+      epilogue(wg.z, m, n + 2u, v.z);
+      epilogue(wg.z, m, n + 3u, v.w);
+    }
+  }
+}
+
+const GM = {{GM}}u;
+const GX = {{GX}}u;
+const GY = {{GY}}u;
+
+var<workgroup> partial: array<f32, GM * GX * GY>;
+
+@compute @workgroup_size(GX, GY)
+fn main_gemv(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u,
+             @builtin(local_invocation_index) li: u32) {
+  let n = select(wg.x * GX + lid.x, wg.x * GY + lid.y, TRANS_B);
+  let kFirst = select(lid.y, lid.x, TRANS_B);
+  let kStep = select(GY, GX, TRANS_B);
+  let row0 = wg.y * GM;
+  let baseA = wg.z * p.strideA;
+  let sA = strideKA();
+  let sB = strideKB();
+  let lastM = max(p.M, 1u) - 1u;
+  let offN = wg.z * p.strideB + offB(0u, min(n, max(p.N, 1u) - 1u));
+  // Per-row A offsets at k = 0 and accumulators c{row}.
+  {{GEMV_INIT}}
+  for (var k = kFirst; k < p.K; k += kStep) {
+    let b = f32(B[offN + k * sB]);
+    let ka = k * sA;
+    {{GEMV_STEP}}
+  }
+  {{GEMV_SAVE}}
+  workgroupBarrier();
+  // Sum the partial dot products over the invocations that split K, then the first of them stores.
+  if (TRANS_B) {
+    for (var s = GX / 2u; s > 0u; s /= 2u) {
+      if (lid.x < s) {
+        for (var g = 0u; g < GM; g++) {
+          partial[g * GX * GY + li] += partial[g * GX * GY + li + s];
+        }
+      }
+      workgroupBarrier();
+    }
+    if (lid.x == 0u) {
+      for (var g = 0u; g < GM; g++) {
+        epilogue(wg.z, row0 + g, n, partial[g * GX * GY + li]);
+      }
+    }
+  } else if (lid.y == 0u) {
+    for (var g = 0u; g < GM; g++) {
+      var sum = 0.0;
+      for (var y = 0u; y < GY; y++) {
+        sum += partial[g * GX * GY + y * GX + lid.x];
+      }
+      epilogue(wg.z, row0 + g, n, sum);
+    }
   }
 }

@@ -159,6 +159,7 @@ export function write(t: Tensor, data: HostArray): void {
   if (data.length !== t.size) {
     throw new TypeError(`Cannot write ${data.length} values into a tensor of shape [${t.shape}]`);
   }
+  if (data.length === 0) return; // a zero-byte writeBuffer panics in Deno's queue
   const bytes = encodeHost(data, t.dtype);
   // writeBuffer needs a multiple of 4 bytes; pad odd f16 counts.
   const padded = bytes.byteLength % 4 === 0 ? bytes : (() => {

@@ -7,11 +7,14 @@
  *   backward dx = matmul(dy, W)                      [T, K]
  *            dW = matmul(dy, x, transA)              [N, K]   (dy stored [T, N] = [K', M'])
  *            db = biasGrad(dy)                       [N]
+ *
+ * The register blocks of each kernel are written out here as straight-line WGSL (see the shader's header for why);
+ * everything else lives in shaders/matmul_forward.wgsl.
  */
-import { type Batch } from "../gpu/batch.ts";
+import { type Batch, type Grid } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { type Kernel, kernel } from "../gpu/pipeline.ts";
-import { type DType, placeholder, type Tensor } from "../gpu/tensor.ts";
+import { type DType, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 import { type MatmulVariant, pickMatmulVariant } from "./matmul_variants.ts";
 
@@ -33,7 +36,10 @@ const PARAMS = uniforms(
 
 const BIAS_PARAMS = uniforms([["rows", "u32"], ["N", "u32"], ["beta", "f32"]] as const);
 
-/** Arguments of {@linkcode matmul}. Shapes: A [..., M, K] ([..., K, M] if transA), B [..., K, N] ([..., N, K] if transB). */
+/**
+ * Arguments of {@linkcode matmul}. Shapes: A [..., M, K] ([..., K, M] if transA), B [..., K, N] ([..., N, K] if
+ * transB).
+ */
 export interface MatmulArgs {
   a: Tensor;
   b: Tensor;
@@ -52,41 +58,187 @@ export interface MatmulArgs {
   variant?: MatmulVariant;
 }
 
-/** The kernel for one variant, transposition and input dtype pair. */
+/**
+ * Invocations per workgroup of the reg kernel, and whether they share A through subgroupBroadcast: only where the
+ * adapter has subgroups of one fixed size (lavapipe: 8, or 16 with AVX-512), which the workgroup then is, and where
+ * the variant's epilogue stage (RM x CN floats per lane) fits in workgroup memory at that size.
+ */
+export function regLanes(gpu: Gpu, v?: MatmulVariant): { lanes: number; share: boolean } {
+  const min = gpu.info.subgroupMinSize ?? 0;
+  const max = gpu.info.subgroupMaxSize ?? 0;
+  const fits = !v || v.tm * v.tn * min * 4 <= gpu.limits.maxComputeWorkgroupStorageSize;
+  if (gpu.features.subgroups && min === max && min >= 4 && min <= 64 && fits) return { lanes: min, share: true };
+  return { lanes: 8, share: false };
+}
+
+/** Template values of the entries a kernel does not use: the smallest valid shapes and empty slots. */
+const IDLE: Record<string, string | number> = {
+  RM: 1,
+  CN: 4,
+  LANES: 1,
+  LANE_ID: "local_invocation_index",
+  REG_INIT: "",
+  REG_STEP: "",
+  REG_SAVE: "",
+  TM: 4,
+  TN: 4,
+  WX: 1,
+  WY: 1,
+  BK: 4,
+  TILE_INIT: "",
+  TILE_STEP: "",
+  TILE_SAVE: "",
+  GM: 1,
+  GX: 1,
+  GY: 1,
+  GEMV_INIT: "",
+  GEMV_STEP: "",
+  GEMV_SAVE: "",
+};
+
+const ind = (lines: string[], spaces: number) => lines.join(`\n${" ".repeat(spaces)}`);
+
+/** main_reg: RM x CN accumulators per invocation; A rows loaded once per subgroup and broadcast when `share`. */
+function regSlots(rm: number, cn: number, lanes: number, share: boolean): Record<string, string | number> {
+  const init: string[] = [];
+  const step: string[] = [];
+  const save: string[] = [];
+  if (share) {
+    for (let q = 0; q < Math.ceil(rm / lanes); q++) {
+      init.push(`let a${q} = baseA + offA(min(row0 + ${q * lanes}u + lane, lastM), 0u);`);
+      step.push(`let x${q} = f32(A[a${q} + ka]);`);
+    }
+  } else {
+    for (let i = 0; i < rm; i++) init.push(`let a${i} = baseA + offA(min(row0 + ${i}u, lastM), 0u);`);
+  }
+  for (let j = 0; j < cn; j++) {
+    init.push(`let b${j} = baseB + offB(0u, min(col0 + ${j * lanes}u + lane, lastN));`);
+    step.push(`let y${j} = f32(B[b${j} + kb]);`);
+  }
+  for (let i = 0; i < rm; i++) {
+    step.push(
+      share
+        ? `let r${i} = subgroupBroadcast(x${Math.floor(i / lanes)}, ${i % lanes}u);`
+        : `let r${i} = f32(A[a${i} + ka]);`,
+    );
+    for (let j = 0; j < cn; j++) {
+      init.push(`var c${i}_${j} = 0.0;`);
+      step.push(`c${i}_${j} = fma(r${i}, y${j}, c${i}_${j});`);
+    }
+    for (let j = 0; j < cn; j += 4) {
+      const quad = [0, 1, 2, 3].map((d) => `c${i}_${j + d}`).join(", ");
+      save.push(`stage[${(i * cn + j) / 4}u * LANES + lane] = vec4<f32>(${quad});`);
+    }
+  }
+  return {
+    RM: rm,
+    CN: cn,
+    LANES: lanes,
+    LANE_ID: share ? "subgroup_invocation_id" : "local_invocation_index",
+    REG_INIT: ind(init, 2),
+    REG_STEP: ind(step, 4),
+    REG_SAVE: ind(save, 2),
+  };
+}
+
+/** main_tile: TM x TN outputs per invocation as vec4 accumulators c{row}_{quad}, fed from vec4 tile reads. */
+function tileSlots(v: MatmulVariant): Record<string, string | number> {
+  const init: string[] = [];
+  const step: string[] = [];
+  const save: string[] = [];
+  const quads = v.tn / 4;
+  for (let p = 0; p < v.tm / 4; p++) step.push(`let a${p} = tileA[ra + ${p * v.wy}u];`);
+  for (let q = 0; q < quads; q++) step.push(`let b${q} = tileB[rb + ${q * v.wx}u];`);
+  for (let i = 0; i < v.tm; i++) {
+    for (let q = 0; q < quads; q++) {
+      init.push(`var c${i}_${q} = vec4<f32>();`);
+      step.push(`c${i}_${q} = fma(vec4<f32>(a${i >> 2}[${i & 3}]), b${q}, c${i}_${q});`);
+      save.push(`acc[${i * quads + q}] = c${i}_${q};`);
+    }
+  }
+  return {
+    TM: v.tm,
+    TN: v.tn,
+    WX: v.wx,
+    WY: v.wy,
+    BK: v.bk,
+    TILE_INIT: ind(init, 2),
+    TILE_STEP: ind(step, 6),
+    TILE_SAVE: ind(save, 2),
+  };
+}
+
+/** main_gemv: GM rows per workgroup, one partial dot product per row and invocation. */
+function gemvSlots(v: MatmulVariant): Record<string, string | number> {
+  const init: string[] = [];
+  const step: string[] = [];
+  const save: string[] = [];
+  for (let g = 0; g < v.tm; g++) {
+    init.push(`let a${g} = baseA + offA(min(row0 + ${g}u, lastM), 0u);`, `var c${g} = 0.0;`);
+    step.push(`c${g} = fma(f32(A[a${g} + ka]), b, c${g});`);
+    save.push(`partial[${g}u * GX * GY + li] = c${g};`);
+  }
+  return {
+    GM: v.tm,
+    GX: v.wx,
+    GY: v.wy,
+    GEMV_INIT: ind(init, 2),
+    GEMV_STEP: ind(step, 4),
+    GEMV_SAVE: ind(save, 2),
+  };
+}
+
+const ENTRY = { reg: "main_reg", tile: "main_tile", gemv: "main_gemv" } as const;
+const kernels = new WeakMap<GPUDevice, Map<string, Kernel>>();
+
+/** The kernel for one variant, transposition and input dtype pair (cached per device). */
 export function matmulKernel(
   gpu: Gpu,
   v: MatmulVariant,
-  transA: boolean,
-  transB: boolean,
-  at: DType,
-  bt: DType,
+  opts: { transA: boolean; transB: boolean; at: DType; bt: DType },
 ): Kernel {
+  const { transA, transB, at, bt } = opts;
   for (const t of [at, bt]) {
     if (t !== "f32" && t !== "f16") throw new TypeError(`Matmul inputs must be f32 or f16, got ${t}`);
   }
-  const f16 = at === "f16" || bt === "f16";
-  return kernel(gpu, "matmul_forward", {
+  if ((at === "f16" || bt === "f16") && !gpu.features.f16) {
+    throw new TypeError("Matmul with f16 inputs needs the shader-f16 feature, which this adapter lacks");
+  }
+  const key = `${v.name}|${transA}|${transB}|${at}|${bt}`;
+  let cache = kernels.get(gpu.device);
+  if (!cache) kernels.set(gpu.device, cache = new Map());
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const { lanes, share } = regLanes(gpu, v);
+  const slots = v.kind === "reg" ? regSlots(v.tm, v.tn, lanes, share) : v.kind === "tile" ? tileSlots(v) : gemvSlots(v);
+  const k = kernel(gpu, "matmul_forward", {
     params: PARAMS,
-    entryPoint: v.kind === "reg" ? "main_reg" : "main_tile",
-    template: {
-      ENABLE: f16 ? "enable f16;" : "",
-      AT: at,
-      BT: bt,
-      TM: v.tm,
-      TN: v.tn,
-      WX: v.wx,
-      WY: v.wy,
-      BK: v.bk,
-    },
+    entryPoint: ENTRY[v.kind],
+    template: { ...IDLE, ...slots, ENABLE: at === "f16" || bt === "f16" ? "enable f16;" : "", AT: at, BT: bt },
     constants: { TRANS_A: transA, TRANS_B: transB },
+    label: `matmul_forward ${v.name} ${transA ? "T" : "N"}${transB ? "T" : "N"} ${at}x${bt}`,
   });
+  cache.set(key, k);
+  return k;
+}
+
+/** Workgroup grid of a variant for C [count, M, N]. */
+export function matmulGrid(
+  gpu: Gpu,
+  v: MatmulVariant,
+  shape: { M: number; N: number; count: number; transB: boolean },
+): Grid {
+  const { M, N, count } = shape;
+  if (v.kind === "reg") return [Math.ceil(N / (regLanes(gpu, v).lanes * v.tn)), Math.ceil(M / v.tm), count];
+  if (v.kind === "tile") return [Math.ceil(N / (v.wx * v.tn)), Math.ceil(M / (v.wy * v.tm)), count];
+  return [Math.ceil(N / (shape.transB ? v.wy : v.wx)), Math.ceil(M / v.tm), count];
 }
 
 function lastTwo(t: Tensor, what: string): [number, number, number] {
   if (t.shape.length < 2) throw new TypeError(`Matmul ${what} must have at least 2 dimensions, got [${t.shape}]`);
   const r = t.shape[t.shape.length - 2];
   const c = t.shape[t.shape.length - 1];
-  return [r, c, t.size / (r * c)];
+  return [r, c, r * c === 0 ? 1 : t.size / (r * c)];
 }
 
 /** Records C = alpha · op(A) · op(B) (+ bias) (+ residual) (+ beta · C). */
@@ -120,10 +272,10 @@ export function matmul(batch: Batch, args: MatmulArgs): void {
   if (residual && residual.size !== M * N && residual.size !== M * N * count) {
     throw new TypeError(`Matmul residual [${residual.shape}] does not match C [${out.shape}]`);
   }
-  const v = args.variant ?? pickMatmulVariant(batch.gpu, M, N, K);
+  const v = args.variant ?? pickMatmulVariant(batch.gpu, { M, N, K });
   batch.dispatch({
-    kernel: matmulKernel(batch.gpu, v, transA, transB, a.dtype, b.dtype),
-    buffers: [a, b, out, args.bias ?? placeholder(batch.gpu), residual ?? placeholder(batch.gpu)],
+    kernel: matmulKernel(batch.gpu, v, { transA, transB, at: a.dtype, bt: b.dtype }),
+    buffers: [a, b, out, args.bias, residual],
     params: {
       M,
       N,
@@ -137,7 +289,7 @@ export function matmul(batch: Batch, args: MatmulArgs): void {
       hasBias: args.bias ? 1 : 0,
       hasResidual: residual ? 1 : 0,
     },
-    grid: [Math.ceil(N / (v.wx * v.tn)), Math.ceil(M / (v.wy * v.tm)), count],
+    grid: matmulGrid(batch.gpu, v, { M, N, count, transB }),
     label: `matmul ${v.name}`,
   });
 }

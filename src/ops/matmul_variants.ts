@@ -1,41 +1,71 @@
 /**
- * The matmul family: one shader, many block shapes. Which shape is fast depends on the adapter: CPU rasterisers
- * want large register blocks and no shared memory; real GPUs want shared-memory tiles with small per-thread blocks.
- * The choice comes from a table measured with `deno task bench kernels` (numbers in the comments).
+ * The matmul family: one shader, three kinds of block, many block shapes. Which is fast depends on the adapter:
+ * CPU rasterisers want large register blocks, no shared memory and as few loads per FMA as possible; real GPUs want
+ * shared-memory tiles with small per-thread blocks; decode (a few rows times a large weight) wants a GEMV. The
+ * choice comes from a table measured with `deno task bench kernels` (numbers in the comments).
  */
 import type { Gpu } from "../gpu/device.ts";
 
-/** A block shape of the matmul shader. */
+/** A block shape of the matmul shader (see the header of shaders/matmul_forward.wgsl). */
 export interface MatmulVariant {
   name: string;
-  /** "reg": register blocks straight from storage; "tile": shared-memory tiles. */
-  kind: "reg" | "tile";
-  /** Output rows and columns per invocation. */
+  /** "reg": register blocks straight from storage; "tile": shared-memory tiles; "gemv": split-K for few rows. */
+  kind: "reg" | "tile" | "gemv";
+  /** reg: rows x columns of C per invocation (RM x CN); tile: TM x TN; gemv: rows per workgroup (GM) x 1. */
   tm: number;
   tn: number;
-  /** Workgroup size (x along N, y along M). */
+  /** Workgroup size x, y. reg: 0 x 1, the adapter's subgroup size decides; gemv: GX x GY. */
   wx: number;
   wy: number;
-  /** K depth of a shared-memory tile (tile kind only). */
+  /** K depth of a shared-memory tile (tile kind; 0 otherwise). */
   bk: number;
 }
 
-function reg(tm: number, tn: number, wx: number, wy: number): MatmulVariant {
-  return { name: `reg${tm}x${tn}_w${wx}x${wy}`, kind: "reg", tm, tn, wx, wy, bk: 1 };
+function reg(rm: number, cn: number): MatmulVariant {
+  if (cn % 4 !== 0) throw new RangeError(`A reg variant needs columns per invocation in multiples of 4, got ${cn}`);
+  return { name: `reg${rm}x${cn}`, kind: "reg", tm: rm, tn: cn, wx: 0, wy: 1, bk: 0 };
 }
 
 function tile(tm: number, tn: number, wx: number, wy: number, bk: number): MatmulVariant {
   return { name: `tile${wy * tm}x${wx * tn}_t${tm}x${tn}_k${bk}`, kind: "tile", tm, tn, wx, wy, bk };
 }
 
-/** Every variant the benchmark measures and the tests check. */
+function gemv(gm: number, gx: number, gy: number): MatmulVariant {
+  return { name: `gemv${gm}_w${gx}x${gy}`, kind: "gemv", tm: gm, tn: 1, wx: gx, wy: gy, bk: 0 };
+}
+
+/**
+ * Every variant the benchmark measures and the tests check.
+ *
+ * lavapipe (llvmpipe, LLVM 15, 2 shared cores, AVX2, subgroup 8; Mesa 22.3, Deno 2.9.6), measured with
+ * `deno task bench kernels --cold`: best GFLOP/s (cpu = from the process's CPU time, robust to other load on the
+ * machine), first compile per pipeline with Mesa's shader cache off.
+ *
+ *   1024^3 NN f32          GFLOP/s   cpu       compile      model shapes (T 512, C 896, I 4864), reg64x8, cpu GFLOP/s
+ *   reg8x8                   3.5     3.3-3.6   0.4-0.6 s    512x4864x896 NT (x·Wᵀ)        9.6-10.3 (f16 W 10.3-10.6)
+ *   reg16x8                  5.5     5.3-5.6   0.5-0.6 s    512x896x4864 NN (dx = dy·W)   9.6-10.2
+ *   reg32x8                  7.9     7.2-8.5   0.8-2.0 s    4864x896x512 TN (dW = dyᵀ·x)  10.5-11.2
+ *   reg64x8                 10.5     9.2-9.5   1.4-1.8 s    512x1152x896 NT (QKV)         10.2 (best wall 11.2)
+ *   tile64x64_t4x4_k16       0.8     0.8       0.7-1.1 s
+ *   tile64x64_t8x8_k16       1.3     1.4       0.7 s        decode, 1..8 x 4864 x 896 NT: reg8x8 18.5-21 ms (about
+ *   tile128x64_t8x8_k16      1.5     1.5       0.6 s        0.9 GB/s of f32 weights, the same with f16); reg64x8
+ *                                                           50-90 ms; gemv8 270 ms. LM-head quarter 1x37984x896
+ *                                                           f16: reg8x8 153-177 ms.
+ *
+ * Before (loops over register arrays, every lane loading its own A): reg32x32 1.3 GFLOP/s after a 49 s compile.
+ * Shared-memory tiles and the GEMV lose on lavapipe (their loads are not shared across lanes); they are the
+ * candidates for real GPUs, where nothing has been measured yet: run the same command there and adjust
+ * {@linkcode pickMatmulVariant}.
+ */
 export const MATMUL_VARIANTS: readonly MatmulVariant[] = [
-  reg(4, 4, 8, 8),
-  reg(8, 8, 8, 1),
-  reg(16, 16, 8, 1),
-  reg(32, 32, 8, 1),
+  reg(8, 8),
+  reg(16, 8),
+  reg(32, 8),
+  reg(64, 8),
   tile(4, 4, 16, 16, 16),
-  tile(8, 8, 8, 8, 8),
+  tile(8, 8, 8, 8, 16),
+  tile(8, 8, 8, 16, 16),
+  gemv(8, 64, 4),
 ];
 
 /** A variant by name; throws a RangeError listing the names. */
@@ -47,16 +77,34 @@ export function matmulVariant(name: string): MatmulVariant {
   return v;
 }
 
+/** The sizes a variant is chosen for: C [M, N] = op(A) [M, K] · op(B) [K, N]. */
+export interface MatmulShape {
+  M: number;
+  N: number;
+  K: number;
+}
+
 /**
- * The variant for a product of this size on this adapter. Small products get small blocks so that enough
- * invocations exist to fill the device.
+ * The variant for a product of this size on this adapter.
+ *
+ * @example
+ * ```ts
+ * const v = pickMatmulVariant(gpu, { M: 512, N: 4864, K: 896 }); // reg64x8 on lavapipe
+ * ```
  */
-export function pickMatmulVariant(gpu: Gpu, M: number, N: number, _K: number): MatmulVariant {
+export function pickMatmulVariant(gpu: Gpu, shape: MatmulShape): MatmulVariant {
+  const { M, N } = shape;
   if (gpu.software) {
-    if (M >= 256 && N >= 256) return matmulVariant("reg32x32_w8x1");
-    if (M >= 64 && N >= 64) return matmulVariant("reg16x16_w8x1");
-    return matmulVariant("reg4x4_w8x8");
+    // Loads cost about 20 cycles per lane and element on lavapipe, FMAs about 2: the tallest block that the rows
+    // fill, since A is loaded once per subgroup and B once per k whatever the height.
+    if (M <= 8) return matmulVariant("reg8x8");
+    if (M <= 16) return matmulVariant("reg16x8");
+    if (M <= 32) return matmulVariant("reg32x8");
+    return matmulVariant("reg64x8");
   }
-  if (M >= 128 && N >= 128) return matmulVariant("tile64x64_t8x8_k8");
+  // Hardware: not yet measured here (no GPU on the build machines); shapes from gpu.cpp and TFJS/ORT.
+  if (M <= 16) return matmulVariant("gemv8_w64x4");
+  if (M >= 512 && N >= 512) return matmulVariant("tile128x64_t8x8_k16");
+  if (M >= 128 && N >= 128) return matmulVariant("tile64x64_t8x8_k16");
   return matmulVariant("tile64x64_t4x4_k16");
 }

@@ -1,61 +1,116 @@
+import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
-import { fromHost, zeros } from "../../src/gpu/tensor.ts";
-import { biasGrad, matmul } from "../../src/ops/matmul.ts";
-import { MATMUL_VARIANTS } from "../../src/ops/matmul_variants.ts";
+import { type Gpu, requestGpu } from "../../src/gpu/device.ts";
+import { type DType, fromHost, zeros } from "../../src/gpu/tensor.ts";
+import { biasGrad, matmul, regLanes } from "../../src/ops/matmul.ts";
+import {
+  MATMUL_VARIANTS,
+  type MatmulVariant,
+  matmulVariant,
+  pickMatmulVariant,
+} from "../../src/ops/matmul_variants.ts";
 import { assertClose, maxAbs } from "../reference/check.ts";
 import { biasGradRef, matmulRef } from "../reference/matmul.ts";
 import { roundF16, uniformArray } from "../reference/random.ts";
+import { benchCases } from "../../src/cli/bench/cases.ts";
+import { measureCase } from "../../src/cli/bench/measure.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
 
-// Shapes that are multiples of no tile size.
+// Shapes that are multiples of no block size: partial blocks along every edge, and K below and above one tile.
 const M = 37, N = 45, K = 29;
 
 /** f32 matmul tolerance: K products of values below max|a|·max|b|, each rounded once. */
-function tol(a: ArrayLike<number>, b: ArrayLike<number>) {
-  return { atol: 4 * Math.sqrt(K) * 1.2e-7 * maxAbs(a) * maxAbs(b), rtol: 1e-5 };
+function tol(a: ArrayLike<number>, b: ArrayLike<number>, k = K) {
+  return { atol: 4 * Math.sqrt(k) * 1.2e-7 * maxAbs(a) * maxAbs(b), rtol: 1e-5 };
+}
+
+interface Case {
+  m: number;
+  n: number;
+  k: number;
+  batch: number;
+  transA: boolean;
+  transB: boolean;
+  /** A and B carry the batch dimension (else one matrix is broadcast). */
+  batchedA: boolean;
+  batchedB: boolean;
+  at?: DType;
+  bt?: DType;
+  /** Adds bias, a residual, alpha 0.5 and beta 1 to a second product. */
+  epilogue?: boolean;
+}
+
+/** Runs one product (and its epilogue twin) on the GPU and checks both against the f64 reference. */
+async function check(gpu: Gpu, v: MatmulVariant, c: Case, seed: number): Promise<void> {
+  const { m, n, k, batch, transA, transB, batchedA, batchedB } = c;
+  const at = c.at ?? "f32", bt = c.bt ?? "f32";
+  const round = (t: DType, xs: Float64Array) => t === "f16" ? roundF16(xs) : xs;
+  const a = round(at, uniformArray(seed, (batchedA ? batch : 1) * m * k));
+  const b = round(bt, uniformArray(seed + 1, (batchedB ? batch : 1) * k * n));
+  const lead = (batched: boolean) => batched ? [batch] : [];
+  // Deno panics on a zero-byte writeBuffer: empty inputs (K = 0) are allocated, not uploaded.
+  const upload = (xs: Float64Array, shape: number[], t: DType) =>
+    xs.length ? fromHost(gpu, xs, shape, t) : zeros(gpu, shape, t);
+  const ta = upload(a, [...lead(batchedA), ...(transA ? [k, m] : [m, k])], at);
+  const tb = upload(b, [...lead(batchedB), ...(transB ? [n, k] : [k, n])], bt);
+  const plain = zeros(gpu, [batch, m, n]);
+  const step = new Batch(gpu);
+  matmul(step, { a: ta, b: tb, out: plain, transA, transB, variant: v });
+  const common = { a, b, M: m, N: n, K: k, batch, transA, transB, batchedA, batchedB };
+  const what = `${v.name} ${m}x${n}x${k} transA=${transA} transB=${transB} ${at}x${bt}`;
+  const owned = [ta, tb, plain];
+  if (!c.epilogue) {
+    const [got] = await step.read([plain]);
+    assertClose(what, got, matmulRef(common), tol(a, b, k));
+  } else {
+    const bias = uniformArray(seed + 2, n);
+    const res = uniformArray(seed + 3, m * n); // one residual broadcast over the batch
+    const prev = uniformArray(seed + 4, batch * m * n);
+    const full = fromHost(gpu, Float32Array.from(prev), [batch, m, n]);
+    const tbias = fromHost(gpu, Float32Array.from(bias), [n]);
+    const tres = fromHost(gpu, Float32Array.from(res), [m, n]);
+    owned.push(full, tbias, tres);
+    matmul(step, {
+      a: ta,
+      b: tb,
+      out: full,
+      transA,
+      transB,
+      variant: v,
+      bias: tbias,
+      residual: tres,
+      alpha: 0.5,
+      beta: 1,
+    });
+    const [gotPlain, gotFull] = await step.read([plain, full]);
+    assertClose(`${what} plain`, gotPlain, matmulRef(common), tol(a, b, k));
+    const ref = matmulRef({ ...common, bias, residual: res, alpha: 0.5, beta: 1, c: prev });
+    assertClose(`${what} epilogue`, gotFull, ref, tol(a, b, k));
+  }
+  for (const t of owned) t.release();
 }
 
 for (const v of MATMUL_VARIANTS) {
   Deno.test({
-    name: `matmul ${v.name}: every transposition, bias, residual, beta, batch against the f64 reference`,
+    name: `matmul ${v.name}: every transposition, bias, residual, beta, batch and broadcast against the f64 reference`,
     ignore: noGpu,
     async fn() {
       const gpu = await testGpu();
-      const batch = 2;
-      const a = uniformArray(1, batch * M * K);
-      const b = uniformArray(2, batch * K * N);
-      const bias = uniformArray(3, N);
-      const res = uniformArray(4, batch * M * N);
-      const prev = uniformArray(5, batch * M * N);
+      let seed = 1;
       for (const transA of [false, true]) {
         for (const transB of [false, true]) {
-          const ta = fromHost(gpu, Float32Array.from(a), transA ? [batch, K, M] : [batch, M, K]);
-          const tb = fromHost(gpu, Float32Array.from(b), transB ? [batch, N, K] : [batch, K, N]);
-          const plain = zeros(gpu, [batch, M, N]);
-          const full = fromHost(gpu, Float32Array.from(prev), [batch, M, N]);
-          const tbias = fromHost(gpu, Float32Array.from(bias), [N]);
-          const tres = fromHost(gpu, Float32Array.from(res), [batch, M, N]);
-          const step = new Batch(gpu);
-          matmul(step, { a: ta, b: tb, out: plain, transA, transB, variant: v });
-          matmul(step, {
-            a: ta,
-            b: tb,
-            out: full,
+          // Alternate which operand is broadcast over the batch (stride 0).
+          await check(gpu, v, {
+            m: M,
+            n: N,
+            k: K,
+            batch: 2,
             transA,
             transB,
-            variant: v,
-            bias: tbias,
-            residual: tres,
-            alpha: 0.5,
-            beta: 1,
-          });
-          const [gotPlain, gotFull] = await step.read([plain, full]);
-          const common = { a, b, M, N, K, batch, transA, transB, batchedA: true, batchedB: true };
-          const what = `${v.name} transA=${transA} transB=${transB}`;
-          assertClose(`${what} plain`, gotPlain, matmulRef(common), tol(a, b));
-          const ref = matmulRef({ ...common, bias, residual: res, alpha: 0.5, beta: 1, c: prev });
-          assertClose(`${what} epilogue`, gotFull, ref, tol(a, b));
-          for (const t of [ta, tb, plain, full, tbias, tres]) t.release();
+            batchedA: transA || !transB,
+            batchedB: !transA || transB,
+            epilogue: true,
+          }, seed += 10);
         }
       }
     },
@@ -63,24 +118,108 @@ for (const v of MATMUL_VARIANTS) {
 }
 
 Deno.test({
-  name: "matmul with f16 inputs and f32 accumulation, B broadcast over the batch",
+  name: "matmul with f16 inputs and f32 accumulation: forward x·Wᵀ with f16 weights, and both f16, every variant",
   ignore: noGpu,
   async fn() {
     const gpu = await testGpu();
     if (!gpu.features.f16) return;
-    const batch = 3;
-    const a = roundF16(uniformArray(6, batch * M * K));
-    const b = roundF16(uniformArray(7, N * K));
     for (const v of MATMUL_VARIANTS) {
-      const ta = fromHost(gpu, a, [batch, M, K], "f16");
-      const tb = fromHost(gpu, b, [N, K], "f16");
-      const out = zeros(gpu, [batch, M, N]);
-      const step = new Batch(gpu);
-      matmul(step, { a: ta, b: tb, out, transB: true, variant: v });
-      const [got] = await step.read([out]);
-      const ref = matmulRef({ a, b, M, N, K, batch, transB: true, batchedA: true, batchedB: false });
-      assertClose(`f16 ${v.name}`, got, ref, tol(a, b));
+      const base = { m: M, n: N, k: K, batch: 3, batchedA: true, batchedB: false };
+      await check(gpu, v, { ...base, transA: false, transB: true, at: "f32", bt: "f16" }, 100);
+      await check(gpu, v, { ...base, transA: true, transB: false, at: "f16", bt: "f16" }, 200);
     }
+  },
+});
+
+Deno.test({
+  name: "matmul decode shapes (M = 1 and 5 rows, K past one workgroup's split) for every variant",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    for (const v of MATMUL_VARIANTS) {
+      for (const m of [1, 5]) {
+        await check(
+          gpu,
+          v,
+          { m, n: 70, k: 131, batch: 1, transA: false, transB: true, batchedA: true, batchedB: true },
+          300 + m,
+        );
+      }
+    }
+  },
+});
+
+Deno.test({
+  name: "matmul with K = 0 writes the epilogue alone, and the adapter's pick covers decode, medium and large shapes",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    for (const shape of [{ M: 1, N: 896, K: 896 }, { M: 40, N: 70, K: 30 }, { M: 512, N: 4864, K: 896 }]) {
+      assert.ok(MATMUL_VARIANTS.includes(pickMatmulVariant(gpu, shape)));
+    }
+    const v = pickMatmulVariant(gpu, { M: 3, N: 5, K: 0 });
+    await check(gpu, v, {
+      m: 3,
+      n: 5,
+      k: 0,
+      batch: 1,
+      transA: false,
+      transB: false,
+      batchedA: true,
+      batchedB: true,
+      epilogue: true,
+    }, 400);
+  },
+});
+
+Deno.test({
+  name: "matmul reg kernels without subgroups (every lane loads A itself) on a device created without them",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await requestGpu({ disable: ["subgroups"] });
+    try {
+      assert.equal(regLanes(gpu).share, false);
+      const v = matmulVariant("reg16x8");
+      for (const [transA, transB] of [[false, false], [true, true]]) {
+        await check(gpu, v, {
+          m: M,
+          n: N,
+          k: K,
+          batch: 2,
+          transA,
+          transB,
+          batchedA: true,
+          batchedB: false,
+          epilogue: true,
+        }, 500);
+      }
+    } finally {
+      gpu.device.destroy();
+    }
+  },
+});
+
+Deno.test({
+  name: "the benchmark times every matmul variant on 1024^3 and marks one picked variant per shape",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    const cases = benchCases(gpu).filter((c) => c.kernel === "matmul");
+    const square = cases.filter((c) => c.shape === "1024x1024x1024 NN f32").map((c) => c.variant);
+    assert.deepEqual(square, MATMUL_VARIANTS.filter((v) => v.kind !== "gemv").map((v) => v.name));
+    for (const shape of new Set(cases.map((c) => c.shape))) {
+      assert.equal(cases.filter((c) => c.shape === shape && c.picked).length, 1, shape);
+    }
+    const tiny = { ...cases[0], shape: "3x5x7", flops: 2 * 3 * 5 * 7, bytes: undefined };
+    tiny.setup = (g) => {
+      const [a, b, c] = [[3, 7], [7, 5], [3, 5]].map((s) => zeros(g, s));
+      return {
+        record: (batch) => matmul(batch, { a, b, out: c }),
+        release: () => [a, b, c].forEach((t) => t.release()),
+      };
+    };
+    const r = await measureCase(gpu, tiny, { budgetMs: 20 });
+    assert.ok(r.ms > 0 && r.reps >= 2 && r.gflops! > 0 && r.compileMs >= 0, JSON.stringify(r));
   },
 });
 
