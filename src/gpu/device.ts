@@ -131,6 +131,7 @@ export async function requestGpu(options: GpuOptions = {}): Promise<Gpu> {
   }
   device ??= await adapter.requestDevice({ requiredFeatures: features, requiredLimits });
   reportLoss(device, name);
+  if (software) hintLavapipe();
   return {
     adapter,
     device,
@@ -155,6 +156,25 @@ function reportLoss(device: GPUDevice, name: string): void {
         "*** Every GPU buffer is gone; the current step cannot finish. Restart from the last checkpoint.\n",
     );
   });
+}
+
+/**
+ * On Linux without a Vulkan driver, wgpu falls back to Mesa's OpenGL rasteriser: it works, but about 8x slower than
+ * lavapipe and without shader-f16. Say how to fix it, once.
+ */
+function hintLavapipe(): void {
+  if (Deno.build.os !== "linux") return;
+  for (const dir of ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"]) {
+    try {
+      for (const e of Deno.readDirSync(dir)) if (e.name.endsWith(".json")) return;
+    } catch {
+      // A missing or unreadable folder holds no driver we can see; keep looking.
+    }
+  }
+  console.warn(
+    "WebGPU is running on Mesa's OpenGL fallback, about 8x slower than its Vulkan driver: install it with " +
+      "`apt-get install -y mesa-vulkan-drivers` (or run `bash .ci/setup`).",
+  );
 }
 
 /** Mesa warns on every start when XDG_RUNTIME_DIR is unset; point it at the temp folder. */
