@@ -6,7 +6,7 @@
 //   dq_i = scale · Σ_j dS_ij k_j,  dk_j = scale · Σ_i dS_ij q_i,  dv_j = Σ_i P_ij dO_i,
 // where dk and dv also sum over the H / KV query heads that share a kv head.
 //
-// Bindings (group 0), one layout shared by the two entry points:
+// Bindings (group 0), one layout shared by all entry points:
 //   0 p        uniform     Params
 //   1 q        read        [T, H, D] f32
 //   2 k        read        [S, KV, D] f32
@@ -18,26 +18,44 @@
 //   8 kvEnd    read        [T] u32
 //   9 qStart   read        [S] u32
 //  10 qEnd     read        [S] u32
-//  11 dq       read_write  [T, H, D] f32, written (=) by main_dq; 0 for an empty range
-//  12 delta    read_write  [T, H] f32 = δ, written (=) by main_dq, read by main_dkv
-//  13 dk       read_write  [S, KV, D] f32, written (=) by main_dkv
-//  14 dv       read_write  [S, KV, D] f32, written (=) by main_dkv
+//  11 dq       read_write  [T, H, D] f32, written (=) by the dq entry points; 0 for an empty range
+//  12 delta    read_write  u32, written (=) by the dq entry points, read by the dk/dv ones: [T, H] = bits of δ
+//                          (main_dq, main_dq_tile), or [T, H, 4] = (kvStart[t], min(kvEnd[t], S), bits of
+//                          lse · log2 e, bits of δ) per query row (main_dq_reg)
+//  13 dk       read_write  [S, KV, D] f32, written (=) by the dk/dv entry points
+//  14 dv       read_write  [S, KV, D] f32, written (=) by the dk/dv entry points
 //
-// Entry points, a dq one then a dk/dv one, each in two shapes with the same sums in the same order:
+// Entry points, a dq one then the dk/dv one of the same shape (row, tile or reg):
 //   main_dq        one invocation per (query row t, head h), iterating over its keys, k and v read straight from
 //                  storage: bindings 1-8, 11, 12. Grid foldGrid(ceil(T · H / WG)).
 //   main_dq_tile   a workgroup of WG query rows of one head stages K and V tiles of BK key rows in workgroup memory:
 //                  same bindings. Grid foldGrid(ceil(T / WG) · H).
+//   main_dq_reg    register blocks for CPU rasterisers: a workgroup is one subgroup of LANES lanes serving kv head
+//                  w % KV (w = linear workgroup index); lane l owns the BQ query rows f = (w / KV) · LANES · BQ
+//                  + r · LANES + l (r < BQ) of that kv head's T · G rows (G = H / KV, f = t · G + g is token t, head
+//                  (w % KV) · G + g). The lanes walk the union of their rows' key ranges, BJ keys per step, jumping
+//                  gaps; K and V rows are loaded once per step (one element per lane) and shared by
+//                  subgroupBroadcast. Same bindings. Grid foldGrid(ceil(T · G / (LANES · BQ)) · KV).
 //   main_dkv       one invocation per (key row j, kv head), iterating over query rows qStart[j] <= i < qEnd[j] (a
 //                  loose range is fine: each candidate is kept only if kvStart[i] <= j < kvEnd[i]) and over the
 //                  heads of the kv head's group: bindings 1-3, 5-10, 12-14. Grid foldGrid(ceil(S · KV / WG)).
 //   main_dkv_tile  a workgroup of WG key rows of one kv head stages tiles of BK (query row, head) pairs of q, dO,
 //                  lse, δ and the query's range: same bindings. Grid foldGrid(ceil(S / WG) · KV).
-// The tiles take 8 · BK · D + 16 · BK + 8 · WG bytes of workgroup memory.
+//   main_dkv_reg   register blocks for CPU rasterisers: lane l of the subgroup serving kv head w % KV owns the BKR key
+//                  rows j = (w / KV) · LANES · BKR + r · LANES + l (r < BKR); the lanes walk the union of their
+//                  keys' query ranges [qStart, qEnd), BF tokens per step and every head of the group, loading each
+//                  query row of q, dO and delta once per step and sharing it by subgroupBroadcast: bindings 1-3,
+//                  5, 9, 10, 12-14. Grid foldGrid(ceil(S / (LANES · BKR)) · KV).
+// The tiles take 8 · BK · D + 16 · BK + 8 · WG bytes of workgroup memory. The reg entry points need subgroups of
+// exactly LANES invocations.
 //
-// Every output row is owned by one invocation that sums in a fixed order: no atomics, deterministic. Workgroup WG;
-// the linear workgroup index is wg.x + wg.y · nwg.x. D (head dim, <= 256), WG and BK are compile-time constants;
-// any D, T, S.
+// Every output row is owned by one invocation that sums in a fixed order: no atomics, deterministic. Workgroup WG
+// (LANES for reg); the linear workgroup index is wg.x + wg.y · nwg.x. Compile-time constants: D (head dim, <= 256;
+// <= 128 for reg), WG, BK; LANES, BQ, BJ, BKR and the template slots DQ_INIT, DQ_STEP, DQ_SAVE, DKV_INIT, DKV_STEP,
+// DKV_NEXT, DKV_SAVE (straight-line code from src/ops/attention_reg.ts; BF is built into DKV_STEP and DKV_NEXT;
+// empty when another entry point is compiled). Any D, T, S. On lavapipe an invocation may run at most 65535 loop
+// iterations in all: main_dq_reg takes ceil(S / BJ) at most, main_dkv_reg ceil(T / BF) · (G + 1), which the host
+// keeps below that; main_dq and main_dkv take about 2 · D + 1 per key or query row.
 
 struct Params {
   T: u32,
@@ -59,7 +77,7 @@ struct Params {
 @group(0) @binding(9) var<storage, read> qStart: array<u32>;
 @group(0) @binding(10) var<storage, read> qEnd: array<u32>;
 @group(0) @binding(11) var<storage, read_write> dq: array<f32>;
-@group(0) @binding(12) var<storage, read_write> delta: array<f32>;
+@group(0) @binding(12) var<storage, read_write> delta: array<u32>;
 @group(0) @binding(13) var<storage, read_write> dk: array<f32>;
 @group(0) @binding(14) var<storage, read_write> dv: array<f32>;
 
@@ -106,7 +124,7 @@ fn main_dq(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u
   for (var d = 0u; d < D; d++) {
     dq[row * D + d] = acc[d] * p.scale;
   }
-  delta[row] = dlt;
+  delta[row] = bitcast<u32>(dlt);
 }
 
 @compute @workgroup_size(WG)
@@ -142,7 +160,7 @@ fn main_dkv(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3
         dp = fma(dO[base + d], vr[d], dp);
       }
       let pr = exp(s - lse[row]);
-      let ds = pr * (dp - delta[row]);
+      let ds = pr * (dp - bitcast<f32>(delta[row]));
       for (var d = 0u; d < D; d++) {
         gv[d] = fma(pr, dO[base + d], gv[d]);
         gk[d] = fma(ds, q[base + d], gk[d]);
@@ -246,7 +264,7 @@ fn main_dq_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: 
     for (var d = 0u; d < D; d++) {
       dq[row * D + d] = acc[d] * p.scale;
     }
-    delta[row] = dlt;
+    delta[row] = bitcast<u32>(dlt);
   }
 }
 
@@ -290,7 +308,7 @@ fn main_dkv_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg:
       let i = f / group;
       let r = i * p.H + kvh * group + f % group;
       lseTile[e] = lse[r];
-      deltaTile[e] = delta[r];
+      deltaTile[e] = bitcast<f32>(delta[r]);
       startTile[e] = kvStart[i];
       endTile[e] = kvEnd[i];
     }
@@ -321,4 +339,53 @@ fn main_dkv_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg:
       dv[id * D + d] = gv[d];
     }
   }
+}
+
+// Register-blocked entry points (see the header). The generated slots hold each lane's rows in named registers,
+// define the walk's bounds lo, hi and advance j (or i) to the next index in some lane's range.
+const LANES = {{LANES}}u;
+const LOG2E = 1.4426950408889634;
+
+@compute @workgroup_size(LANES)
+fn main_dq_reg(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
+               @builtin({{LANE_ID}}) lane: u32) {
+  let G = p.H / p.KV;
+  let w = wg.y * nwg.x + wg.x;
+  let kvh = w % p.KV;
+  let fBase = (w / p.KV) * (LANES * {{BQ}}u);
+  let lastT = max(p.T, 1u) - 1u;
+  let scale = p.scale * LOG2E;
+  {{DQ_INIT}}
+  var j = lo;
+  loop {
+    if (j >= hi) {
+      break;
+    }
+    {{DQ_STEP}}
+  }
+  {{DQ_SAVE}}
+}
+
+@compute @workgroup_size(LANES)
+fn main_dkv_reg(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
+                @builtin({{LANE_ID}}) lane: u32) {
+  let G = p.H / p.KV;
+  let w = wg.y * nwg.x + wg.x;
+  let kvh = w % p.KV;
+  let jBase = (w / p.KV) * (LANES * {{BKR}}u);
+  let lastS = max(p.S, 1u) - 1u;
+  let lastT = max(p.T, 1u) - 1u;
+  let scale = p.scale * LOG2E;
+  {{DKV_INIT}}
+  var i = lo;
+  loop {
+    if (i >= hi) {
+      break;
+    }
+    for (var g = 0u; g < G; g++) {
+      {{DKV_STEP}}
+    }
+    {{DKV_NEXT}}
+  }
+  {{DKV_SAVE}}
 }

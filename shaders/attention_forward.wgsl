@@ -4,34 +4,45 @@
 // causality, packing of sequences and KV-cache slots are all expressed by these ranges. One pass over the keys with
 // a running max m and sum l (online softmax): the T x S score matrix is never stored.
 //
-// Bindings (group 0), one layout shared by the three entry points (an entry point leaves the others unused):
+// Bindings (group 0), one layout shared by all entry points (an entry point leaves the others unused):
 //   0 p        uniform     Params
 //   1 q        read        [T, H, D] f32 (already rotated)
 //   2 k        read        [S, KV, D] {{KT}}
 //   3 v        read        [S, KV, D] {{KT}}
 //   4 kvStart  read        [T] u32
 //   5 kvEnd    read        [T] u32
-//   6 o        read_write  [T, H, D] f32, written (=) by main and main_combine; 0 for an empty range
-//   7 lse      read_write  [T, H] f32 = m + log(l) of the scaled scores, written (=) by main and main_combine;
-//                          0 for an empty range
+//   6 o        read_write  [T, H, D] f32, written (=) by main, main_tile, main_reg and main_combine; 0 for an
+//                          empty range
+//   7 lse      read_write  [T, H] f32 = m + log(l) of the scaled scores, written (=) like o; 0 for an empty range
 //   8 part     read_write  [splits, T, H, D] f32 = Σ_j exp(s_j − m) v_j over one chunk of keys, written (=) by
 //                          main_split, read by main_combine
 //   9 stats    read_write  [splits, T, H, 2] f32 = (m, l) of that chunk, written (=) by main_split (l = 0 for an
 //                          empty chunk), read by main_combine
 //
-// Entry points (main or main_tile alone, or main_split then main_combine):
+// Entry points (main, main_tile or main_reg alone, or main_split then main_combine):
 //   main          single pass over all keys of a row, one invocation per (row, head), k and v read straight from
-//                 storage (the faster shape on CPU rasterisers): bindings 1-7. Grid foldGrid(ceil(T · H / WG)).
+//                 storage: bindings 1-7. Grid foldGrid(ceil(T · H / WG)).
 //   main_tile     the same sums for real GPUs: a workgroup of WG query rows of one head stages K and V tiles of BK
 //                 rows in workgroup memory (8 · BK · D + 8 · WG bytes): bindings 1-7.
 //                 Grid foldGrid(ceil(T / WG) · H).
+//   main_reg      register blocks for CPU rasterisers: a workgroup is one subgroup of LANES lanes and serves kv head
+//                 w % KV (w = linear workgroup index); lane l owns the BQ query rows f = (w / KV) · LANES · BQ
+//                 + r · LANES + l (r < BQ) of the T · G rows of that kv head's group (G = H / KV; f = t · G + g is
+//                 token t, head (w % KV) · G + g). The lanes walk the union of their rows' key ranges together, BJ
+//                 keys per step, jumping the gaps between ranges; each step's K and V rows are loaded once (one
+//                 element per lane) and shared by subgroupBroadcast. Bindings 1-7.
+//                 Grid foldGrid(ceil(T · G / (LANES · BQ)) · KV). Needs subgroups of exactly LANES invocations.
 //   main_split    flash decoding, first half: the keys of each row cut into `splits` equal chunks, each chunk
 //                 summed on its own, one invocation per (split, row, head): bindings 1-5, 8, 9.
 //                 Grid foldGrid(ceil(splits · T · H / WG)).
 //   main_combine  second half, merges the chunks of each row: bindings 6-9. Grid foldGrid(ceil(T · H / WG)).
 //
-// Workgroup WG; the linear workgroup index is wg.x + wg.y · nwg.x. Each invocation holds q and the output
-// accumulator in D-sized registers. D (head dim, <= 256), WG and BK are compile-time constants; any D, T, S.
+// Compile-time constants: D (head dim, <= 256; <= 128 for main_reg), WG, BK; LANES, BQ, BJ and the template slots
+// REG_INIT, REG_STEP, REG_SAVE of main_reg (straight-line code from src/ops/attention_reg.ts, empty when another
+// entry point is compiled). Any T, S. The linear workgroup index is wg.x + wg.y · nwg.x. main and
+// main_split hold q and the output accumulator in D-sized register arrays, main_reg in BQ · D named registers.
+// On lavapipe an invocation may run at most 65535 loop iterations in all (more ends its loops early): main_reg
+// takes ceil(S / BJ) at most, the host keeps it below that; main and main_split take about 2 · D + 1 per key.
 {{ENABLE}}
 
 struct Params {
@@ -272,4 +283,31 @@ fn main_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec
     }
     lse[row] = select(0.0, m + log(l), l > 0.0);
   }
+}
+
+// main_reg (see the header). Each loaded K or V element feeds BQ · LANES query rows. Online softmax per row in
+// log2 units (q scaled by scale · log2 e); a key outside a row's own range weighs exactly 0. The generated slots
+// hold the rows in named registers, define the walk's bounds lo, hi and advance j to the next key in some range.
+const LANES = {{LANES}}u;
+const LOG2E = 1.4426950408889634;
+const LN2 = 0.6931471805599453;
+
+@compute @workgroup_size(LANES)
+fn main_reg(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
+            @builtin({{LANE_ID}}) lane: u32) {
+  let G = p.H / p.KV;
+  let w = wg.y * nwg.x + wg.x;
+  let kvh = w % p.KV;
+  let fBase = (w / p.KV) * (LANES * {{BQ}}u);
+  let lastT = max(p.T, 1u) - 1u;
+  let scale = p.scale * LOG2E;
+  {{REG_INIT}}
+  var j = lo;
+  loop {
+    if (j >= hi) {
+      break;
+    }
+    {{REG_STEP}}
+  }
+  {{REG_SAVE}}
 }

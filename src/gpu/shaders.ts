@@ -11,10 +11,10 @@ import gradnorm_forward from "../../shaders/gradnorm_forward.wgsl" with { type: 
 import kvcache_forward from "../../shaders/kvcache_forward.wgsl" with { type: "text" };
 import logprob_entropy_backward from "../../shaders/logprob_entropy_backward.wgsl" with { type: "text" };
 import logprob_entropy_forward from "../../shaders/logprob_entropy_forward.wgsl" with { type: "text" };
+import policy_loss_forward from "../../shaders/policy_loss_forward.wgsl" with { type: "text" };
 import rmsnorm_backward from "../../shaders/rmsnorm_backward.wgsl" with { type: "text" };
 import rmsnorm_forward from "../../shaders/rmsnorm_forward.wgsl" with { type: "text" };
 import rope_forward from "../../shaders/rope_forward.wgsl" with { type: "text" };
-import policy_loss_forward from "../../shaders/policy_loss_forward.wgsl" with { type: "text" };
 import sample_forward from "../../shaders/sample_forward.wgsl" with { type: "text" };
 import swiglu_backward from "../../shaders/swiglu_backward.wgsl" with { type: "text" };
 import swiglu_forward from "../../shaders/swiglu_forward.wgsl" with { type: "text" };
@@ -31,10 +31,10 @@ const SOURCES = {
   kvcache_forward,
   logprob_entropy_backward,
   logprob_entropy_forward,
+  policy_loss_forward,
   rmsnorm_backward,
   rmsnorm_forward,
   rope_forward,
-  policy_loss_forward,
   sample_forward,
   swiglu_backward,
   swiglu_forward,

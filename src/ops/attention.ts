@@ -9,32 +9,46 @@
  * where slot s owns rows [s · maxLen, (s + 1) · maxLen). The ranges come from {@linkcode packedCausalRanges} and
  * {@linkcode cacheRanges}.
  *
- * Two shapes of every kernel, the same sums in the same order: "row" (one invocation per query row and head,
- * reading k and v straight from storage: the faster one on CPU rasterisers) and "tile" (a workgroup of WG rows
- * stages K/V tiles in workgroup memory: the usual shape for real GPUs, not yet measured on one).
+ * Kernel shapes (attention_variants.ts chooses per adapter and shape): "reg" register blocks for CPU rasterisers,
+ * "tile" workgroup-memory tiles for real GPUs, "row" one invocation per row and head; plus a split over keys for
+ * few queries on real GPUs. Every output row has one owner summing in a fixed order: deterministic, no atomics.
+ *
+ * On lavapipe (CPU ms per call, `deno task bench kernels --filter attention`), T = 2048 packed causal tokens
+ * (8 x 256), H 4, KV 2, D 32: forward 271 (row) -> 14 (reg6x2), backward 997 -> 57 (reg3x2_3x1); decoding 32
+ * sequences x 1 query over 300 cached rows: 11.4 -> 6.9 (reg1x2). See attention_variants.ts for the table.
  */
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { type Kernel, kernel } from "../gpu/pipeline.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+import { dkvRegSlots, dqRegSlots, forwardRegSlots } from "./attention_reg.ts";
+import {
+  type AttentionShape,
+  type AttentionVariant,
+  LOOP_BUDGET,
+  parseVariant,
+  pickAttentionBackward,
+  pickAttentionForward,
+  regLanes,
+  regLoopSteps,
+  variantName,
+} from "./attention_variants.ts";
 
 export { type AttentionRanges, cacheRanges, packedCausalRanges } from "./attention_ranges.ts";
+export type { AttentionVariant } from "./attention_variants.ts";
 
 const FORWARD = uniforms(
   [["T", "u32"], ["H", "u32"], ["KV", "u32"], ["S", "u32"], ["scale", "f32"], ["splits", "u32"]] as const,
 );
 const BACKWARD = uniforms([["T", "u32"], ["H", "u32"], ["KV", "u32"], ["S", "u32"], ["scale", "f32"]] as const);
 
-/** Invocations per workgroup of every attention kernel (one invocation per row and head). */
+/** Invocations per workgroup of the row, tile and split kernels (one invocation per row and head). */
 const WG = 64;
 /** Most rows (keys, or query-head pairs) in one tile of the tiled kernels. */
 const MAX_TILE = 32;
 /** Largest head dimension: q and the output accumulator live in D-sized register arrays. */
 export const MAX_HEAD_DIM = 256;
-
-/** Kernel shape: "row" reads k and v from storage per invocation; "tile" shares tiles in workgroup memory. */
-export type AttentionVariant = "row" | "tile";
 
 /** Arguments of {@linkcode attentionForward}. */
 export interface AttentionForwardArgs {
@@ -56,10 +70,11 @@ export interface AttentionForwardArgs {
   scale?: number;
   /**
    * Cut each query's keys into this many chunks, run in parallel and merged by a second dispatch (flash
-   * decoding). Defaults to a choice from the shape: 1 (single pass) unless few queries face many keys.
+   * decoding, row kernels). Defaults to a choice from the shape: 1 (single pass) unless few queries face many keys
+   * on a real GPU.
    */
   splits?: number;
-  /** Kernel shape of the single pass; defaults to "row" on CPU rasterisers, "tile" elsewhere. */
+  /** Kernel shape of the single pass ("row", "tile", "reg{BQ}x{BJ}"); defaults to the adapter's pick. */
   variant?: AttentionVariant;
 }
 
@@ -93,7 +108,7 @@ export interface AttentionBackwardArgs {
   dv: Tensor;
   /** The forward's scale; defaults to 1 / sqrt(D). */
   scale?: number;
-  /** Kernel shape; defaults to "row" on CPU rasterisers, "tile" elsewhere. */
+  /** Kernel shape ("row", "tile", "reg{BQ}x{BJ}_{BK}x{BF}"); defaults to the adapter's pick. */
   variant?: AttentionVariant;
 }
 
@@ -137,19 +152,104 @@ export function tileRows(gpu: Gpu, D: number): number {
   return Math.max(1, Math.min(MAX_TILE, Math.floor(bytes / (8 * D + 16))));
 }
 
-function pickVariant(gpu: Gpu, variant: AttentionVariant | undefined): AttentionVariant {
-  return variant ?? (gpu.software ? "row" : "tile");
+/** Template values of the reg entry points when a pipeline compiles another entry point. */
+const IDLE_REG = {
+  LANES: 1,
+  LANE_ID: "local_invocation_index",
+  BQ: 1,
+  BJ: 1,
+  BKR: 1,
+  REG_INIT: "let lo = 0u;\n  let hi = 0u;",
+  REG_STEP: "",
+  REG_SAVE: "",
+  DQ_INIT: "let lo = 0u;\n  let hi = 0u;",
+  DQ_STEP: "",
+  DQ_SAVE: "",
+  DKV_INIT: "let lo = 0u;\n  let hi = 0u;",
+  DKV_STEP: "",
+  DKV_NEXT: "",
+  DKV_SAVE: "",
+};
+
+// Pipelines by a short key: the generated reg code is large, so it is built and hashed once per device.
+const kernels = new WeakMap<GPUDevice, Map<string, Kernel>>();
+
+function cached(gpu: Gpu, key: string, build: () => Kernel): Kernel {
+  let m = kernels.get(gpu.device);
+  if (!m) kernels.set(gpu.device, m = new Map());
+  let k = m.get(key);
+  if (!k) m.set(key, k = build());
+  return k;
 }
 
-function forwardKernel(gpu: Gpu, D: number, kt: Tensor["dtype"], entryPoint: string): Kernel {
+/** Refuses a reg shape whose worst case passes llvmpipe's loop budget (see LOOP_BUDGET) on a CPU rasteriser. */
+function checkBudget(gpu: Gpu, shape: AttentionShape, d: Dims, backward: boolean): void {
+  const steps = regLoopSteps(shape, d, backward);
+  if (gpu.software && steps > LOOP_BUDGET) {
+    const name = variantName(shape, backward);
+    throw new RangeError(
+      `Attention variant ${name} may run ${steps} loop iterations per invocation for T ${d.T}, S ${d.S}, past ` +
+        `the ${LOOP_BUDGET} that CPU rasterisers allow; raise its keys (or tokens) per step`,
+    );
+  }
+}
+
+/** Lanes of a reg kernel on this adapter; throws when it has no subgroups of one fixed size. */
+function lanesFor(gpu: Gpu, variant: string): number {
+  const lanes = regLanes(gpu);
+  if (lanes === 0) {
+    throw new TypeError(
+      `Attention variant "${variant}" needs subgroups of one fixed size, which this adapter lacks; use "row" or "tile"`,
+    );
+  }
+  return lanes;
+}
+
+function forwardKernel(gpu: Gpu, D: number, kt: Tensor["dtype"], entryPoint: string, shape?: AttentionShape): Kernel {
   if (kt !== "f32" && kt !== "f16") throw new TypeError(`Attention k and v must be f32 or f16, got ${kt}`);
   if (kt === "f16" && !gpu.features.f16) {
     throw new TypeError("Attention with f16 k and v needs the shader-f16 feature, which this adapter lacks");
   }
-  return kernel(gpu, "attention_forward", {
-    params: FORWARD,
-    entryPoint,
-    template: { ENABLE: kt === "f16" ? "enable f16;" : "", KT: kt, D, WG, BK: tileRows(gpu, D) },
+  const reg = shape?.kind === "reg" ? variantName(shape, false) : "";
+  return cached(gpu, `forward ${entryPoint} ${D} ${kt} ${reg}`, () => {
+    const template: Record<string, string | number> = {
+      ENABLE: kt === "f16" ? "enable f16;" : "",
+      KT: kt,
+      D,
+      WG,
+      BK: tileRows(gpu, D),
+      ...IDLE_REG,
+    };
+    if (shape?.kind === "reg") {
+      const lanes = lanesFor(gpu, reg);
+      const block = { D, rows: shape.bq, keys: shape.bj, lanes };
+      Object.assign(template, { LANES: lanes, LANE_ID: "subgroup_invocation_id", BQ: shape.bq, BJ: shape.bj });
+      Object.assign(template, forwardRegSlots(block));
+    }
+    const label = `attention_forward ${entryPoint}${reg ? ` ${reg}` : ""} D=${D} ${kt}`;
+    return kernel(gpu, "attention_forward", { params: FORWARD, entryPoint, template, label });
+  });
+}
+
+function backwardKernel(gpu: Gpu, D: number, entryPoint: string, shape: AttentionShape): Kernel {
+  // Each reg pipeline gets only its own entry point's block (the other's slots stay idle), so backward variants
+  // that share a dq (or dk/dv) block share its pipeline.
+  const dq = entryPoint === "main_dq_reg";
+  const reg = shape.kind !== "reg" ? "" : dq ? `dq ${shape.bq}x${shape.bj}` : `dkv ${shape.bk}x${shape.bf}`;
+  return cached(gpu, `backward ${entryPoint} ${D} ${reg}`, () => {
+    const template: Record<string, string | number> = { D, WG, BK: tileRows(gpu, D), ...IDLE_REG };
+    if (shape.kind === "reg") {
+      const lanes = lanesFor(gpu, variantName(shape, true));
+      Object.assign(template, { LANES: lanes, LANE_ID: "subgroup_invocation_id" });
+      Object.assign(
+        template,
+        dq
+          ? { BQ: shape.bq, BJ: shape.bj, ...dqRegSlots({ D, rows: shape.bq, keys: shape.bj, lanes }) }
+          : { BKR: shape.bk, ...dkvRegSlots({ D, rows: shape.bk, keys: shape.bf, lanes }) },
+      );
+    }
+    const label = `attention_backward ${entryPoint}${reg ? ` ${reg}` : ""} D=${D}`;
+    return kernel(gpu, "attention_backward", { params: BACKWARD, entryPoint, template, label });
   });
 }
 
@@ -179,45 +279,56 @@ export function pickSplits(gpu: Gpu, rows: number, S: number): number {
  */
 export function attentionForward(batch: Batch, args: AttentionForwardArgs): void {
   const { q, k, v, o, lse } = args;
-  const { T, S, H, KV, D } = dims(q, k, v);
+  const d = dims(q, k, v);
+  const { T, S, H, KV, D } = d;
   expect("q", q, [T, H, D]);
   if (k.dtype !== v.dtype) throw new TypeError(`Attention k (${k.dtype}) and v (${v.dtype}) must share a dtype`);
   expect("kvStart", args.kvStart, [T], "u32");
   expect("kvEnd", args.kvEnd, [T], "u32");
   expect("output o", o, [T, H, D]);
   expect("output lse", lse, [T, H]);
-  const splits = args.splits ?? pickSplits(batch.gpu, T * H, S);
+  const gpu = batch.gpu;
+  const shape = parseVariant(args.variant ?? pickAttentionForward(gpu, d), false);
+  if (shape.kind === "reg") checkBudget(gpu, shape, d, false);
+  // The reg kernels are for CPU rasterisers, where splitting over keys does not pay.
+  const splits = args.splits ?? (shape.kind === "reg" ? 1 : pickSplits(gpu, T * H, S));
   if (!Number.isInteger(splits) || splits < 1) throw new RangeError(`Attention splits must be >= 1, got ${splits}`);
   const params = { T, H, KV, S, scale: args.scale ?? 1 / Math.sqrt(D), splits };
   // Bindings by number (see the shader header); part and stats are bound only when splitting.
   const inputs = [q, k, v, args.kvStart, args.kvEnd];
   const rows = T * H;
   if (splits === 1) {
-    const tile = pickVariant(batch.gpu, args.variant) === "tile";
+    const entry = { row: "main", tile: "main_tile", reg: "main_reg" }[shape.kind];
+    const lanes = shape.kind === "reg" ? lanesFor(gpu, args.variant ?? "reg") : 0;
+    const count = {
+      row: Math.ceil(rows / WG),
+      tile: Math.ceil(T / WG) * H,
+      reg: Math.ceil((T * (H / KV)) / (lanes * shape.bq)) * KV,
+    }[shape.kind];
     batch.dispatch({
-      kernel: forwardKernel(batch.gpu, D, k.dtype, tile ? "main_tile" : "main"),
+      kernel: forwardKernel(gpu, D, k.dtype, entry, shape),
       buffers: [...inputs, o, lse],
       params,
-      grid: foldGrid(batch.gpu, tile ? Math.ceil(T / WG) * H : Math.ceil(rows / WG)),
-      label: tile ? "attention forward tile" : "attention forward",
+      grid: foldGrid(gpu, count),
+      label: `attention forward ${variantName(shape, false)}`,
     });
     return;
   }
   // Scratch released at once: the pool hands it out again only after this batch is submitted.
-  const part = empty(batch.gpu, [splits, T, H, D], "f32", "attention partials");
-  const stats = empty(batch.gpu, [splits, T, H, 2], "f32", "attention partial stats");
+  const part = empty(gpu, [splits, T, H, D], "f32", "attention partials");
+  const stats = empty(gpu, [splits, T, H, 2], "f32", "attention partial stats");
   batch.dispatch({
-    kernel: forwardKernel(batch.gpu, D, k.dtype, "main_split"),
+    kernel: forwardKernel(gpu, D, k.dtype, "main_split"),
     buffers: [...inputs, o, lse, part, stats],
     params,
-    grid: foldGrid(batch.gpu, Math.ceil((rows * splits) / WG)),
+    grid: foldGrid(gpu, Math.ceil((rows * splits) / WG)),
     label: `attention forward split ${splits}`,
   });
   batch.dispatch({
-    kernel: forwardKernel(batch.gpu, D, k.dtype, "main_combine"),
+    kernel: forwardKernel(gpu, D, k.dtype, "main_combine"),
     buffers: [...inputs, o, lse, part, stats],
     params,
-    grid: foldGrid(batch.gpu, Math.ceil(rows / WG)),
+    grid: foldGrid(gpu, Math.ceil(rows / WG)),
     label: "attention forward combine",
   });
   part.release();
@@ -225,8 +336,8 @@ export function attentionForward(batch: Batch, args: AttentionForwardArgs): void
 }
 
 /**
- * Records dq, dk and dv of attention (two dispatches: dq and δ = rowsum(dO ⊙ o) per query row, then dk and dv per
- * key row). Binds 14 storage buffers per shader stage.
+ * Records dq, dk and dv of attention (two dispatches: dq and the per-row values the second needs, then dk and dv
+ * per key row). Binds 14 storage buffers per shader stage.
  *
  * @example
  * ```ts
@@ -236,7 +347,8 @@ export function attentionForward(batch: Batch, args: AttentionForwardArgs): void
  */
 export function attentionBackward(batch: Batch, args: AttentionBackwardArgs): void {
   const { q, k, v } = args;
-  const { T, S, H, KV, D } = dims(q, k, v);
+  const d = dims(q, k, v);
+  const { T, S, H, KV, D } = d;
   for (const [name, t] of [["q", q], ["o", args.o], ["dO", args.dO], ["dq", args.dq]] as const) {
     expect(name, t, [T, H, D]);
   }
@@ -248,33 +360,50 @@ export function attentionBackward(batch: Batch, args: AttentionBackwardArgs): vo
   expect("kvEnd", args.kvEnd, [T], "u32");
   expect("qStart", args.qStart, [S], "u32");
   expect("qEnd", args.qEnd, [S], "u32");
+  const gpu = batch.gpu;
   const need = 14;
-  if (batch.gpu.limits.maxStorageBuffersPerShaderStage < need) {
+  if (gpu.limits.maxStorageBuffersPerShaderStage < need) {
     throw new RangeError(
       `Attention backward binds ${need} storage buffers but the device allows ` +
-        `${batch.gpu.limits.maxStorageBuffersPerShaderStage} per shader stage`,
+        `${gpu.limits.maxStorageBuffersPerShaderStage} per shader stage`,
     );
   }
+  const shape = parseVariant(args.variant ?? pickAttentionBackward(gpu, d), true);
+  if (shape.kind === "reg") checkBudget(gpu, shape, d, true);
   const params = { T, H, KV, S, scale: args.scale ?? 1 / Math.sqrt(D) };
-  const options = { params: BACKWARD, template: { D, WG, BK: tileRows(batch.gpu, D) } };
-  const tile = pickVariant(batch.gpu, args.variant) === "tile";
-  const delta = empty(batch.gpu, [T, H], "f32", "attention delta");
+  const lanes = shape.kind === "reg" ? lanesFor(gpu, args.variant ?? "reg") : 0;
+  // Per query row, from the dq kernel to the dk/dv kernel: δ = rowsum(dO ⊙ o) ([T, H]), or for reg
+  // (kvStart, kvEnd, lse · log2 e, δ) ([T, H, 4]), floats as their bits.
+  const rowInfo = empty(gpu, shape.kind === "reg" ? [T, H, 4] : [T, H], "u32", "attention row info");
   // Both entry points share one layout (see the shader header): bind everything to both.
   const { o, dO, lse, kvStart, kvEnd, qStart, qEnd, dq, dk, dv } = args;
-  const buffers = [q, k, v, o, dO, lse, kvStart, kvEnd, qStart, qEnd, dq, delta, dk, dv];
+  const buffers = [q, k, v, o, dO, lse, kvStart, kvEnd, qStart, qEnd, dq, rowInfo, dk, dv];
+  const name = variantName(shape, true);
+  const dqEntry = { row: "main_dq", tile: "main_dq_tile", reg: "main_dq_reg" }[shape.kind];
+  const dkvEntry = { row: "main_dkv", tile: "main_dkv_tile", reg: "main_dkv_reg" }[shape.kind];
+  const dqCount = {
+    row: Math.ceil((T * H) / WG),
+    tile: Math.ceil(T / WG) * H,
+    reg: Math.ceil((T * (H / KV)) / (lanes * shape.bq)) * KV,
+  }[shape.kind];
+  const dkvCount = {
+    row: Math.ceil((S * KV) / WG),
+    tile: Math.ceil(S / WG) * KV,
+    reg: Math.ceil(S / (lanes * shape.bk)) * KV,
+  }[shape.kind];
   batch.dispatch({
-    kernel: kernel(batch.gpu, "attention_backward", { ...options, entryPoint: tile ? "main_dq_tile" : "main_dq" }),
+    kernel: backwardKernel(gpu, D, dqEntry, shape),
     buffers,
     params,
-    grid: foldGrid(batch.gpu, tile ? Math.ceil(T / WG) * H : Math.ceil((T * H) / WG)),
-    label: `attention backward dq${tile ? " tile" : ""}`,
+    grid: foldGrid(gpu, dqCount),
+    label: `attention backward dq ${name}`,
   });
   batch.dispatch({
-    kernel: kernel(batch.gpu, "attention_backward", { ...options, entryPoint: tile ? "main_dkv_tile" : "main_dkv" }),
+    kernel: backwardKernel(gpu, D, dkvEntry, shape),
     buffers,
     params,
-    grid: foldGrid(batch.gpu, tile ? Math.ceil(S / WG) * KV : Math.ceil((S * KV) / WG)),
-    label: `attention backward dk dv${tile ? " tile" : ""}`,
+    grid: foldGrid(gpu, dkvCount),
+    label: `attention backward dk dv ${name}`,
   });
-  delta.release();
+  rowInfo.release();
 }

@@ -9,7 +9,9 @@ const PARAMS = uniforms([["n", "u32"]] as const);
 function sameSize(...ts: Tensor[]): number {
   const n = ts[0].size;
   for (const t of ts) {
-    if (t.size !== n || t.dtype !== "f32") throw new TypeError(`SwiGLU tensors must all be [${ts[0].shape}] f32, got [${t.shape}]`);
+    if (t.size !== n || t.dtype !== "f32") {
+      throw new TypeError(`SwiGLU tensors must all be [${ts[0].shape}] f32, got [${t.shape}]`);
+    }
   }
   return n;
 }

@@ -8,6 +8,14 @@ import {
   cacheRanges,
   packedCausalRanges,
 } from "../../src/ops/attention.ts";
+import {
+  LOOP_BUDGET,
+  parseVariant,
+  pickAttentionBackward,
+  pickAttentionForward,
+  regLanes,
+  regLoopSteps,
+} from "../../src/ops/attention_variants.ts";
 import { attentionBackwardRef, attentionForwardRef } from "../reference/attention.ts";
 import { assertClose, maxAbs, type Tolerance } from "../reference/check.ts";
 import { roundF16, roundF32, uniformArray } from "../reference/random.ts";
@@ -56,6 +64,11 @@ function data(c: Case, kvType: DType) {
 /** A forward configuration: key chunks (undefined: the default choice) or a single-pass kernel shape. */
 type Run = { splits?: number; variant?: AttentionVariant };
 
+/** The reg variants among `names`, kept only where the adapter can run them (subgroups of one fixed size). */
+async function regs(...names: AttentionVariant[]): Promise<Run[]> {
+  return regLanes(await testGpu()) > 0 ? names.map((variant) => ({ variant })) : [];
+}
+
 async function checkForward(c: Case, kvType: DType, runs: Run[]) {
   const gpu = await testGpu();
   const { q, k, v } = data(c, kvType);
@@ -84,6 +97,7 @@ async function checkForward(c: Case, kvType: DType, runs: Run[]) {
 
 async function checkBackward(c: Case, variant: AttentionVariant) {
   const gpu = await testGpu();
+  if (variant.startsWith("reg") && regLanes(gpu) === 0) return;
   const { q, k, v, dO } = data(c, "f32");
   const fwd = attentionForwardRef({ ...c, q, k, v });
   const ref = attentionBackwardRef({ ...c, q, k, v, dO });
@@ -151,13 +165,20 @@ const DECODE: Case = {
   seed: 40,
 };
 
+// Register-block variants (lavapipe): every shape the table of attention_variants.ts picks, on head dims <= its
+// D bound (their first compile grows with the square of BQ · D).
+const FWD_SMALL = ["reg6x2", "reg3x2", "reg1x2"];
+const BWD_SMALL = ["reg3x2_3x1", "reg1x2_1x2", "reg1x1_1x1"];
+
 Deno.test({
   name: "attention forward matches the f64 reference on packed batches (MHA and GQA, odd head dims)",
   ignore: noGpu,
   async fn() {
-    for (const c of [MHA, GQA, QWEN, LONG, WIDE]) {
-      await checkForward(c, "f32", [{ variant: "row" }, { variant: "tile" }]);
-    }
+    const base: Run[] = [{ variant: "row" }, { variant: "tile" }, {}];
+    for (const c of [MHA, GQA]) await checkForward(c, "f32", [...base, ...await regs(...FWD_SMALL)]);
+    await checkForward(QWEN, "f32", [...base, ...await regs("reg3x2", "reg1x2")]);
+    await checkForward(LONG, "f32", [...base, ...await regs("reg3x2")]);
+    await checkForward(WIDE, "f32", [...base, ...await regs("reg1x2")]);
   },
 });
 
@@ -166,7 +187,7 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const runs: Run[] = [{ variant: "row" }, { variant: "tile" }, {}, { splits: 3 }, { splits: 7 }, { splits: 64 }];
-    await checkForward(DECODE, "f32", runs);
+    await checkForward(DECODE, "f32", [...runs, ...await regs(...FWD_SMALL)]);
   },
 });
 
@@ -176,8 +197,9 @@ Deno.test({
   async fn() {
     const gpu = await testGpu();
     if (!gpu.features.f16) return;
-    await checkForward(DECODE, "f16", [{ variant: "row" }, { variant: "tile" }, { splits: 4 }]);
-    await checkForward(GQA, "f16", [{ variant: "row" }, { variant: "tile" }]);
+    const base: Run[] = [{ variant: "row" }, { variant: "tile" }, {}];
+    await checkForward(DECODE, "f16", [...base, { splits: 4 }, ...await regs("reg1x2", "reg6x2")]);
+    await checkForward(GQA, "f16", [...base, ...await regs("reg1x2", "reg6x2")]);
   },
 });
 
@@ -188,10 +210,60 @@ Deno.test({
     // Loose ranges: every key row lists every query; the kernel must still apply each query's own range.
     const loose = { ...GQA, name: "GQA loose ranges", qStart: new Uint32Array(GQA.S), qEnd: new Uint32Array(GQA.S) };
     loose.qEnd.fill(GQA.T);
-    for (const variant of ["row", "tile"] as const) {
-      for (const c of [MHA, GQA, QWEN, LONG, { ...loose, n: GQA.T }]) await checkBackward(c, variant);
+    for (const variant of ["row", "tile", ...BWD_SMALL]) {
+      for (const c of [MHA, GQA, { ...loose, n: GQA.T }]) await checkBackward(c, variant);
     }
-    // D = 128 in the shape lavapipe runs by default only: a first compile of it takes tens of seconds here.
+    for (const variant of ["row", "tile", "reg1x2_1x2", "reg1x1_1x1"]) {
+      for (const c of [QWEN, LONG]) await checkBackward(c, variant);
+    }
+    // D = 128 in the shapes lavapipe runs by default only: a first compile of the others takes tens of seconds.
     await checkBackward(WIDE, "row");
+    await checkBackward(WIDE, "reg1x1_1x1");
   },
+});
+
+// Longer ranges than llvmpipe's loop budget lets a per-D loop kernel walk (65535 / (2 D + 1) = 508 keys at D = 64;
+// the row kernels fail here on lavapipe), and one query over more keys than one key per step allows (140,000).
+Deno.test({
+  name: "attention over long ranges stays within llvmpipe's loop budget (default picks)",
+  ignore: noGpu,
+  async fn() {
+    const one = packed("one sequence of 600, D=64", 2, 1, 64, [600], 70);
+    await checkForward(one, "f32", [{}]);
+    await checkBackward(one, pickAttentionBackward(await testGpu(), one));
+    const S = 140_000;
+    const far: Case = {
+      name: "one query over 140000 keys",
+      H: 1,
+      KV: 1,
+      D: 8,
+      T: 1,
+      S,
+      kvStart: new Uint32Array([0]),
+      kvEnd: new Uint32Array([S]),
+      n: S,
+      seed: 80,
+    };
+    await checkForward(far, "f32", [{}]);
+  },
+});
+
+Deno.test("attention variants: names parse, bad names are refused, picks are valid names", async () => {
+  assert.deepEqual(parseVariant("reg6x2", false), { kind: "reg", bq: 6, bj: 2, bk: 0, bf: 0 });
+  assert.deepEqual(parseVariant("reg3x2_3x1", true), { kind: "reg", bq: 3, bj: 2, bk: 3, bf: 1 });
+  assert.equal(parseVariant("tile", true).kind, "tile");
+  assert.throws(() => parseVariant("reg3x2", true), RangeError);
+  assert.throws(() => parseVariant("reg0x2", false), RangeError);
+  assert.throws(() => parseVariant("big", false), RangeError);
+  if (noGpu) return;
+  const gpu = await testGpu();
+  for (const D of [24, 32, 64, 128, 256]) {
+    for (const [T, S] of [[2048, 2048], [32, 9600], [40_000, 40_000], [8, 300_000]]) {
+      const dims = { T, S, H: 14, KV: 2, D };
+      const f = parseVariant(pickAttentionForward(gpu, dims), false);
+      const b = parseVariant(pickAttentionBackward(gpu, dims), true);
+      if (f.kind === "reg") assert.ok(regLoopSteps(f, dims, false) <= LOOP_BUDGET, `${D} ${T} ${S}`);
+      if (b.kind === "reg") assert.ok(regLoopSteps(b, dims, true) <= LOOP_BUDGET, `${D} ${T} ${S}`);
+    }
+  }
 });

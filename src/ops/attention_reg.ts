@@ -1,0 +1,265 @@
+/**
+ * Straight-line WGSL for the register-blocked attention entry points (`main_reg` of the forward, `main_dq_reg` and
+ * `main_dkv_reg` of the backward): these functions fill their `{{..._INIT}}`, `{{..._STEP}}` and `{{..._SAVE}}`
+ * slots. Deno compiles every shader with forced loop bounding and index clamping, so Mesa keeps neither loops over
+ * a register block unrolled nor arrays in registers: blocks are written out as named scalars.
+ *
+ * Cost model (lavapipe, llvmpipe 15, measured in .scratch): a storage or workgroup load costs about 70 ns per
+ * subgroup of 8 lanes, uniform address or not (so do vec4 loads, per component); an FMA on a loop-carried register
+ * 0.5-1 ns; one loop iteration about 90 ns. So the lanes load the rows they share together, one element each, and
+ * hand the values around with subgroupBroadcast (about 1 ns): one load serves 8 elements.
+ */
+
+/** Shape of a register block. */
+export interface RegBlock {
+  /** Head dimension. */
+  D: number;
+  /** Rows per lane: query rows (forward, dq; BQ) or key rows (dk/dv; BK). */
+  rows: number;
+  /** Per step: keys of the forward and dq (BJ), query tokens of dk/dv (BF). */
+  keys: number;
+  /** Invocations per workgroup: exactly one subgroup. */
+  lanes: number;
+}
+
+const ind = (lines: string[], spaces: number) => lines.join(`\n${" ".repeat(spaces)}`);
+
+function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}
+
+/**
+ * Lines defining `let {name}{e}` for e < count: element e of a block at element offset `addr(e)` (a WGSL u32
+ * expression of the element index). Lane l loads elements l, l + lanes, ... (clamped to the block) and every lane
+ * gets each element by subgroupBroadcast.
+ */
+function blockLoad(
+  name: string,
+  count: number,
+  lanes: number,
+  load: (offset: string) => string,
+  addr: (e: string) => string,
+): string[] {
+  const out: string[] = [];
+  for (const g of range(Math.ceil(count / lanes))) {
+    const e = count - g * lanes >= lanes ? `${g * lanes}u + lane` : `min(${g * lanes}u + lane, ${count - 1}u)`;
+    out.push(`let ${name}g${g} = ${load(addr(`(${e})`))};`);
+  }
+  for (const e of range(count)) {
+    out.push(`let ${name}${e} = subgroupBroadcast(${name}g${Math.floor(e / lanes)}, ${e % lanes}u);`);
+  }
+  return out;
+}
+
+/** Σ a(i) · b(i) over i < n as one fma chain. */
+function dot(n: number, a: (i: number) => string, b: (i: number) => string): string {
+  let s = `${a(0)} * ${b(0)}`;
+  for (let i = 1; i < n; i++) s = `fma(${a(i)}, ${b(i)}, ${s})`;
+  return s;
+}
+
+/** `lo`, `hi`: the union of the lanes' non-empty ranges [a_r, b_r) (lo >= hi when every range is empty). */
+function laneUnion(n: number, a: (r: number) => string, b: (r: number) => string): string[] {
+  const lo = range(n).map((r) => `select(0xffffffffu, ${a(r)}, ${a(r)} < ${b(r)})`);
+  const hi = range(n).map((r) => `select(0u, ${b(r)}, ${a(r)} < ${b(r)})`);
+  return [
+    `let lo = subgroupMin(${lo.reduce((x, y) => `min(${x}, ${y})`)});`,
+    `let hi = subgroupMax(${hi.reduce((x, y) => `max(${x}, ${y})`)});`,
+  ];
+}
+
+/**
+ * `{v} =` the smallest index >= {v} + step inside some lane's range [a_r, b_r), or 0xffffffff: the walk covers the
+ * union of the ranges and jumps the gaps between them (decoding, where the lanes' queries sit in different slots).
+ */
+function nextIndex(v: string, step: number, n: number, a: (r: number) => string, b: (r: number) => string): string[] {
+  const cand = range(n).map((r) => `select(0xffffffffu, max(${v}Next, ${a(r)}), ${v}Next < ${b(r)})`);
+  return [`let ${v}Next = ${v} + ${step}u;`, `${v} = subgroupMin(${cand.reduce((x, y) => `min(${x}, ${y})`)});`];
+}
+
+/**
+ * Per-lane query rows r < BQ of the forward and dq: f = fBase + r · LANES + lane among the T · G rows of kv head kvh
+ * (f = t · G + g), their token t, row t · H + kvh · G + g, and key range [js, je) (empty past the last row).
+ */
+function queryRows(bq: number): string[] {
+  const out: string[] = [];
+  for (const r of range(bq)) {
+    out.push(
+      `let f${r} = fBase + ${r}u * LANES + lane;`,
+      `let in${r} = f${r} < p.T * G;`,
+      `let t${r} = min(f${r} / G, lastT);`,
+      `let row${r} = t${r} * p.H + kvh * G + f${r} % G;`,
+      `let js${r} = select(0u, kvStart[t${r}], in${r});`,
+      `let je${r} = select(0u, min(kvEnd[t${r}], p.S), in${r});`,
+    );
+  }
+  return out;
+}
+
+/** Rows j .. j + BJ - 1 (clamped to hi - 1) of k or v for kv head kvh, as `{which}{b · D + d}`. */
+function keyBlock(c: RegBlock, which: "k" | "v"): string[] {
+  const { D, keys, lanes } = c;
+  const addr = (e: string) => `(min(j + ${e} / ${D}u, hi - 1u) * p.KV + kvh) * D + ${e} % ${D}u`;
+  return blockLoad(which, keys * D, lanes, (o) => `f32(${which}[${o}])`, addr);
+}
+
+/** Slots of the forward's `main_reg`: lanes own query rows, all lanes walk the same keys, online softmax. */
+export function forwardRegSlots(c: RegBlock): Record<string, string> {
+  const { D, rows: bq, keys: bj } = c;
+  const init = queryRows(bq);
+  for (const r of range(bq)) {
+    for (const d of range(D)) init.push(`let q${r}_${d} = q[row${r} * D + ${d}u] * scale;`);
+    init.push(`var m${r} = NEG;`, `var l${r} = 0.0;`);
+    for (const d of range(D)) init.push(`var o${r}_${d} = 0.0;`);
+  }
+  init.push(...laneUnion(bq, (r) => `js${r}`, (r) => `je${r}`));
+  const step = keyBlock(c, "k");
+  for (const r of range(bq)) {
+    for (const b of range(bj)) {
+      step.push(
+        `let ok${r}_${b} = j + ${b}u >= js${r} && j + ${b}u < je${r};`,
+        `let s${r}_${b} = ${dot(D, (d) => `q${r}_${d}`, (d) => `k${b * D + d}`)};`,
+      );
+    }
+    // Scores are in log2 units (q was scaled by scale · log2 e); a masked key weighs exactly 0.
+    const mx = range(bj).map((b) => `select(NEG, s${r}_${b}, ok${r}_${b})`).reduce((x, y) => `max(${x}, ${y})`);
+    step.push(`let mx${r} = max(m${r}, ${mx});`, `let a${r} = exp2(m${r} - mx${r});`);
+    for (const b of range(bj)) step.push(`let e${r}_${b} = select(0.0, exp2(s${r}_${b} - mx${r}), ok${r}_${b});`);
+    step.push(`l${r} = fma(l${r}, a${r}, ${range(bj).map((b) => `e${r}_${b}`).join(" + ")});`, `m${r} = mx${r};`);
+  }
+  step.push(...keyBlock(c, "v"));
+  for (const r of range(bq)) {
+    for (const d of range(D)) {
+      let x = `o${r}_${d} * a${r}`;
+      for (const b of range(bj)) x = `fma(e${r}_${b}, v${b * D + d}, ${x})`;
+      step.push(`o${r}_${d} = ${x};`);
+    }
+  }
+  step.push(...nextIndex("j", bj, bq, (r) => `js${r}`, (r) => `je${r}`));
+  const save: string[] = [];
+  for (const r of range(bq)) {
+    save.push(
+      `if (in${r}) {`,
+      `  let inv${r} = select(0.0, 1.0 / l${r}, l${r} > 0.0);`,
+      ...range(D).map((d) => `  o[row${r} * D + ${d}u] = o${r}_${d} * inv${r};`),
+      `  lse[row${r}] = select(0.0, (m${r} + log2(l${r})) * LN2, l${r} > 0.0);`,
+      `}`,
+    );
+  }
+  return { REG_INIT: ind(init, 2), REG_STEP: ind(step, 4), REG_SAVE: ind(save, 2) };
+}
+
+/**
+ * Slots of the backward's `main_dq_reg`: lanes own query rows, all lanes walk the same keys. Also writes each
+ * row's (kvStart, kvEnd, lse · log2 e, δ) to `delta` for `main_dkv_reg`.
+ */
+export function dqRegSlots(c: RegBlock): Record<string, string> {
+  const { D, rows: bq, keys: bj } = c;
+  const init = queryRows(bq);
+  for (const r of range(bq)) {
+    for (const d of range(D)) {
+      init.push(`let q${r}_${d} = q[row${r} * D + ${d}u] * scale;`, `let g${r}_${d} = dO[row${r} * D + ${d}u];`);
+    }
+    init.push(
+      `let dl${r} = ${dot(D, (d) => `g${r}_${d}`, (d) => `o[row${r} * D + ${d}u]`)};`,
+      `let lse${r} = lse[row${r}] * LOG2E;`,
+      `if (in${r}) {`,
+      `  delta[row${r} * 4u] = js${r};`,
+      `  delta[row${r} * 4u + 1u] = je${r};`,
+      `  delta[row${r} * 4u + 2u] = bitcast<u32>(lse${r});`,
+      `  delta[row${r} * 4u + 3u] = bitcast<u32>(dl${r});`,
+      `}`,
+    );
+    for (const d of range(D)) init.push(`var acc${r}_${d} = 0.0;`);
+  }
+  init.push(...laneUnion(bq, (r) => `js${r}`, (r) => `je${r}`));
+  const step = [...keyBlock(c, "k"), ...keyBlock(c, "v")];
+  for (const r of range(bq)) {
+    for (const b of range(bj)) {
+      step.push(
+        `let ok${r}_${b} = j + ${b}u >= js${r} && j + ${b}u < je${r};`,
+        `let s${r}_${b} = ${dot(D, (d) => `q${r}_${d}`, (d) => `k${b * D + d}`)};`,
+        `let dp${r}_${b} = ${dot(D, (d) => `g${r}_${d}`, (d) => `v${b * D + d}`)};`,
+        `let ds${r}_${b} = select(0.0, exp2(s${r}_${b} - lse${r}), ok${r}_${b}) * (dp${r}_${b} - dl${r});`,
+      );
+    }
+    for (const d of range(D)) {
+      let x = `acc${r}_${d}`;
+      for (const b of range(bj)) x = `fma(ds${r}_${b}, k${b * D + d}, ${x})`;
+      step.push(`acc${r}_${d} = ${x};`);
+    }
+  }
+  step.push(...nextIndex("j", bj, bq, (r) => `js${r}`, (r) => `je${r}`));
+  const save: string[] = [];
+  for (const r of range(bq)) {
+    save.push(`if (in${r}) {`, ...range(D).map((d) => `  dq[row${r} * D + ${d}u] = acc${r}_${d} * p.scale;`), `}`);
+  }
+  return { DQ_INIT: ind(init, 2), DQ_STEP: ind(step, 4), DQ_SAVE: ind(save, 2) };
+}
+
+/**
+ * Slots of the backward's `main_dkv_reg`: lanes own key rows j = jBase + r · LANES + lane; all lanes walk the same
+ * query tokens, BF per step (i .. i + BF - 1, past T masked), with head g of the group: each query row is loaded
+ * once per workgroup.
+ */
+export function dkvRegSlots(c: RegBlock): Record<string, string> {
+  const { D, rows: bk, keys: bf, lanes } = c;
+  const init: string[] = [];
+  for (const r of range(bk)) {
+    init.push(
+      `let j${r} = jBase + ${r}u * LANES + lane;`,
+      `let kin${r} = j${r} < p.S;`,
+      `let id${r} = min(j${r}, lastS) * p.KV + kvh;`,
+      `let qs${r} = select(0u, qStart[min(j${r}, lastS)], kin${r});`,
+      `let qe${r} = select(0u, min(qEnd[min(j${r}, lastS)], p.T), kin${r});`,
+    );
+    for (const d of range(D)) {
+      init.push(`let k${r}_${d} = k[id${r} * D + ${d}u] * scale;`, `let v${r}_${d} = v[id${r} * D + ${d}u];`);
+    }
+    for (const d of range(D)) init.push(`var gk${r}_${d} = 0.0;`, `var gv${r}_${d} = 0.0;`);
+  }
+  init.push(...laneUnion(bk, (r) => `qs${r}`, (r) => `qe${r}`));
+  const step: string[] = [];
+  for (const x of range(bf)) {
+    step.push(`let row${x} = min(i + ${x}u, lastT) * p.H + kvh * G + g;`);
+    step.push(...blockLoad(`x${x}_`, 4, lanes, (o) => `delta[${o}]`, (e) => `row${x} * 4u + ${e}`));
+    step.push(...blockLoad(`qq${x}_`, D, lanes, (o) => `q[${o}]`, (e) => `row${x} * D + ${e}`));
+    step.push(...blockLoad(`gg${x}_`, D, lanes, (o) => `dO[${o}]`, (e) => `row${x} * D + ${e}`));
+    step.push(`let xl${x} = bitcast<f32>(x${x}_2);`, `let xd${x} = bitcast<f32>(x${x}_3);`);
+  }
+  for (const r of range(bk)) {
+    for (const x of range(bf)) {
+      const past = x === 0 ? "" : ` && i + ${x}u < p.T`;
+      step.push(
+        `let ok${r}_${x} = kin${r} && j${r} >= x${x}_0 && j${r} < x${x}_1${past};`,
+        `let s${r}_${x} = ${dot(D, (d) => `qq${x}_${d}`, (d) => `k${r}_${d}`)};`,
+        `let dp${r}_${x} = ${dot(D, (d) => `gg${x}_${d}`, (d) => `v${r}_${d}`)};`,
+        `let p${r}_${x} = select(0.0, exp2(s${r}_${x} - xl${x}), ok${r}_${x});`,
+        `let ds${r}_${x} = p${r}_${x} * (dp${r}_${x} - xd${x});`,
+      );
+    }
+    for (const d of range(D)) {
+      let gv = `gv${r}_${d}`, gk = `gk${r}_${d}`;
+      for (const x of range(bf)) {
+        gv = `fma(p${r}_${x}, gg${x}_${d}, ${gv})`;
+        gk = `fma(ds${r}_${x}, qq${x}_${d}, ${gk})`;
+      }
+      step.push(`gv${r}_${d} = ${gv};`, `gk${r}_${d} = ${gk};`);
+    }
+  }
+  const save: string[] = [];
+  for (const r of range(bk)) {
+    save.push(
+      `if (kin${r}) {`,
+      ...range(D).map((d) => `  dk[id${r} * D + ${d}u] = gk${r}_${d} * p.scale;`),
+      ...range(D).map((d) => `  dv[id${r} * D + ${d}u] = gv${r}_${d};`),
+      `}`,
+    );
+  }
+  return {
+    DKV_INIT: ind(init, 2),
+    DKV_STEP: ind(step, 6),
+    DKV_NEXT: ind(nextIndex("i", bf, bk, (r) => `qs${r}`, (r) => `qe${r}`), 4),
+    DKV_SAVE: ind(save, 2),
+  };
+}
