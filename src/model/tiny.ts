@@ -44,9 +44,16 @@ export interface TinyModel {
   tokenizer: Tokenizer;
 }
 
-/** Builds the tokenizer from `corpus` and a model sized to its vocabulary, initialised from the spec's seed. */
-export function buildTinyModel(corpus: Iterable<string>, spec: TinySpec = parseTinySpec()): TinyModel {
-  const tokenizer = wordTokenizer(corpus);
+/**
+ * Builds the tokenizer from `corpus` (with `phrases` kept whole, see WordTokenizerOptions) and a model sized to its
+ * vocabulary, initialised from the spec's seed.
+ */
+export function buildTinyModel(
+  corpus: Iterable<string>,
+  spec: TinySpec = parseTinySpec(),
+  phrases: readonly string[] = [],
+): TinyModel {
+  const tokenizer = wordTokenizer(corpus, { phrases });
   const { init_std, seed, ...hf } = spec;
   const config = parseModelConfig({
     ...hf,

@@ -41,6 +41,27 @@ function punctuation(): string[] {
   return out;
 }
 
+/** Options of a word-level vocabulary. */
+export interface WordTokenizerOptions {
+  /** Keep only the most frequent words (both forms of each). */
+  maxWords?: number;
+  /**
+   * Multi-word names kept as single tokens (e.g. TextCraft's item names, "dark oak planks"), matched whole, longest
+   * first, never inside a longer word. Copying one token from the context is far easier for a small model than
+   * copying a run of them.
+   */
+  phrases?: readonly string[];
+}
+
+/** A regex alternation of phrases (with an optional leading space), longest first, ending in "|"; "" for none. */
+export function phrasePattern(phrases: readonly string[]): string {
+  const multi = [...new Set(phrases.filter((p) => /\s/.test(p.trim())).map((p) => p.trim()))];
+  if (multi.length === 0) return "";
+  multi.sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
+  const escaped = multi.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return ` ?(?:${escaped.join("|")})(?![\\p{L}\\p{N}])|`;
+}
+
 /**
  * Builds `tokenizer.json` and `tokenizer_config.json` for a word-level vocabulary of `corpus`. Ids: specials
  * 0-2, [UNK] 3, then pre-tokens by corpus frequency (descending), ties by code-unit order, so the same corpus
@@ -54,12 +75,13 @@ function punctuation(): string[] {
  */
 export function buildWordTokenizerFiles(
   corpus: Iterable<string>,
-  opts: { maxWords?: number } = {},
+  opts: WordTokenizerOptions = {},
 ): TokenizerFiles {
   if (opts.maxWords !== undefined && !(Number.isInteger(opts.maxWords) && opts.maxWords >= 0)) {
     throw new RangeError(`Building a word tokenizer: maxWords ${opts.maxWords} must be a non-negative integer`);
   }
-  const re = new RegExp(WORD_PATTERN, "gu");
+  const pattern = phrasePattern(opts.phrases ?? []) + WORD_PATTERN;
+  const re = new RegExp(pattern, "gu");
   const counts = new Map<string, number>();
   for (const text of corpus) {
     for (const m of text.matchAll(re)) counts.set(m[0], (counts.get(m[0]) ?? 0) + 1);
@@ -100,7 +122,7 @@ export function buildWordTokenizerFiles(
     padding: null,
     added_tokens: added,
     normalizer: null,
-    pre_tokenizer: { type: "Split", pattern: { Regex: WORD_PATTERN }, behavior: "Isolated", invert: false },
+    pre_tokenizer: { type: "Split", pattern: { Regex: pattern }, behavior: "Isolated", invert: false },
     post_processor: null,
     decoder: { type: "Fuse" },
     model: { type: "WordLevel", vocab, unk_token: UNK },
@@ -131,7 +153,7 @@ export function buildWordTokenizerFiles(
  * tok.decode(tok.encode("craft 1 oak log")); // "craft 1 oak log"
  * ```
  */
-export function wordTokenizer(corpus: Iterable<string>, opts: { maxWords?: number } = {}): Tokenizer {
+export function wordTokenizer(corpus: Iterable<string>, opts: WordTokenizerOptions = {}): Tokenizer {
   const { tokenizer, config } = buildWordTokenizerFiles(corpus, opts);
   return Tokenizer.fromJson(tokenizer, config);
 }

@@ -7,6 +7,7 @@ import { envClient } from "../env/adapters/mod.ts";
 import type { EnvClient } from "../env/client.ts";
 import { textCraftCorpus } from "../env/textcraft/corpus.ts";
 import { serveTextCraft, type TextCraftServer } from "../env/textcraft/server.ts";
+import { idToName } from "../env/textcraft/python.ts";
 import { CraftingTree } from "../env/textcraft/tree.ts";
 import { loadModelDir, stopTokenIds } from "../model/checkpoint.ts";
 import type { ModelConfig } from "../model/config.ts";
@@ -101,7 +102,9 @@ export async function loadModel(c: RunConfig, task: Task): Promise<HostModel> {
   const spec = c.model.tiny ? parseTinySpec(await Deno.readTextFile(c.model.tiny), c.model.tiny) : parseTinySpec();
   const tree = await CraftingTree.load();
   const extra = [task.prompt.user, task.prompt.assistant, oracleReply("inventory", "thought"), "Action: inventory"];
-  const tiny = buildTinyModel(textCraftCorpus(tree, extra), spec);
+  // Item names stay whole tokens: the model copies them from the command list.
+  const names = [...tree.items, ...tree.tags].map(idToName);
+  const tiny = buildTinyModel(textCraftCorpus(tree, extra), spec, names);
   return { ...tiny, stopIds: stopTokenIds({ config: tiny.config, tokenizer: tiny.tokenizer }), source: "tiny" };
 }
 

@@ -93,3 +93,22 @@ Deno.test("word tokenizer: tokenizer.json and tokenizer_config.json survive a sa
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("phrases stay whole tokens, longest first, never inside a longer word, and still round-trip", () => {
+  const text = "craft 4 dark oak planks using 1 dark oak logs\nget 2 oak logs\nGoal: craft oak planks.";
+  const tok = wordTokenizer([text, "oakwood"], {
+    phrases: ["oak planks", "dark oak planks", "dark oak logs", "oak logs"],
+  });
+  const pieces = (s: string) => tok.encode(s).map((i) => tok.idToToken(i));
+  assert.deepEqual(pieces("craft 4 dark oak planks using 1 dark oak logs"), [
+    "craft",
+    " 4",
+    " dark oak planks",
+    " using",
+    " 1",
+    " dark oak logs",
+  ]);
+  assert.deepEqual(pieces("get 2 oak logs"), ["get", " 2", " oak logs"]);
+  assert.ok(!pieces("get oak plankss").some((p) => p?.includes("oak planks")), "no phrase inside a longer word");
+  assert.equal(tok.decode(tok.encode(text)), text);
+});
