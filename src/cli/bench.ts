@@ -2,15 +2,18 @@
  * `deno task bench <subcommand> [options]`: performance measurements on the current WebGPU adapter.
  *
  *   kernels   every kernel variant on model-like shapes: time, GFLOP/s or GB/s, first compile
- *
- * `model` (a forward/backward step) and `train` (steps per second) are to come: add them to SUBCOMMANDS.
+ *   model     the tiny and a Qwen2.5-0.5B-shaped model: training and decode tokens/s, bytes/parameter, hot spots
+ *   train     the main job (`deno task train textcraft`) end to end: wall time, success after SFT and after RL
  *
  * @example
  * ```sh
  * deno task bench kernels --filter "matmul reg" --json
+ * deno task bench model --size tiny
  * ```
  */
 import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
+import { main as model, MODEL_USAGE } from "./bench/model.ts";
+import { main as train, TRAIN_USAGE } from "./bench/train.ts";
 
 interface Subcommand {
   summary: string;
@@ -23,6 +26,16 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "time every kernel variant on this adapter (GFLOP/s, GB/s, first compile)",
     usage: KERNELS_USAGE,
     run: kernels,
+  },
+  model: {
+    summary: "tokens/s of training and decoding, peak bytes per parameter and hot spots (tiny, 0.5B-shaped)",
+    usage: MODEL_USAGE,
+    run: model,
+  },
+  train: {
+    summary: "the default main job end to end: wall time, test success after SFT and final, the gap",
+    usage: TRAIN_USAGE,
+    run: train,
   },
 };
 
@@ -44,4 +57,3 @@ export async function main(args: string[]): Promise<void> {
   }
   await sub.run(rest);
 }
-

@@ -60,7 +60,7 @@ async function timedRuns(gpu: Gpu, run: BenchRun, n: number, timer?: GpuTimer): 
 
 /** Runs one case: setup, first run, one warm run, then steady samples; releases what setup allocated. */
 export async function measureCase(gpu: Gpu, c: BenchCase, opts: MeasureOptions): Promise<BenchResult> {
-  const run = c.setup(gpu);
+  const run = await c.setup(gpu);
   let minReps = opts.minReps ?? 2;
   const maxReps = opts.maxReps ?? 50;
   const timer = gpu.features.timestamps ? new GpuTimer(gpu, 256) : undefined;

@@ -38,8 +38,8 @@ export interface BenchCase {
   bytes?: number;
   /** True when this variant is the one the op picks for this shape on this adapter. */
   picked?: boolean;
-  /** Allocates and fills the inputs. */
-  setup(gpu: Gpu): BenchRun;
+  /** Allocates and fills the inputs (async when it must run GPU work first, e.g. a forward for a backward). */
+  setup(gpu: Gpu): BenchRun | Promise<BenchRun>;
 }
 
 /** Makes the cases of one op for an adapter (the variants and the pick depend on it). */

@@ -1,0 +1,151 @@
+/**
+ * `deno task bench train [--json] [--run-dir DIR] [key.path=value ...]`: the main job as a benchmark. Runs
+ * `deno task train textcraft` on the embedded defaults (plus any overrides) in this process, into a fresh run
+ * folder, and prints its wall time, the test success after the SFT warm start alone, the final test success and
+ * the gap between them, against the main job's bar (+15 points or 90%, within 30 minutes on a 2-core machine).
+ * It takes as long as the job: up to 30 minutes on a CPU rasteriser.
+ */
+import { parseArgs } from "node:util";
+import { resolveConfig } from "../../config/load.ts";
+import { configSource } from "../../config/presets.ts";
+import { getGpu } from "../../gpu/device.ts";
+import type { EvalResult } from "../../train/eval.ts";
+import { writeReport } from "../../train/report.ts";
+import { type Reporter, runTraining } from "../../train/run.ts";
+import { terminalReporter } from "../progress.ts";
+
+/** Usage text of the `train` subcommand. */
+export const TRAIN_USAGE = "Usage: deno task bench train [--json] [--run-dir DIR] [key.path=value ...]\n" +
+  "  key.path=value  overrides of configs/textcraft.yaml, e.g. trainer.total_steps=1 sft.epochs=0.01 " +
+  "trainer.eval_limit=2\n" +
+  "  --run-dir DIR   the run folder (default: <trainer.runs_dir>/bench-train-<time>; it must not exist)\n" +
+  "  --json          one JSON object on stdout (progress goes to stderr)";
+
+/** The main job's bar (issue 6): RL must add this many points of test success to SFT's, or reach GOAL_SUCCESS. */
+const GOAL_GAIN_POINTS = 15;
+const GOAL_SUCCESS = 0.9;
+const GOAL_MINUTES = 30;
+
+/** What `bench train` reports (the JSON object). Successes are fractions in [0, 1]; null when not measured. */
+export interface TrainBenchReport {
+  config: string;
+  overrides: string[];
+  runDir: string;
+  adapter: string;
+  wallSeconds: number;
+  sftSuccess: number | null;
+  finalSuccess: number | null;
+  /** (final - SFT) x 100. */
+  gapPoints: number | null;
+  testTasks: number | null;
+  interrupted: boolean;
+  /** Whether the run meets the main job's bar: gap >= 15 points or final >= 90%, and at most 30 minutes. */
+  meetsBar: boolean | null;
+}
+
+/** Runs the `train` subcommand. */
+export async function main(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      json: { type: "boolean", default: false },
+      "run-dir": { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) return console.log(TRAIN_USAGE);
+  const bad = positionals.filter((p) => !p.includes("="));
+  if (bad.length > 0) {
+    throw new TypeError(`bench train takes key.path=value overrides only, got ${bad.join(", ")}. ${TRAIN_USAGE}`);
+  }
+  const source = await configSource("textcraft");
+  const config = resolveConfig(source, positionals);
+  const runDir = values["run-dir"] ?? `${config.trainer.runs_dir}/bench-train-${stamp()}`;
+  if (await exists(runDir)) throw new RangeError(`Run folder ${runDir} exists; bench train needs a fresh one`);
+  const gpu = await getGpu();
+  const base = terminalReporter();
+  // With --json, stdout carries the one object: the run's own lines go to stderr with the bars.
+  const reporter: Reporter = values.json ? { bar: base.bar, line: (text) => console.error(text) } : base;
+  const t0 = performance.now();
+  const summary = await runTraining({ config, runDir, resume: false, reporter, stopRequested: () => false });
+  await writeReport(runDir);
+  const wallSeconds = (performance.now() - t0) / 1000;
+  const report = trainReport({
+    config: source.name,
+    overrides: positionals,
+    runDir,
+    adapter: gpu.name,
+    wallSeconds,
+    sft: summary.sftEval,
+    final: summary.finalEval,
+    interrupted: summary.interrupted,
+  });
+  if (values.json) console.log(JSON.stringify(report));
+  else reportLines(report).forEach((l) => console.log(l));
+}
+
+/** The report of a finished run. */
+export function trainReport(r: {
+  config: string;
+  overrides: string[];
+  runDir: string;
+  adapter: string;
+  wallSeconds: number;
+  sft?: EvalResult;
+  final?: EvalResult;
+  interrupted: boolean;
+}): TrainBenchReport {
+  const sft = r.sft?.avg ?? null, final = r.final?.avg ?? null;
+  const gapPoints = sft !== null && final !== null ? 100 * (final - sft) : null;
+  const inTime = r.wallSeconds <= GOAL_MINUTES * 60;
+  return {
+    config: r.config,
+    overrides: r.overrides,
+    runDir: r.runDir,
+    adapter: r.adapter,
+    wallSeconds: r.wallSeconds,
+    sftSuccess: sft,
+    finalSuccess: final,
+    gapPoints,
+    testTasks: r.final?.tasks ?? r.sft?.tasks ?? null,
+    interrupted: r.interrupted,
+    meetsBar: final === null || gapPoints === null
+      ? null
+      : inTime && (gapPoints >= GOAL_GAIN_POINTS || final >= GOAL_SUCCESS),
+  };
+}
+
+/** The few lines of the text report. */
+export function reportLines(r: TrainBenchReport): string[] {
+  const pct = (x: number | null) => (x === null ? "n/a" : `${(100 * x).toFixed(1)}%`);
+  const min = r.wallSeconds / 60;
+  const bar = r.meetsBar === null
+    ? "n/a (needs both evaluations)"
+    : `${r.meetsBar ? "yes" : "no"} (needs +${GOAL_GAIN_POINTS} points or ${100 * GOAL_SUCCESS}%, ` +
+      `within ${GOAL_MINUTES} min)`;
+  return [
+    `bench train: ${r.config}${r.overrides.length ? ` with ${r.overrides.join(" ")}` : ""} on ${r.adapter}`,
+    `  wall time        ${min.toFixed(1)} min (${r.wallSeconds.toFixed(0)} s)${r.interrupted ? ", interrupted" : ""}`,
+    `  test success     ${pct(r.sftSuccess)} after SFT only, ${pct(r.finalSuccess)} final` +
+    `${r.testTasks === null ? "" : ` (${r.testTasks} test tasks)`}`,
+    `  gap              ${
+      r.gapPoints === null ? "n/a" : `${r.gapPoints >= 0 ? "+" : ""}${r.gapPoints.toFixed(1)} points`
+    }`,
+    `  meets the bar    ${bar}`,
+    `  run folder       ${r.runDir}`,
+  ];
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function stamp(): string {
+  return new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+}
