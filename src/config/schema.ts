@@ -123,6 +123,11 @@ const Sft = z.strictObject({
   grad_clip: num().min(0).default(1),
   /** Tokens per optimizer step. */
   batch_tokens: int(1).default(16384),
+  /**
+   * Share of oracle episodes (TextCraft) whose items are renamed by a random permutation each epoch, so that the
+   * model learns to read the command list instead of memorising the training items.
+   */
+  rename_items: num().min(0).max(1).default(0),
   /** Oracle replies: "thought" writes Thought:/Action: as the task's prompt asks; "action" only the action line. */
   oracle_format: z.enum(["thought", "action"]).default("thought"),
 });

@@ -19,8 +19,14 @@ import { RunLog } from "./metrics.ts";
 import { AdamW } from "./optimizer.ts";
 import { rlStep, rolloutOptions, stepMetrics } from "./rl_step.ts";
 import { lrAt } from "./schedule.ts";
-import { runSft, sftPlan } from "./sft.ts";
-import { agentGymSequences, oracleSequences } from "./sft_data.ts";
+import { runSft, sftEpochs, sftPlan } from "./sft.ts";
+import { agentGymSequences, oracleEpisodes, renamedEpochs } from "./sft_data.ts";
+import { ItemRenamer } from "../env/textcraft/rename.ts";
+import { CraftingTree } from "../env/textcraft/tree.ts";
+import { ChatRenderer } from "../rollout/chat.ts";
+import type { EnvClient } from "../env/client.ts";
+import type { Task } from "../../tasks/task.ts";
+import type { TrainSequence } from "./sequences.ts";
 import { checkEnv, type HostModel, loadModel, openEnv, splitIndices } from "./setup.ts";
 
 /** Progress reporting, implemented by the command line. */
@@ -122,17 +128,9 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
         maxGradNorm: c.sft.grad_clip,
       });
       if (resumed?.moments) opt.restore(resumed.moments.m, resumed.moments.v, resumed.state.optimizerStep);
-      const stopId = host.stopIds[0];
-      const seqs = c.sft.data === "oracle"
-        ? await oracleSequences({ tokenizer: host.tokenizer, client: env.client, task: env.task, stopId }, train, {
-          format: c.sft.oracle_format,
-          maxPromptLength: c.rollout.max_prompt_length,
-          maxResponseLength: c.rollout.max_response_length,
-          onSkipped: (n) => n > 0 && rep.line(`SFT: ${n} oracle plans do not fit max_response_length and are left out`),
-        })
-        : agentGymSequences(await Deno.readTextFile(c.sft.data), host.tokenizer, stopId, c.sft.data);
-      const plan = { epochs: c.sft.epochs, batchTokens: c.sft.batch_tokens, seed: c.trainer.seed };
-      const totalSft = sftPlan(seqs, plan).length;
+      const epochs = sftEpochs(c.sft.epochs, await sftData(c, env.task, host, env.client, rep));
+      const plan = { batchTokens: c.sft.batch_tokens, seed: c.trainer.seed };
+      const totalSft = sftPlan(epochs, plan).length;
       const settings = {
         ...plan,
         microBatchTokens: c.actor.ppo_micro_batch_tokens,
@@ -140,7 +138,7 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
       };
       const bar = rep.bar("sft", totalSft);
       bar.tick(state.sftStep);
-      await runSft(gpu, model, grads, opt, seqs, settings, state.sftStep, async (r) => {
+      await runSft(gpu, model, grads, opt, epochs, settings, state.sftStep, async (r) => {
         state.sftStep = r.step;
         await log.metric({ phase: "sft", time: new Date().toISOString(), ...r });
         bar.tick(1, `loss ${r.loss.toFixed(3)}`);
@@ -238,6 +236,35 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
   } finally {
     await env.close();
   }
+}
+
+/** The SFT data of each epoch: oracle episodes (renamed copies as configured) or an AgentGym trajectory file. */
+async function sftData(
+  c: RunConfig,
+  task: Task,
+  host: HostModel,
+  client: EnvClient,
+  rep: Reporter,
+): Promise<(epoch: number) => TrainSequence[]> {
+  const stopId = host.stopIds[0];
+  if (c.sft.data !== "oracle") {
+    const seqs = agentGymSequences(await Deno.readTextFile(c.sft.data), host.tokenizer, stopId, c.sft.data);
+    return () => seqs;
+  }
+  const train = await splitIndices(c, task, "train");
+  const episodes = await oracleEpisodes({ tokenizer: host.tokenizer, client, task, stopId }, train, {
+    format: c.sft.oracle_format,
+    maxPromptLength: c.rollout.max_prompt_length,
+    maxResponseLength: c.rollout.max_response_length,
+    onSkipped: (n) => n > 0 && rep.line(`SFT: ${n} oracle plans do not fit max_response_length and are left out`),
+  });
+  const renamer = c.sft.rename_items > 0 ? new ItemRenamer(await CraftingTree.load()) : undefined;
+  return renamedEpochs(new ChatRenderer(host.tokenizer), task.prompt, episodes, {
+    stopId,
+    renamer,
+    renameShare: c.sft.rename_items,
+    seed: c.trainer.seed,
+  });
 }
 
 /** The next `count` prompts of the shuffled training data (reshuffled each epoch), advancing `pos`. */

@@ -15,7 +15,6 @@ import { microBatches, toPositions, type TrainSequence } from "./sequences.ts";
 
 /** Settings of one SFT run. */
 export interface SftSettings {
-  epochs: number;
   /** Tokens per optimizer step. */
   batchTokens: number;
   /** Tokens per forward/backward (memory). */
@@ -36,17 +35,31 @@ export interface SftStep {
   applied: boolean;
 }
 
-/** The optimizer steps of an SFT run, in order: each a list of sequence indices. */
-export function sftPlan(seqs: readonly TrainSequence[], s: Pick<SftSettings, "epochs" | "batchTokens" | "seed">) {
+/**
+ * The sequences of each epoch: the same list every epoch, or a fresh one per epoch (e.g. renamed copies), with a
+ * fractional last epoch cut short. `epochOf(e)` must be deterministic so a resumed run sees the same data.
+ */
+export function sftEpochs(
+  epochs: number,
+  epochOf: (epoch: number) => TrainSequence[],
+): TrainSequence[][] {
+  const out: TrainSequence[][] = [];
+  for (let e = 0; e < Math.ceil(epochs); e++) {
+    const all = epochOf(e);
+    out.push(e + 1 <= epochs ? all : all.slice(0, Math.round(all.length * (epochs - e))));
+  }
+  return out;
+}
+
+/** The optimizer steps of an SFT run, in order: an epoch and the indices of its sequences, shuffled per epoch. */
+export function sftPlan(epochs: readonly (readonly TrainSequence[])[], s: Pick<SftSettings, "batchTokens" | "seed">) {
   const steps: { epoch: number; seqs: number[] }[] = [];
-  const whole = Math.ceil(s.epochs);
-  for (let epoch = 0; epoch < whole; epoch++) {
+  epochs.forEach((seqs, epoch) => {
     const order = new Rng(s.seed * 7919 + epoch).shuffle(seqs.map((_, i) => i));
-    const take = epoch + 1 <= s.epochs ? order.length : Math.round(order.length * (s.epochs - epoch));
-    for (const group of microBatches(order.slice(0, take).map((i) => seqs[i]), s.batchTokens)) {
+    for (const group of microBatches(order.map((i) => seqs[i]), s.batchTokens)) {
       steps.push({ epoch, seqs: group.map((k) => order[k]) });
     }
-  }
+  });
   return steps;
 }
 
@@ -56,15 +69,15 @@ export async function runSft(
   model: Transformer,
   grads: TensorSet,
   opt: AdamW,
-  seqs: readonly TrainSequence[],
+  epochs: readonly (readonly TrainSequence[])[],
   s: SftSettings,
   from: number,
   onStep: (r: SftStep) => Promise<void> | void,
   stop: () => boolean = () => false,
 ): Promise<void> {
-  const plan = sftPlan(seqs, s);
+  const plan = sftPlan(epochs, s);
   for (let k = from; k < plan.length && !stop(); k++) {
-    const chosen = plan[k].seqs.map((i) => seqs[i]);
+    const chosen = plan[k].seqs.map((i) => epochs[plan[k].epoch][i]);
     const targets = chosen.reduce((n, q) => n + q.mask.reduce((a, b) => a + b, 0), 0);
     const batch = new Batch(gpu);
     grads.clear(batch);

@@ -13,6 +13,9 @@ import { runRollouts } from "../rollout/agent.ts";
 import { ChatRenderer } from "../rollout/chat.ts";
 import { ScriptedSampler } from "../rollout/scripted.ts";
 import type { Task } from "../../tasks/task.ts";
+import { Rng } from "../gpu/random.ts";
+import type { ItemRenamer } from "../env/textcraft/rename.ts";
+import type { Trajectory } from "../rollout/trajectory.ts";
 import type { TrainSequence } from "./sequences.ts";
 
 /** How an oracle reply is written. */
@@ -21,7 +24,7 @@ export function oracleReply(action: string, format: "thought" | "action"): strin
 }
 
 /** Plays the oracle's plan of each task through the environment; every episode must succeed. */
-export async function oracleSequences(
+export async function oracleEpisodes(
   ctx: { tokenizer: Tokenizer; client: EnvClient; task: Task; stopId: number },
   indices: readonly number[],
   o: {
@@ -31,7 +34,7 @@ export async function oracleSequences(
     /** Told how many tasks were left out because their plan does not fit max_response_length. */
     onSkipped?: (count: number) => void;
   },
-): Promise<TrainSequence[]> {
+): Promise<Trajectory[]> {
   if (ctx.task.name !== "textcraft") {
     throw new RangeError(`Oracle trajectories exist for textcraft only, not ${ctx.task.name}; set sft.data to a file`);
   }
@@ -63,7 +66,63 @@ export async function oracleSequences(
   }
   const kept = ts.filter((t) => t.success);
   o.onSkipped?.(ts.length - kept.length);
-  return kept.map((t) => ({ ids: [...t.promptIds, ...t.responseIds], promptLength: t.promptIds.length, mask: t.mask }));
+  return kept;
+}
+
+/** The oracle's episodes as training sequences, exactly as they were played. */
+export async function oracleSequences(
+  ctx: Parameters<typeof oracleEpisodes>[0],
+  indices: readonly number[],
+  o: Parameters<typeof oracleEpisodes>[2],
+): Promise<TrainSequence[]> {
+  const ts = await oracleEpisodes(ctx, indices, o);
+  return ts.map((t) => ({ ids: [...t.promptIds, ...t.responseIds], promptLength: t.promptIds.length, mask: t.mask }));
+}
+
+/**
+ * Renders an episode's text again (the same layout a rollout produces) after passing every text through `edit`:
+ * the prompt with the first observation, each reply with the stop id (mask 1), each observation chunk (mask 0).
+ */
+export function episodeSequence(
+  chat: ChatRenderer,
+  prompt: { user: string; assistant: string },
+  t: Trajectory,
+  stopId: number,
+  edit: (text: string) => string = (x) => x,
+): TrainSequence {
+  const ids = chat.prompt({ user: prompt.user, assistant: prompt.assistant, observation: edit(t.firstObservation) });
+  const promptLength = ids.length, mask: number[] = [];
+  t.turns.forEach((turn, k) => {
+    const reply = [...chat.tokenizer.encode(edit(turn.text)), stopId];
+    ids.push(...reply);
+    mask.push(...reply.map(() => 1));
+    if (k === t.turns.length - 1) return;
+    const chunk = chat.observation(edit(turn.observation), stopId);
+    ids.push(...chunk);
+    mask.push(...chunk.map(() => 0));
+  });
+  return { ids, promptLength, mask };
+}
+
+/**
+ * Sequences of the oracle's TextCraft episodes for one epoch: each episode is kept as played, or, with probability
+ * `renameShare`, with its items renamed by a fresh random permutation (src/env/textcraft/rename.ts). Seeded by
+ * (seed, epoch, episode), so a resumed run sees the same data.
+ */
+export function renamedEpochs(
+  chat: ChatRenderer,
+  prompt: { user: string; assistant: string },
+  episodes: readonly Trajectory[],
+  o: { stopId: number; renamer?: ItemRenamer; renameShare: number; seed: number },
+): (epoch: number) => TrainSequence[] {
+  return (epoch) =>
+    episodes.map((t, i) => {
+      const rng = new Rng(o.seed * 1009 + epoch * 7919 + i * 31337);
+      const renamer = o.renamer;
+      if (!renamer || rng.float() >= o.renameShare) return episodeSequence(chat, prompt, t, o.stopId);
+      const map = renamer.permutation(rng);
+      return episodeSequence(chat, prompt, t, o.stopId, (text) => renamer.apply(text, map));
+    });
 }
 
 const Turn = z.object({ from: z.string(), value: z.string(), loss: z.boolean().nullish() }).loose();

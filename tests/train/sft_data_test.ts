@@ -50,3 +50,40 @@ Deno.test("AgentGym trajectory files: gpt turns train unless loss is false, the 
   );
   assert.throws(() => agentGymSequences("{oops", tok, stop, "g.jsonl"), SyntaxError);
 });
+
+Deno.test("renamed epochs keep each episode's layout, rename consistently, and replay from the seed", async () => {
+  await withTextCraft(async (server) => {
+    const client = envClient("textcraft", { urls: [server.url] });
+    const { oracleEpisodes, renamedEpochs, episodeSequence } = await import("../../src/train/sft_data.ts");
+    const { ItemRenamer } = await import("../../src/env/textcraft/rename.ts");
+    const { ChatRenderer } = await import("../../src/rollout/chat.ts");
+    const episodes = await oracleEpisodes({ tokenizer: tok, client, task: textcraft, stopId: stop }, [2, 200], {
+      format: "action",
+      maxPromptLength: 2000,
+      maxResponseLength: 2000,
+    });
+    client.close();
+    const chat = new ChatRenderer(tok);
+    const plain = episodes.map((t) => episodeSequence(chat, textcraft.prompt, t, stop));
+    episodes.forEach((t, i) =>
+      assert.deepEqual(plain[i].ids, [...t.promptIds, ...t.responseIds], "re-rendering is exact")
+    );
+    const epochOf = renamedEpochs(chat, textcraft.prompt, episodes, {
+      stopId: stop,
+      renamer: new ItemRenamer(tree),
+      renameShare: 1,
+      seed: 5,
+    });
+    const a = epochOf(0), b = epochOf(0), c = epochOf(1);
+    assert.deepEqual(a, b, "same seed and epoch, same data");
+    assert.notDeepEqual(a[0].ids, plain[0].ids, "items renamed");
+    assert.notDeepEqual(a[0].ids, c[0].ids, "a fresh permutation each epoch");
+    a.forEach((s) => {
+      // The replies still read as actions on items of the renamed command list.
+      const replies = tok.decode(s.ids.filter((_, k) => k >= s.promptLength && s.mask[k - s.promptLength] === 1));
+      assert.match(replies, /^Action: (get|craft) /);
+      const firstItem = /^Action: get \d+ ([a-z ]+?)<\|im_end\|>/.exec(replies)?.[1];
+      if (firstItem) assert.ok(tok.decode(s.ids.slice(0, s.promptLength)).includes(firstItem), firstItem);
+    });
+  });
+});
