@@ -124,6 +124,11 @@ const Sft = z.strictObject({
   /** Tokens per optimizer step. */
   batch_tokens: int(1).default(16384),
   /**
+   * Weight of a language-modelling loss on the prompt and observation tokens, relative to the assistant turns'.
+   * 0 (the default) is the usual SFT: loss on assistant turns only.
+   */
+  context_loss_weight: num().min(0).default(0),
+  /**
    * Share of oracle episodes (TextCraft) whose items are renamed by a random permutation each epoch, so that the
    * model learns to read the command list instead of memorising the training items.
    */

@@ -134,6 +134,7 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
       const settings = {
         ...plan,
         microBatchTokens: c.actor.ppo_micro_batch_tokens,
+        contextWeight: c.sft.context_loss_weight,
         lr: (k: number) => lrAt(c.sft.lr, c.sft.lr_schedule, k, totalSft),
       };
       const bar = rep.bar("sft", totalSft);

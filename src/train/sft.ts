@@ -21,12 +21,19 @@ export interface SftSettings {
   microBatchTokens: number;
   seed: number;
   lr: (optimizerStep: number) => number;
+  /**
+   * Weight of the language-modelling loss on every other token (prompt and observations) relative to the
+   * assistant's: 0 trains on assistant turns only. Items repeat across a TextCraft command list, so predicting the
+   * context trains the copying a policy needs, on many more tokens per step.
+   */
+  contextWeight?: number;
 }
 
 /** One optimizer step's numbers. */
 export interface SftStep {
   step: number;
   epoch: number;
+  /** Mean negative log-likelihood of the assistant's tokens (whatever contextWeight is). */
   loss: number;
   tokens: number;
   targets: number;
@@ -85,8 +92,13 @@ export async function runSft(
     const weightsOf: number[][] = [];
     for (const group of microBatches(chosen, s.microBatchTokens)) {
       const part = group.map((i) => chosen[i]);
-      const w = part.flatMap((q) => [...toPositions(q, q.mask.map((m) => (targets > 0 ? m / targets : 0)))]);
-      weightsOf.push(w);
+      const assistant = part.flatMap((q) => [...toPositions(q, q.mask)]);
+      weightsOf.push(assistant.map((m) => (targets > 0 ? m / targets : 0)));
+      const alpha = s.contextWeight ?? 0;
+      // Position p scores token p + 1; the last position of each sequence scores nothing.
+      const last = new Set<number>();
+      part.reduce((end, q) => (last.add(end + q.ids.length - 1), end + q.ids.length), 0);
+      const w = assistant.map((m, p) => (targets === 0 || last.has(p) ? 0 : (m ? 1 : alpha) / targets));
       const inputs = new PackedInputs(gpu, packSequences(part.map((q) => ({ ids: q.ids }))));
       const nll = nllGrad(gpu, w);
       const out = model.forward(batch, inputs, { grads, lossGrad: nll.grad });
