@@ -133,8 +133,11 @@ const Sft = z.strictObject({
    * model learns to read the command list instead of memorising the training items.
    */
   rename_items: num().min(0).max(1).default(0),
-  /** Oracle replies: "thought" writes Thought:/Action: as the task's prompt asks; "action" only the action line. */
-  oracle_format: z.enum(["thought", "action"]).default("thought"),
+  /**
+   * Oracle replies: "thought" writes Thought:/Action: as the task's prompt asks; "action" only the action line;
+   * "recipe" the command-list line the action works on, then the action (copying instead of planning).
+   */
+  oracle_format: z.enum(["thought", "action", "recipe"]).default("thought"),
 });
 
 const Trainer = z.strictObject({

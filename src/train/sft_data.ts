@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import type { EnvClient } from "../env/client.ts";
+import { TextCraftGame } from "../env/textcraft/game.ts";
 import { solveTask } from "../env/textcraft/oracle.ts";
 import { CraftingTree } from "../env/textcraft/tree.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
@@ -18,17 +19,52 @@ import type { ItemRenamer } from "../env/textcraft/rename.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import type { TrainSequence } from "./sequences.ts";
 
-/** How an oracle reply is written. */
-export function oracleReply(action: string, format: "thought" | "action"): string {
-  return format === "action" ? `Action: ${action}` : `Thought:\nI will ${action} next.\n\nAction:\n${action}`;
+/** How an oracle reply is written: "recipe" puts the command-list line the action works on first (`line`). */
+export function oracleReply(action: string, format: "thought" | "action" | "recipe", line?: string): string {
+  if (format === "action") return `Action: ${action}`;
+  if (format === "recipe") return line ? `Thought: ${line}\nAction: ${action}` : `Action: ${action}`;
+  return `Thought:\nI will ${action} next.\n\nAction:\n${action}`;
 }
+
+/**
+ * For each oracle action, the line of the task's command list it works on: a craft's own recipe line, and for a
+ * get, the line of the first later craft that uses the item. Writing that line first turns choosing an action into
+ * copying from the context, which a small model learns far sooner.
+ */
+export function recipeLines(opening: string, actions: readonly string[]): (string | undefined)[] {
+  const parse = (l: string) => /^craft (\d+) (.+?) using (.+)$/.exec(l);
+  const lines = opening.split("\n").map(parse).filter((m) => m !== null);
+  const inputs = (list: string) => list.split(", ").map((p) => /^(\d+) (.+)$/.exec(p) ?? ["", "", p]);
+  // The line of a craft: same output, same counts, and each input the same or a kind of it (oak planks / planks).
+  const lineOf = (craft: RegExpExecArray) => {
+    const want = inputs(craft[3]);
+    const same = lines.filter((l) => l[2] === craft[2]);
+    const match = same.find((l) => {
+      const have = inputs(l[3]);
+      return have.length === want.length &&
+        have.every((h, k) => h[1] === want[k][1] && (h[2] === want[k][2] || want[k][2].endsWith(` ${h[2]}`)));
+    });
+    return (match ?? same[0])?.[0];
+  };
+  const crafts = actions.map(parse);
+  return actions.map((a, i) => {
+    const craft = crafts[i];
+    if (craft) return lineOf(craft);
+    const item = /^get \d+ (.+)$/.exec(a)?.[1];
+    const consumer = item === undefined
+      ? undefined
+      : crafts.find((c, k) => k > i && c && inputs(c[3]).some((p) => p[2] === item));
+    return consumer ? lineOf(consumer) : undefined;
+  });
+}
+
 
 /** Plays the oracle's plan of each task through the environment; every episode must succeed. */
 export async function oracleEpisodes(
   ctx: { tokenizer: Tokenizer; client: EnvClient; task: Task; stopId: number },
   indices: readonly number[],
   o: {
-    format: "thought" | "action";
+    format: "thought" | "action" | "recipe";
     maxPromptLength: number;
     maxResponseLength: number;
     /** Told how many tasks were left out because their plan does not fit max_response_length. */
@@ -39,7 +75,12 @@ export async function oracleEpisodes(
     throw new RangeError(`Oracle trajectories exist for textcraft only, not ${ctx.task.name}; set sft.data to a file`);
   }
   const tree = await CraftingTree.load();
-  const plans = indices.map((i) => solveTask(tree, i).actions.map((a) => oracleReply(a, o.format)));
+  const game = new TextCraftGame(tree);
+  const plans = indices.map((i) => {
+    const actions = solveTask(tree, i).actions;
+    const lines = o.format === "recipe" ? recipeLines(game.reset(BigInt(i)), actions) : [];
+    return actions.map((a, k) => oracleReply(a, o.format, lines[k]));
+  });
   const sampler = new ScriptedSampler(ctx.tokenizer, (seed) => plans[seed], ctx.stopId, {
     fallback: "Action: inventory",
   });

@@ -53,7 +53,8 @@ Deno.test({
   async fn() {
     const { dir, params, config } = await tinyModelDir();
     const r = await run([
-      "src/cli/generate.ts",
+      "src/cli/main.ts",
+      "generate",
       "--model",
       dir,
       "--prompt-ids",
