@@ -58,7 +58,6 @@ export function recipeLines(opening: string, actions: readonly string[]): (strin
   });
 }
 
-
 /** Plays the oracle's plan of each task through the environment; every episode must succeed. */
 export async function oracleEpisodes(
   ctx: { tokenizer: Tokenizer; client: EnvClient; task: Task; stopId: number },
