@@ -115,18 +115,21 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
       await log.rollouts(`eval-${phase}`, step, trajectories, host.tokenizer);
       return result;
     };
+    // One optimizer per phase (SFT, RL): betas and eps from actor, decay and clipping per phase.
+    const optimizer = (weightDecay: number, maxGradNorm: number) =>
+      new AdamW(gpu, weights, grads, {
+        beta1: c.actor.betas[0],
+        beta2: c.actor.betas[1],
+        eps: c.actor.eps,
+        weightDecay,
+        maxGradNorm,
+      });
     let lastCheckpoint: string | undefined;
     let sftEval = (state.notes.sftEval as EvalResult | undefined) ?? undefined;
 
     // Phase 1: supervised warm start.
     if (state.phase === "sft") {
-      const opt = new AdamW(gpu, weights, grads, {
-        beta1: c.actor.betas[0],
-        beta2: c.actor.betas[1],
-        eps: c.actor.eps,
-        weightDecay: c.sft.weight_decay,
-        maxGradNorm: c.sft.grad_clip,
-      });
+      const opt = optimizer(c.sft.weight_decay, c.sft.grad_clip);
       if (resumed?.moments) opt.restore(resumed.moments.m, resumed.moments.v, resumed.state.optimizerStep);
       const epochs = sftEpochs(c.sft.epochs, await sftData(c, env.task, host, env.client, rep));
       const plan = { batchTokens: c.sft.batch_tokens, seed: c.trainer.seed };
@@ -167,13 +170,7 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
     }
 
     // Phase 2: RL.
-    const opt = new AdamW(gpu, weights, grads, {
-      beta1: c.actor.betas[0],
-      beta2: c.actor.betas[1],
-      eps: c.actor.eps,
-      weightDecay: c.actor.weight_decay,
-      maxGradNorm: c.actor.grad_clip,
-    });
+    const opt = optimizer(c.actor.weight_decay, c.actor.grad_clip);
     if (resumed?.moments && resumed.state.phase === "rl") {
       opt.restore(resumed.moments.m, resumed.moments.v, resumed.state.optimizerStep);
     }
