@@ -93,6 +93,8 @@ export function buildWordTokenizerFiles(
     byWord.set(word, (byWord.get(word) ?? 0) + n);
   }
   for (const w of ALWAYS) if (!byWord.has(w)) byWord.set(w, 0);
+  // Every phrase gets a token, even one the corpus never shows: a renamed text may use it.
+  for (const p of opts.phrases ?? []) if (/\s/.test(p.trim()) && !byWord.has(p.trim())) byWord.set(p.trim(), 0);
   const order = (a: [string, number], b: [string, number]) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
   let words = [...byWord].sort(order);
   if (opts.maxWords !== undefined) {

@@ -111,4 +111,10 @@ Deno.test("phrases stay whole tokens, longest first, never inside a longer word,
   assert.deepEqual(pieces("get 2 oak logs"), ["get", " 2", " oak logs"]);
   assert.ok(!pieces("get oak plankss").some((p) => p?.includes("oak planks")), "no phrase inside a longer word");
   assert.equal(tok.decode(tok.encode(text)), text);
+  const unseen = wordTokenizer([text], { phrases: ["purpur stairs"] });
+  assert.deepEqual(unseen.encode("get 1 purpur stairs").map((i) => unseen.idToToken(i)), [
+    "get",
+    " 1",
+    " purpur stairs",
+  ]);
 });
