@@ -70,3 +70,37 @@ export { type EpisodeResult, runEpisode } from "./src/env/episode.ts";
 export { serveTextCraft, textCraftHandler } from "./src/env/textcraft/server.ts";
 export { solveGoal, solveTask } from "./src/env/textcraft/oracle.ts";
 export { getTask, type Task, TASKS } from "./tasks/mod.ts";
+
+export {
+  broadcastAdvantages,
+  gaeAdvantages,
+  grpoAdvantages,
+  maskedWhiten,
+  outcomeRewards,
+  reinforceBaselineAdvantages,
+  reinforcePlusPlusAdvantages,
+  rlooAdvantages,
+} from "./src/train/advantages.ts";
+export {
+  aggregateLoss,
+  aggregationWeights,
+  type KlKind,
+  klPenalty,
+  klPenaltyGrad,
+  LOSS_AGG_MODES,
+  type LossAggMode,
+  policySurrogate,
+  valueLoss,
+} from "./src/train/losses.ts";
+export { type PolicyLossSettings, policyMetrics, policyObjective } from "./src/train/policy_objective.ts";
+export { policyLossHead, uploadPolicyInputs } from "./src/train/policy_loss.ts";
+export { checkSchedule, roundsAt, type RoundsSchedule } from "./src/rollout/scheduler.ts";
+export { type RolloutOptions, runRollouts, type Sampler } from "./src/rollout/agent.ts";
+export { ChatRenderer } from "./src/rollout/chat.ts";
+export { trainable, type Trajectory } from "./src/rollout/trajectory.ts";
+export { rlStep, stepMetrics } from "./src/train/rl_step.ts";
+export { type Reporter, type RunSummary, runTraining } from "./src/train/run.ts";
+export { type EvalResult, evaluate } from "./src/train/eval.ts";
+export { resolveConfig } from "./src/config/load.ts";
+export { RunConfig } from "./src/config/schema.ts";
+export { writeReport } from "./src/train/report.ts";

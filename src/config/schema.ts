@@ -134,6 +134,11 @@ const Sft = z.strictObject({
    */
   rename_items: num().min(0).max(1).default(0),
   /**
+   * A curriculum over the command list (TextCraft oracle data): the share of distractor lines left out in the first
+   * epoch, falling linearly to none in the last, so that early steps learn the lookup on short lists.
+   */
+  drop_distractors: num().min(0).max(1).default(0),
+  /**
    * Oracle replies: "thought" writes Thought:/Action: as the task's prompt asks; "action" only the action line;
    * "recipe" the command-list line the action works on, then the action (copying instead of planning).
    */

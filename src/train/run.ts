@@ -261,6 +261,8 @@ async function sftData(
     stopId,
     renamer,
     renameShare: c.sft.rename_items,
+    dropDistractors: c.sft.drop_distractors,
+    epochs: c.sft.epochs,
     seed: c.trainer.seed,
   });
 }

@@ -153,15 +153,29 @@ export function renamedEpochs(
   chat: ChatRenderer,
   prompt: { user: string; assistant: string },
   episodes: readonly Trajectory[],
-  o: { stopId: number; renamer?: ItemRenamer; renameShare: number; seed: number },
+  o: {
+    stopId: number;
+    renamer?: ItemRenamer;
+    renameShare: number;
+    seed: number;
+    /** Share of distractor lines dropped from the command list in the first epoch, falling to 0 by the last. */
+    dropDistractors?: number;
+    epochs?: number;
+  },
 ): (epoch: number) => TrainSequence[] {
+  const used = episodes.map((t) => new Set(recipeLines(t.firstObservation, t.turns.map((x) => x.action ?? ""))));
   return (epoch) =>
     episodes.map((t, i) => {
       const rng = new Rng(o.seed * 1009 + epoch * 7919 + i * 31337);
+      const last = Math.max(1, Math.ceil(o.epochs ?? 1) - 1);
+      const drop = (o.dropDistractors ?? 0) * Math.max(0, 1 - epoch / last);
+      const opening = (text: string) =>
+        text.split("\n").filter((l) => !l.startsWith("craft ") || used[i].has(l) || rng.float() >= drop).join("\n");
+      const shown = drop > 0 ? { ...t, firstObservation: opening(t.firstObservation) } : t;
       const renamer = o.renamer;
-      if (!renamer || rng.float() >= o.renameShare) return episodeSequence(chat, prompt, t, o.stopId);
+      if (!renamer || rng.float() >= o.renameShare) return episodeSequence(chat, prompt, shown, o.stopId);
       const map = renamer.permutation(rng);
-      return episodeSequence(chat, prompt, t, o.stopId, (text) => renamer.apply(text, map));
+      return episodeSequence(chat, prompt, shown, o.stopId, (text) => renamer.apply(text, map));
     });
 }
 
