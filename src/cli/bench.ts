@@ -4,6 +4,7 @@
  *   kernels   every kernel variant on model-like shapes: time, GFLOP/s or GB/s, first compile
  *   model     the tiny and a Qwen2.5-0.5B-shaped model: training and decode tokens/s, bytes/parameter, hot spots
  *   train     the main job (`deno task train textcraft`) end to end: wall time, success after SFT and after RL
+ *   recall    how many steps the tiny model needs to learn to copy tokens from its context (copy and lookup probes)
  *
  * @example
  * ```sh
@@ -13,6 +14,7 @@
  */
 import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
 import { main as model, MODEL_USAGE } from "./bench/model.ts";
+import { main as recall, RECALL_USAGE } from "./bench/recall.ts";
 import { main as train, TRAIN_USAGE } from "./bench/train.ts";
 
 interface Subcommand {
@@ -36,6 +38,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "the default main job end to end: wall time, test success after SFT and final, the gap",
     usage: TRAIN_USAGE,
     run: train,
+  },
+  recall: {
+    summary: "steps the tiny model needs to learn copying and lookup from context (what TextCraft's warm start asks)",
+    usage: RECALL_USAGE,
+    run: recall,
   },
 };
 

@@ -1,0 +1,62 @@
+// `deno task bench recall`: the probes' sequences (targets exactly the answer, items flagged, the lookup answer the
+// goal's own line) without a GPU, and a short run as a user starts it, whose untrained losses sit at chance.
+import assert from "node:assert/strict";
+import { recallSequence } from "../../src/cli/bench/recall.ts";
+import { Rng } from "../../src/gpu/random.ts";
+import { noGpu } from "../no_gpu.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+Deno.test("bench recall: copy targets repeat the string, lookup targets are the goal's own command line", () => {
+  const rng = new Rng(3);
+  for (let k = 0; k < 20; k++) {
+    const c = recallSequence("copy", rng, { length: 5, lines: 0 });
+    assert.equal(c.ids.length, 12);
+    assert.deepEqual(c.ids.slice(7), c.ids.slice(1, 6));
+    assert.deepEqual(c.target, [0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
+    assert.deepEqual(c.item, c.target);
+
+    const q = recallSequence("lookup", rng, { length: 0, lines: 4 });
+    const first = q.target.indexOf(1);
+    const answer = q.ids.slice(first);
+    assert.ok(q.target.slice(first).every((t) => t === 1) && q.target.slice(0, first).every((t) => t === 0));
+    // The goal item sits between the goal token (7) and a newline just before the answer.
+    const goal = q.ids[first - 2];
+    assert.equal(q.ids[first - 3], 7);
+    assert.equal(answer[2], goal);
+    const lines = q.ids.slice(1, first - 3);
+    const asText = (a: number[]) => a.join(" ");
+    assert.ok(asText(lines).includes(asText(answer)), "the answer is one of the listed lines");
+    assert.equal(answer.at(-1), 6);
+    assert.equal(q.item.reduce((a, b) => a + b, 0), answer.filter((t) => t >= 100).length);
+    assert.ok(answer.filter((t) => t >= 100).length >= 2);
+  }
+});
+
+Deno.test({
+  name: "bench recall runs both probes; an untrained model's item loss is at chance",
+  ignore: noGpu,
+  async fn() {
+    const args = ["run", "-A", "src/cli/main.ts", "bench", "recall", "--steps", "2", "--batch", "2", "--every", "1"];
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: [...args, "--json"],
+      cwd: ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const out = new TextDecoder().decode(r.stdout);
+    assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
+    const reports = out.trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(reports.map((x) => x.task), ["copy", "lookup"]);
+    for (const x of reports) {
+      assert.equal(x.curve.length, 2);
+      // Two steps at a warm-up learning rate cannot copy yet: within 1 nat of log(items).
+      for (const c of x.curve) assert.ok(Math.abs(c.itemLoss - x.chanceLoss) < 1, JSON.stringify(c));
+      assert.equal(x.learnedAt, null);
+      assert.ok(x.secondsPerStep > 0);
+    }
+    const bad = await new Deno.Command(Deno.execPath(), { args: [...args, "--task", "sort"], cwd: ROOT }).output();
+    assert.notEqual(bad.code, 0);
+    assert.match(new TextDecoder().decode(bad.stderr), /--task must be copy, lookup or all, got "sort"/);
+  },
+});
