@@ -1,5 +1,6 @@
-// `deno task bench recall`: the probes' sequences (targets exactly the answer, items flagged, the lookup answer the
-// goal's own line) without a GPU, and a short run as a user starts it, whose untrained losses sit at chance.
+// `deno task bench recall`: the probes' sequences (targets exactly the answer, items flagged, induction strings of
+// varying length, the lookup answer the goal's own line) without a GPU, and a short run as a user starts it, whose
+// untrained losses sit at chance.
 import assert from "node:assert/strict";
 import { recallSequence } from "../../src/cli/bench/recall.ts";
 import { Rng } from "../../src/gpu/random.ts";
@@ -33,8 +34,25 @@ Deno.test("bench recall: copy targets repeat the string, lookup targets are the 
   }
 });
 
+Deno.test("bench recall: induction strings repeat like copy but vary in length, so no fixed distance finds them", () => {
+  const rng = new Rng(5);
+  const lengths = new Set<number>();
+  for (let k = 0; k < 40; k++) {
+    const q = recallSequence("induction", rng, { length: 12, lines: 0 });
+    const n = (q.ids.length - 2) / 2;
+    assert.ok(Number.isInteger(n) && n >= 3 && n <= 12, `length ${n}`);
+    lengths.add(n);
+    assert.equal(q.ids[0], 1);
+    assert.equal(q.ids[n + 1], 2);
+    assert.deepEqual(q.ids.slice(n + 2), q.ids.slice(1, n + 1));
+    assert.deepEqual(q.target, q.ids.map((_, j) => (j > n + 1 ? 1 : 0)));
+    assert.deepEqual(q.item, q.target);
+  }
+  assert.ok(lengths.size >= 6, `lengths seen: ${[...lengths]}`);
+});
+
 Deno.test({
-  name: "bench recall runs both probes; an untrained model's item loss is at chance",
+  name: "bench recall runs all three probes; an untrained model's item loss is at chance",
   ignore: noGpu,
   async fn() {
     const args = ["run", "-A", "src/cli/main.ts", "bench", "recall", "--steps", "2", "--batch", "2", "--every", "1"];
@@ -47,7 +65,7 @@ Deno.test({
     const out = new TextDecoder().decode(r.stdout);
     assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
     const reports = out.trim().split("\n").map((l) => JSON.parse(l));
-    assert.deepEqual(reports.map((x) => x.task), ["copy", "lookup"]);
+    assert.deepEqual(reports.map((x) => x.task), ["copy", "induction", "lookup"]);
     for (const x of reports) {
       assert.equal(x.curve.length, 2);
       // Two steps at a warm-up learning rate cannot copy yet: within 1 nat of log(items).
@@ -57,6 +75,18 @@ Deno.test({
     }
     const bad = await new Deno.Command(Deno.execPath(), { args: [...args, "--task", "sort"], cwd: ROOT }).output();
     assert.notEqual(bad.code, 0);
-    assert.match(new TextDecoder().decode(bad.stderr), /--task must be copy, lookup or all, got "sort"/);
+    assert.match(new TextDecoder().decode(bad.stderr), /--task must be copy, induction, lookup or all, got "sort"/);
+    const yaml = await Deno.makeTempFile({ suffix: ".yaml" });
+    await Deno.writeTextFile(
+      yaml,
+      (await Deno.readTextFile(`${ROOT}configs/models/tiny.yaml`)).replace(
+        /num_hidden_layers: \d+/,
+        "num_hidden_layers: 0",
+      ),
+    );
+    const badModel = await new Deno.Command(Deno.execPath(), { args: [...args, "--tiny", yaml], cwd: ROOT }).output();
+    await Deno.remove(yaml);
+    assert.notEqual(badModel.code, 0);
+    assert.match(new TextDecoder().decode(badModel.stderr), /"num_hidden_layers" too small/);
   },
 });

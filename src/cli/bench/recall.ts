@@ -4,8 +4,12 @@
  * warm start asks of it: every action copies item names out of the command list. Two synthetic probes with random
  * item ids, trained from scratch with AdamW on the same forward, backward and optimizer as `deno task train`:
  *
- *   copy    a random string of items, a separator, the same string again; targets: the second string.
- *   lookup  command-list lines `craft n X using m Y[, k Z]`, a goal `X`, then the goal's line; targets: the line.
+ *   copy       a random string of `length` items, a separator, the same string again; targets: the second string.
+ *              One attention head that looks a fixed distance back solves it.
+ *   induction  the same with a random length from length / 4 to length, so no fixed distance works: each next item
+ *              must be found by content (where did the current item occur before, what followed it), which takes
+ *              two attention layers working together: an induction head.
+ *   lookup     command-list lines `craft n X using m Y[, k Z]`, a goal `X`, then the goal's line; targets: the line.
  *
  * It prints the mean loss of the item tokens among the targets every few steps (log(items) when nothing is copied,
  * near 0 when copying works) and the first step at which it fell below 1 nat.
@@ -17,7 +21,7 @@ import { Rng } from "../../gpu/random.ts";
 import { parseModelConfig } from "../../model/config.ts";
 import { initParams } from "../../model/init.ts";
 import { PackedInputs, packSequences } from "../../model/packing.ts";
-import { parseTinySpec } from "../../model/tiny.ts";
+import { parseTinySpec, type TinySpec } from "../../model/tiny.ts";
 import { Transformer } from "../../model/transformer.ts";
 import { TensorSet } from "../../model/weights.ts";
 import { AdamW } from "../../train/optimizer.ts";
@@ -26,15 +30,17 @@ import { numberFlag } from "../args.ts";
 import { terminalReporter } from "../progress.ts";
 
 /** Usage text of the `recall` subcommand. */
-export const RECALL_USAGE = "Usage: deno task bench recall [--task copy|lookup|all] [--steps N] [--batch N] " +
-  "[--length N] [--lines N] [--lr X] [--every N] [--seed S] [--json]\n" +
+export const RECALL_USAGE =
+  "Usage: deno task bench recall [--task copy|induction|lookup|all] [--steps N] [--batch N] " +
+  "[--length N] [--lines N] [--lr X] [--every N] [--seed S] [--tiny FILE] [--json]\n" +
   "  --task    which probe (default all)\n" +
   "  --steps   optimizer steps per probe (default 300)\n" +
   "  --batch   sequences per step (default 8)\n" +
-  "  --length  items in the copy probe's string (default 40)\n" +
+  "  --length  items in the copy probe's string, the most in the induction probe's (default 40)\n" +
   "  --lines   command-list lines in the lookup probe (default 6)\n" +
   "  --lr      peak learning rate, 20 warm-up steps (default 3e-3, as the TextCraft warm start)\n" +
   "  --every   steps between printed points (default 25)\n" +
+  "  --tiny    a model YAML shaped like configs/models/tiny.yaml (default: that file)\n" +
   "  --json    one JSON object per probe and line";
 
 /** Token ids of the probes' vocabulary: a few structure tokens, then counts, then items up to VOCAB. */
@@ -43,7 +49,8 @@ const TOKEN = { bos: 1, sep: 2, craft: 3, using: 4, comma: 5, newline: 6, goal: 
 const COUNTS = { first: 8, n: 8 };
 const ITEMS = { first: 100, n: VOCAB - 100 };
 
-export type RecallTask = "copy" | "lookup";
+export type RecallTask = "copy" | "induction" | "lookup";
+const TASKS: readonly RecallTask[] = ["copy", "induction", "lookup"];
 
 /** One probe sequence: ids, which tokens are targets, and which targets are items. */
 export interface RecallSequence {
@@ -59,8 +66,10 @@ export function recallSequence(task: RecallTask, rng: Rng, o: { length: number; 
   const item = () => ITEMS.first + Math.floor(rng.float() * ITEMS.n);
   const count = () => COUNTS.first + Math.floor(rng.float() * COUNTS.n);
   let prefix: number[], answer: number[];
-  if (task === "copy") {
-    answer = Array.from({ length: o.length }, item);
+  if (task !== "lookup") {
+    const span = Math.ceil(o.length / 4);
+    const length = task === "copy" ? o.length : span + Math.floor(rng.float() * (o.length - span + 1));
+    answer = Array.from({ length }, item);
     prefix = [TOKEN.bos, ...answer, TOKEN.sep];
   } else {
     const lines = Array.from({ length: o.lines }, () => {
@@ -99,6 +108,8 @@ interface Settings {
   lr: number;
   every: number;
   seed: number;
+  /** The model's settings (default configs/models/tiny.yaml). */
+  spec?: TinySpec;
 }
 
 /** Trains a fresh tiny-shaped model on one probe and records its item loss; `onStep` is told of each step. */
@@ -108,7 +119,7 @@ export async function runRecall(
   s: Settings,
   onStep: (step: number, itemLoss: number) => void = () => {},
 ): Promise<RecallReport> {
-  const { init_std, seed, ...hf } = parseTinySpec();
+  const { init_std, seed, ...hf } = s.spec ?? parseTinySpec();
   const config = parseModelConfig({ ...hf, model_type: "qwen2", vocab_size: VOCAB }, "recall probe model");
   const weights = TensorSet.fromHost(gpu, config, initParams(config, seed, { std: init_std }));
   const grads = TensorSet.zeros(gpu, config);
@@ -179,15 +190,16 @@ export async function main(args: string[]): Promise<void> {
       lr: { type: "string" },
       every: { type: "string" },
       seed: { type: "string" },
+      tiny: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
     },
   });
   if (v.help) return console.log(RECALL_USAGE);
-  if (!["copy", "lookup", "all"].includes(v.task!)) {
-    throw new RangeError(`--task must be copy, lookup or all, got "${v.task}"`);
+  if (![...TASKS, "all"].includes(v.task!)) {
+    throw new RangeError(`--task must be ${TASKS.join(", ")} or all, got "${v.task}"`);
   }
-  const tasks: RecallTask[] = v.task === "all" ? ["copy", "lookup"] : [v.task as RecallTask];
+  const tasks = v.task === "all" ? TASKS : [v.task as RecallTask];
   const s: Settings = {
     steps: numberFlag("--steps", v.steps, 300, { lo: 1, integer: true }),
     batch: numberFlag("--batch", v.batch, 8, { lo: 1, hi: 256, integer: true }),
@@ -196,6 +208,7 @@ export async function main(args: string[]): Promise<void> {
     lr: numberFlag("--lr", v.lr, 3e-3, { lo: 0, hi: 1 }),
     every: numberFlag("--every", v.every, 25, { lo: 1, integer: true }),
     seed: numberFlag("--seed", v.seed, 7, { integer: true }),
+    spec: v.tiny ? parseTinySpec(await Deno.readTextFile(v.tiny), v.tiny) : undefined,
   };
   const gpu = await getGpu();
   const reporter = terminalReporter();
