@@ -140,9 +140,10 @@ const Sft = z.strictObject({
   drop_distractors: num().min(0).max(1).default(0),
   /**
    * Oracle replies: "thought" writes Thought:/Action: as the task's prompt asks; "action" only the action line;
-   * "recipe" the command-list line the action works on, then the action (copying instead of planning).
+   * "recipe" the command-list line the action works on, then the action (copying instead of planning); "tail" that
+   * line from its item on (`oak planks using 1 oak logs`), so every copied token follows a token that names its line.
    */
-  oracle_format: z.enum(["thought", "action", "recipe"]).default("thought"),
+  oracle_format: z.enum(["thought", "action", "recipe", "tail"]).default("thought"),
 });
 
 const Trainer = z.strictObject({

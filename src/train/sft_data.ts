@@ -19,11 +19,14 @@ import type { ItemRenamer } from "../env/textcraft/rename.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import type { TrainSequence } from "./sequences.ts";
 
-/** How an oracle reply is written: "recipe" puts the command-list line the action works on first (`line`). */
-export function oracleReply(action: string, format: "thought" | "action" | "recipe", line?: string): string {
-  if (format === "action") return `Action: ${action}`;
-  if (format === "recipe") return line ? `Thought: ${line}\nAction: ${action}` : `Action: ${action}`;
-  return `Thought:\nI will ${action} next.\n\nAction:\n${action}`;
+/** The layouts of an oracle reply (config key sft.oracle_format). */
+export type OracleFormat = "thought" | "action" | "recipe" | "tail";
+
+/** An oracle reply: "recipe" puts the command-list line it works on (`line`) first, "tail" the line from its item. */
+export function oracleReply(action: string, format: OracleFormat, line?: string): string {
+  if (format === "thought") return `Thought:\nI will ${action} next.\n\nAction:\n${action}`;
+  if (format === "action" || !line) return `Action: ${action}`;
+  return `Thought: ${format === "tail" ? line.replace(/^craft \d+ /, "") : line}\nAction: ${action}`;
 }
 
 /**
@@ -63,7 +66,7 @@ export async function oracleEpisodes(
   ctx: { tokenizer: Tokenizer; client: EnvClient; task: Task; stopId: number },
   indices: readonly number[],
   o: {
-    format: "thought" | "action" | "recipe";
+    format: OracleFormat;
     maxPromptLength: number;
     maxResponseLength: number;
     /** Told how many tasks were left out because their plan does not fit max_response_length. */
@@ -77,7 +80,7 @@ export async function oracleEpisodes(
   const game = new TextCraftGame(tree);
   const plans = indices.map((i) => {
     const actions = solveTask(tree, i).actions;
-    const lines = o.format === "recipe" ? recipeLines(game.reset(BigInt(i)), actions) : [];
+    const lines = o.format === "recipe" || o.format === "tail" ? recipeLines(game.reset(BigInt(i)), actions) : [];
     return actions.map((a, k) => oracleReply(a, o.format, lines[k]));
   });
   const sampler = new ScriptedSampler(ctx.tokenizer, (seed) => plans[seed], ctx.stopId, {
