@@ -18,9 +18,10 @@ import { Rng } from "../gpu/random.ts";
 import type { ItemRenamer } from "../env/textcraft/rename.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import type { TrainSequence } from "./sequences.ts";
+import type { RunConfig } from "../config/schema.ts";
 
-/** The layouts of an oracle reply (config key sft.oracle_format). */
-export type OracleFormat = "thought" | "action" | "recipe" | "tail";
+/** The layouts of an oracle reply, as the config schema lists them (sft.oracle_format). */
+export type OracleFormat = RunConfig["sft"]["oracle_format"];
 
 /** An oracle reply: "recipe" puts the command-list line it works on (`line`) first, "tail" the line from its item. */
 export function oracleReply(action: string, format: OracleFormat, line?: string): string {
@@ -80,7 +81,8 @@ export async function oracleEpisodes(
   const game = new TextCraftGame(tree);
   const plans = indices.map((i) => {
     const actions = solveTask(tree, i).actions;
-    const lines = o.format === "recipe" || o.format === "tail" ? recipeLines(game.reset(BigInt(i)), actions) : [];
+    // Formats without a quoted line ignore it.
+    const lines = recipeLines(game.reset(BigInt(i)), actions);
     return actions.map((a, k) => oracleReply(a, o.format, lines[k]));
   });
   const sampler = new ScriptedSampler(ctx.tokenizer, (seed) => plans[seed], ctx.stopId, {
