@@ -5,7 +5,7 @@ import { sciworld } from "./sciworld.ts";
 import { searchqa } from "./searchqa.ts";
 import { sqlgym } from "./sqlgym.ts";
 import type { Task } from "./task.ts";
-import { textcraft } from "./textcraft.ts";
+import { textcraft } from "./textcraft/mod.ts";
 import { webarena } from "./webarena.ts";
 import { webshop } from "./webshop.ts";
 

@@ -4,6 +4,7 @@
  */
 import type { ActionParse } from "../src/env/client.ts";
 import type { EnvName } from "../src/env/adapters/mod.ts";
+import type { Rng } from "../src/util/random.ts";
 
 /** The conversation start: the user's instructions and the assistant's acknowledgement. */
 export interface Prompt {
@@ -11,7 +12,55 @@ export interface Prompt {
   assistant: string;
 }
 
-/** One environment task. */
+/** An episode as text: the opening observation, then each reply and what the environment answered to it. */
+export interface TextEpisode {
+  opening: string;
+  turns: { reply: string; observation: string }[];
+}
+
+/** A task's settings under `task_options`, after the task checked them. */
+export type TaskOptions = Readonly<Record<string, unknown>>;
+
+/** Where an augmentation is: its generator (seeded per episode and epoch by the trainer) and the epoch. */
+export interface AugmentContext {
+  rng: Rng;
+  /** 0-based epoch, of `epochs` (may be fractional: the last epoch is cut short). */
+  epoch: number;
+  epochs: number;
+}
+
+/** A running environment server that a task embeds. */
+export interface EmbeddedServer {
+  url: string;
+  shutdown(): Promise<void>;
+}
+
+/** What the built-in word-level tiny model's tokenizer is built from for a task. */
+export interface TaskVocabulary {
+  /** Texts whose words get tokens. */
+  corpus: string[];
+  /** Multi-word names kept as single tokens (see WordTokenizerOptions.phrases). */
+  phrases: string[];
+}
+
+/** Synthetic pretraining data of a task: random tasks of its kind, never its real ones. */
+export interface SyntheticTasks {
+  /** A random demonstration; `progress` in [0, 1] moves the task's curriculum from easy to full difficulty. */
+  episode(rng: Rng, progress: number): TextEpisode;
+  /** Held-out task `index` of `seed`, played by the demonstration policy. */
+  heldOut(seed: number, index: number): TextEpisode;
+  /** Serves held-out synthetic tasks on a free loopback port: task index i is heldOut(seed, i)'s task. */
+  serve(seed: number): Promise<EmbeddedServer>;
+  /** The category of held-out task index i (TextCraft: its depth). */
+  category(index: number): string;
+  /** The names the tasks are made of, for generic copy strings. */
+  names: readonly string[];
+}
+
+/**
+ * One environment task. The optional hooks are the task's own training knowledge; the trainer calls them and never
+ * tests a task's name.
+ */
 export interface Task {
   /** The task's name, also its item-id prefix (`textcraft_12`). */
   readonly name: string;
@@ -29,6 +78,18 @@ export interface Task {
   readonly splits?: Readonly<Record<string, readonly number[]>>;
   /** The category of a task index for per-category results (TextCraft: its crafting depth). */
   category?(index: number): string;
+  /** Checks `task_options` and fills defaults; errors name the key. Tasks without it accept no options. */
+  parseOptions?(raw: unknown): TaskOptions;
+  /** Starts the task's own server on a free loopback port, used when a run names no server. */
+  serve?(): Promise<EmbeddedServer>;
+  /** The vocabulary of the built-in tiny model for this task, given the run's prompt. */
+  vocabulary?(prompt: Prompt): Promise<TaskVocabulary>;
+  /** The replies of a demonstration that solves task `index` (played through the environment by the trainer). */
+  oracle?(index: number, options: TaskOptions): Promise<string[]>;
+  /** A per-epoch rewrite of demonstrations (e.g. renamed items), or undefined when the options ask for none. */
+  augment?(options: TaskOptions): Promise<((episode: TextEpisode, c: AugmentContext) => TextEpisode) | undefined>;
+  /** Synthetic tasks for pretraining a base model. */
+  synthetic?(options: TaskOptions): Promise<SyntheticTasks>;
 }
 
 /** Upstream's evaluator: a final reward of 1, or 100 for SciWorld's score. */

@@ -7,12 +7,14 @@ import { main as bench } from "./bench.ts";
 import { main as evaluate } from "./eval.ts";
 import { main as generate } from "./generate.ts";
 import { main as grad } from "./grad.ts";
+import { main as pretrain } from "./pretrain.ts";
 import { main as serve } from "./serve.ts";
 import { main as sft } from "./sft.ts";
 import { main as train } from "./train.ts";
 
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   train,
+  pretrain,
   eval: evaluate,
   sft,
   generate,

@@ -42,23 +42,14 @@ export async function main(args: string[]): Promise<void> {
   }
   const config = resolveConfig(source, overrides);
   runDir ??= v["run-dir"] ?? `${config.trainer.runs_dir}/${config.task}-${stamp()}`;
-  let stops = 0;
-  const onSigint = () => {
-    stops++;
-    if (stops > 1) {
-      console.error("\nStopped without saving.");
-      Deno.exit(130);
-    }
-    console.error("\nStopping after the current step; a checkpoint will be saved (Ctrl-C again quits at once).");
-  };
-  Deno.addSignalListener("SIGINT", onSigint);
+  const stops = stopOnSignals();
   try {
     const summary = await runTraining({
       config,
       runDir,
       resume: v.resume !== undefined,
       reporter: terminalReporter(),
-      stopRequested: () => stops > 0,
+      stopRequested: stops.requested,
     });
     const report = await writeReport(runDir);
     const pct = (x?: { avg: number }) => (x ? `${(100 * x.avg).toFixed(1)}%` : "n/a");
@@ -71,11 +62,34 @@ export async function main(args: string[]): Promise<void> {
       );
     }
   } finally {
-    Deno.removeSignalListener("SIGINT", onSigint);
+    stops.release();
   }
 }
 
-async function readRunConfig(runDir: string): Promise<string> {
+/**
+ * Ctrl-C, SIGTERM and SIGHUP ask a run to finish its step, save and stop; a second signal quits at once.
+ * `release` removes the listeners.
+ */
+export function stopOnSignals(): { requested: () => boolean; release: () => void } {
+  let stops = 0;
+  const onSignal = () => {
+    stops++;
+    if (stops > 1) {
+      console.error("\nStopped without saving.");
+      Deno.exit(130);
+    }
+    console.error("\nStopping after the current step; a checkpoint will be saved (a second signal quits at once).");
+  };
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
+  for (const s of signals) Deno.addSignalListener(s, onSignal);
+  return {
+    requested: () => stops > 0,
+    release: () => signals.forEach((s) => Deno.removeSignalListener(s, onSignal)),
+  };
+}
+
+/** The saved config of a run folder, for --resume. */
+export async function readRunConfig(runDir: string): Promise<string> {
   try {
     return await Deno.readTextFile(`${runDir}/config.yaml`);
   } catch {

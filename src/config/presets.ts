@@ -6,12 +6,14 @@ import babyai from "../../configs/babyai.yaml" with { type: "text" };
 import sciworld from "../../configs/sciworld.yaml" with { type: "text" };
 import textcraft from "../../configs/textcraft.yaml" with { type: "text" };
 import textcraftQwen from "../../configs/textcraft_qwen2.5.yaml" with { type: "text" };
+import textcraftPretrain from "../../configs/textcraft_pretrain.yaml" with { type: "text" };
 import webshop from "../../configs/webshop.yaml" with { type: "text" };
 import type { ConfigSource } from "./load.ts";
 
 const PRESETS: Record<string, string> = {
   textcraft,
   "textcraft_qwen2.5": textcraftQwen,
+  textcraft_pretrain: textcraftPretrain,
   webshop,
   babyai,
   sciworld,

@@ -114,7 +114,10 @@ const Actor = z.strictObject({
 const Sft = z.strictObject({
   /** Warm-start with supervised fine-tuning before RL. */
   enabled: z.boolean().default(false),
-  /** "oracle" generates trajectories of the train split; otherwise an AgentGym trajectory file (JSON/JSONL). */
+  /**
+   * "oracle" plays the task's own demonstrations of the train split (the task's options choose their layout);
+   * otherwise an AgentGym trajectory file (JSON/JSONL).
+   */
   data: z.string().default("oracle"),
   epochs: num().positive().default(1),
   lr: num().positive().default(1e-5),
@@ -128,22 +131,33 @@ const Sft = z.strictObject({
    * 0 (the default) is the usual SFT: loss on assistant turns only.
    */
   context_loss_weight: num().min(0).default(0),
-  /**
-   * Share of oracle episodes (TextCraft) whose items are renamed by a random permutation each epoch, so that the
-   * model learns to read the command list instead of memorising the training items.
-   */
-  rename_items: num().min(0).max(1).default(0),
-  /**
-   * A curriculum over the command list (TextCraft oracle data): the share of distractor lines left out in the first
-   * epoch, falling linearly to none in the last, so that early steps learn the lookup on short lists.
-   */
-  drop_distractors: num().min(0).max(1).default(0),
-  /**
-   * Oracle replies: "thought" writes Thought:/Action: as the task's prompt asks; "action" only the action line;
-   * "recipe" the command-list line the action works on, then the action (copying instead of planning); "tail" that
-   * line from its item on (`oak planks using 1 oak logs`), so every copied token follows a token that names its line.
-   */
-  oracle_format: z.enum(["thought", "action", "recipe", "tail"]).default("thought"),
+});
+
+const Pretrain = z.strictObject({
+  /** Optimizer steps of the whole pretraining; the learning-rate schedule spans them. */
+  steps: int(1).default(20000),
+  /** Tokens per optimizer step (whole sequences, so a step holds at least this many). */
+  batch_tokens: int(1).default(2048),
+  lr: num().positive().default(2e-3),
+  lr_schedule: LrSchedule.default(LrSchedule.parse({ type: "cosine", warmup_steps: 200, min_lr_ratio: 0.1 })),
+  weight_decay: num().min(0).default(0),
+  grad_clip: num().min(0).default(1),
+  /** Steps per chunk: each chunk ends with a checkpoint and an evaluation on held-out synthetic tasks. */
+  chunk_steps: int(1).default(500),
+  /** Steps over which the task's curriculum goes from its easiest tasks to its full difficulty. */
+  curriculum_steps: int(1).default(6000),
+  /** Share of sequences that are generic copy strings of the task's names (down to a third of it by the end). */
+  copy_share: num().min(0).max(1).default(0.15),
+  /** Weight of the loss on the environment's text (command lists, observations) against the replies'. */
+  context_loss_weight: num().min(0).default(0.1),
+  /** Longest sequence kept, in tokens; longer episodes are drawn again. */
+  max_sequence_tokens: int(16).default(1800),
+  /** Seed of the training data (batch k is drawn from seed and k alone). */
+  seed: z.number().int().default(7),
+  /** Seed of the held-out tasks; training never draws from it. */
+  eval_seed: z.number().int().default(424242),
+  /** Held-out synthetic tasks per evaluation. */
+  eval_tasks: int(1).default(64),
 });
 
 const Trainer = z.strictObject({
@@ -164,6 +178,8 @@ const Trainer = z.strictObject({
 export const RunConfig = z.strictObject({
   /** The environment task: textcraft, babyai, sciworld, webshop, ... */
   task: z.string().default("textcraft"),
+  /** The task's own settings (e.g. TextCraft's oracle_format), checked by the task itself (tasks/<name>/). */
+  task_options: z.record(z.string(), z.unknown()).default({}),
   model: Model.default(Model.parse({})),
   env: Env.default(Env.parse({})),
   data: Data.default(Data.parse({})),
@@ -171,6 +187,8 @@ export const RunConfig = z.strictObject({
   algorithm: Algorithm.default(Algorithm.parse({})),
   actor: Actor.default(Actor.parse({})),
   sft: Sft.default(Sft.parse({})),
+  /** `deno task pretrain`: a base model from the task's synthetic tasks. */
+  pretrain: Pretrain.default(Pretrain.parse({})),
   trainer: Trainer.default(Trainer.parse({})),
 });
 

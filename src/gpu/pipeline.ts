@@ -1,10 +1,26 @@
 /**
- * Compute pipelines, cached per device. Each is created inside a validation error scope; a failure is rethrown
- * with the shader's file name when the batch that uses it is submitted (pipeline creation itself is synchronous).
+ * Compute pipelines, in one cache per device. The runtime knows no shader: each op module imports its own WGSL as
+ * text and hands it over as a {@linkcode Shader}. Each pipeline is created inside a validation error scope; a
+ * failure is rethrown with the shader's file name when the batch that uses it is submitted (pipeline creation
+ * itself is synchronous).
  */
 import type { Gpu } from "./device.ts";
-import { type ShaderName, shaderSource } from "./shaders.ts";
 import { checkParams, type UniformLayout } from "./uniforms.ts";
+
+/**
+ * A WGSL shader: its text and the name of its file in shaders/ without `.wgsl`, which names it in errors and keys
+ * its pipelines (one name, one text).
+ *
+ * @example
+ * ```ts
+ * // source: shaders/swiglu_forward.wgsl, which the op's module imports `with { type: "text" }`
+ * const SWIGLU: Shader = { name: "swiglu_forward", source };
+ * ```
+ */
+export interface Shader {
+  name: string;
+  source: string;
+}
 
 /** A compiled compute pipeline with what a dispatch needs to bind it. */
 export interface Kernel {
@@ -33,6 +49,25 @@ export interface KernelOptions {
 }
 
 const caches = new WeakMap<GPUDevice, Map<string, Kernel>>();
+
+/**
+ * The kernel cached on this device under `key`, built on first request: the one pipeline cache. {@linkcode kernel}
+ * keys its entries `<shader>|<template>|<constants>|<entry point>`; an op whose template is costly to generate
+ * caches the finished kernel again under a short key of its own (without `|`, naming the shader first), so a
+ * dispatch skips building and hashing the template.
+ *
+ * @example
+ * ```ts
+ * const k = cachedKernel(gpu, `matmul_forward ${v.name}`, () => kernel(gpu, MATMUL, { template: slots(v) }));
+ * ```
+ */
+export function cachedKernel(gpu: Gpu, key: string, build: () => Kernel): Kernel {
+  let cache = caches.get(gpu.device);
+  if (!cache) caches.set(gpu.device, cache = new Map());
+  let k = cache.get(key);
+  if (!k) cache.set(key, k = build());
+  return k;
+}
 
 /** A buffer binding declared in group 0 of a shader. */
 export interface DeclaredBinding {
@@ -69,33 +104,32 @@ export function fillTemplate(shader: string, source: string, values: Record<stri
 }
 
 /**
- * The kernel for a shader with the given template and constants, compiled on first request.
+ * The kernel for a shader with the given template and constants, compiled on first request (cached per device).
  *
  * @example
  * ```ts
- * const k = kernel(gpu, "add_forward", { params: uniforms([["n", "u32"]]) });
+ * const k = kernel(gpu, { name: "add_forward", source }, { params: uniforms([["n", "u32"]]) });
  * await k.ready;
  * ```
  */
-export function kernel(gpu: Gpu, shader: ShaderName, options: KernelOptions = {}): Kernel {
-  const key = `${shader}|${JSON.stringify(options.template ?? {})}|${JSON.stringify(options.constants ?? {})}|${
+export function kernel(gpu: Gpu, shader: Shader, options: KernelOptions = {}): Kernel {
+  const key = `${shader.name}|${JSON.stringify(options.template ?? {})}|${JSON.stringify(options.constants ?? {})}|${
     options.entryPoint ?? "main"
   }`;
-  let cache = caches.get(gpu.device);
-  if (!cache) {
-    cache = new Map();
-    caches.set(gpu.device, cache);
-  }
-  const hit = cache.get(key);
-  if (hit) return hit;
-  const source = fillTemplate(shader, shaderSource(shader), options.template);
-  checkParams(shader, source, options.params);
+  return cachedKernel(gpu, key, () => compile(gpu, shader, options));
+}
+
+/** Builds the pipeline of {@linkcode kernel}, inside a validation error scope. */
+function compile(gpu: Gpu, shader: Shader, options: KernelOptions): Kernel {
+  const { name } = shader;
+  const source = fillTemplate(name, shader.source, options.template);
+  checkParams(name, source, options.params);
   const device = gpu.device;
   // Deno's types take numbers only; a bool override reads any nonzero number as true.
   const constants = Object.fromEntries(
     Object.entries(options.constants ?? {}).map(([k, v]) => [k, typeof v === "boolean" ? Number(v) : v]),
   );
-  const label = options.label ?? (options.template ? `${shader}${JSON.stringify(options.template)}` : shader);
+  const label = options.label ?? (options.template ? `${name}${JSON.stringify(options.template)}` : name);
   const declared = declaredBindings(source);
   device.pushErrorScope("validation");
   const module = device.createShaderModule({ code: source, label });
@@ -116,14 +150,12 @@ export function kernel(gpu: Gpu, shader: ShaderName, options: KernelOptions = {}
     if (!error) return;
     const info = await module.getCompilationInfo().catch(() => undefined);
     const lines = info?.messages.map((m) => `  line ${m.lineNum}:${m.linePos} ${m.type}: ${m.message}`) ?? [];
-    throw new Error(`Shader ${shader}.wgsl (${label}) failed to build: ${error.message}\n${lines.join("\n")}`);
+    throw new Error(`Shader ${name}.wgsl (${label}) failed to build: ${error.message}\n${lines.join("\n")}`);
   });
   ready.catch(() => {}); // surfaced by whoever awaits it; never an unhandled rejection
   const storage = declared.filter((d) => d.type !== "uniform").map((d) => ({
     binding: d.binding,
     writable: d.type === "storage",
   }));
-  const k: Kernel = { name: label, pipeline, bindGroupLayout, storage, params: options.params, ready };
-  cache.set(key, k);
-  return k;
+  return { name: label, pipeline, bindGroupLayout, storage, params: options.params, ready };
 }

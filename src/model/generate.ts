@@ -8,7 +8,7 @@
  * rows lie past the sequence's length and are overwritten when it continues.
  */
 import { Batch } from "../gpu/batch.ts";
-import { Rng } from "../gpu/random.ts";
+import { Rng } from "../util/random.ts";
 import { empty, fromHost, type Tensor } from "../gpu/tensor.ts";
 import { drawUniforms, sample, type SampleSettings } from "../ops/sample.ts";
 import { inferForward, type InferTokens, KvCache } from "./infer.ts";

@@ -1,5 +1,5 @@
 /** Fresh parameters from the parameter table: a seeded normal for matrices, ones for norms, zeros for biases. */
-import { Rng } from "../gpu/random.ts";
+import { Rng } from "../util/random.ts";
 import type { ModelConfig } from "./config.ts";
 import { paramTable } from "./params.ts";
 

@@ -17,7 +17,7 @@ import { type LayerActs, layerBackward, type LayerContext, layerForward, release
 import { act } from "./linear.ts";
 import type { PackedInputs } from "./packing.ts";
 import { EMBED, FINAL_NORM, LM_HEAD } from "./params.ts";
-import type { TensorSet } from "./weights.ts";
+import { TensorSet } from "./weights.ts";
 
 /** Options of one forward. */
 export interface ForwardOptions {
@@ -47,6 +47,16 @@ export class Transformer {
     readonly weights: TensorSet,
     readonly options: { recompute?: boolean } = {},
   ) {}
+
+  /** Puts host parameters on the GPU and binds a transformer to them (the one way weights reach the GPU). */
+  static fromHost(
+    gpu: Gpu,
+    config: ModelConfig,
+    tensors: ReadonlyMap<string, Float32Array>,
+    options: { recompute?: boolean } = {},
+  ): Transformer {
+    return new Transformer(gpu, config, TensorSet.fromHost(gpu, config, tensors), options);
+  }
 
   /** RoPE tables covering positions [0, needed), grown by doubling. */
   rope(needed: number): RopeTable {

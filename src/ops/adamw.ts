@@ -1,8 +1,11 @@
 /** AdamW with decoupled weight decay, bias correction, and the clip scale and skip flag read on the GPU. */
+import source from "../../shaders/adamw_forward.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
-import { kernel } from "../gpu/pipeline.ts";
+import { kernel, type Shader } from "../gpu/pipeline.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+
+const SHADER: Shader = { name: "adamw_forward", source };
 
 const PARAMS = uniforms(
   [
@@ -50,7 +53,7 @@ export function adamw(batch: Batch, state: AdamwState, stats: Tensor, s: AdamwSe
   const beta1 = s.beta1 ?? 0.9;
   const beta2 = s.beta2 ?? 0.999;
   batch.dispatch({
-    kernel: kernel(batch.gpu, "adamw_forward", { params: PARAMS }),
+    kernel: kernel(batch.gpu, SHADER, { params: PARAMS }),
     buffers: [state.w, state.g, state.m, state.v, stats],
     params: {
       n,

@@ -17,27 +17,32 @@
  * (8 x 256), H 4, KV 2, D 32: forward 271 (row) -> 14 (reg6x2), backward 997 -> 57 (reg3x2_3x1); decoding 32
  * sequences x 1 query over 300 cached rows: 11.4 -> 6.9 (reg1x2). See attention_variants.ts for the table.
  */
+import forwardSource from "../../shaders/attention_forward.wgsl" with { type: "text" };
+import backwardSource from "../../shaders/attention_backward.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
-import { type Kernel, kernel } from "../gpu/pipeline.ts";
+import { cachedKernel, type Kernel, kernel, type Shader } from "../gpu/pipeline.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 import { dkvRegSlots, dqRegSlots, forwardRegSlots } from "./attention_reg.ts";
 import {
+  type AttentionDims,
   type AttentionShape,
   type AttentionVariant,
   LOOP_BUDGET,
   parseVariant,
   pickAttentionBackward,
   pickAttentionForward,
-  regLanes,
   regLoopSteps,
   variantName,
 } from "./attention_variants.ts";
+import { fixedSubgroupSize, laneSlots } from "./wgsl.ts";
 
 export { type AttentionRanges, cacheRanges, packedCausalRanges } from "./attention_ranges.ts";
 export type { AttentionVariant } from "./attention_variants.ts";
 
+const FORWARD_SHADER: Shader = { name: "attention_forward", source: forwardSource };
+const BACKWARD_SHADER: Shader = { name: "attention_backward", source: backwardSource };
 const FORWARD = uniforms(
   [["T", "u32"], ["H", "u32"], ["KV", "u32"], ["S", "u32"], ["scale", "f32"], ["splits", "u32"]] as const,
 );
@@ -112,16 +117,8 @@ export interface AttentionBackwardArgs {
   variant?: AttentionVariant;
 }
 
-/** Dimensions of one attention call. */
-interface Dims {
-  T: number;
-  S: number;
-  H: number;
-  KV: number;
-  D: number;
-}
-
-function dims(q: Tensor, k: Tensor, v: Tensor): Dims {
+/** The dimensions of one attention call: q [T, H, D], k and v [S, KV, D], H a multiple of KV, D <= 256. */
+function dims(q: Tensor, k: Tensor, v: Tensor): AttentionDims {
   if (q.shape.length !== 3 || k.shape.length !== 3) {
     throw new TypeError(`Attention needs q [T, H, D] and k [S, KV, D], got q [${q.shape}] and k [${k.shape}]`);
   }
@@ -154,8 +151,7 @@ export function tileRows(gpu: Gpu, D: number): number {
 
 /** Template values of the reg entry points when a pipeline compiles another entry point. */
 const IDLE_REG = {
-  LANES: 1,
-  LANE_ID: "local_invocation_index",
+  ...laneSlots(1, false),
   BQ: 1,
   BJ: 1,
   BKR: 1,
@@ -171,19 +167,8 @@ const IDLE_REG = {
   DKV_SAVE: "",
 };
 
-// Pipelines by a short key: the generated reg code is large, so it is built and hashed once per device.
-const kernels = new WeakMap<GPUDevice, Map<string, Kernel>>();
-
-function cached(gpu: Gpu, key: string, build: () => Kernel): Kernel {
-  let m = kernels.get(gpu.device);
-  if (!m) kernels.set(gpu.device, m = new Map());
-  let k = m.get(key);
-  if (!k) m.set(key, k = build());
-  return k;
-}
-
 /** Refuses a reg shape whose worst case passes llvmpipe's loop budget (see LOOP_BUDGET) on a CPU rasteriser. */
-function checkBudget(gpu: Gpu, shape: AttentionShape, d: Dims, backward: boolean): void {
+function checkBudget(gpu: Gpu, shape: AttentionShape, d: AttentionDims, backward: boolean): void {
   const steps = regLoopSteps(shape, d, backward);
   if (gpu.software && steps > LOOP_BUDGET) {
     const name = variantName(shape, backward);
@@ -196,7 +181,7 @@ function checkBudget(gpu: Gpu, shape: AttentionShape, d: Dims, backward: boolean
 
 /** Lanes of a reg kernel on this adapter; throws when it has no subgroups of one fixed size. */
 function lanesFor(gpu: Gpu, variant: string): number {
-  const lanes = regLanes(gpu);
+  const lanes = fixedSubgroupSize(gpu);
   if (lanes === 0) {
     throw new TypeError(
       `Attention variant "${variant}" needs subgroups of one fixed size, which this adapter lacks; use "row" or "tile"`,
@@ -211,7 +196,9 @@ function forwardKernel(gpu: Gpu, D: number, kt: Tensor["dtype"], entryPoint: str
     throw new TypeError("Attention with f16 k and v needs the shader-f16 feature, which this adapter lacks");
   }
   const reg = shape?.kind === "reg" ? variantName(shape, false) : "";
-  return cached(gpu, `forward ${entryPoint} ${D} ${kt} ${reg}`, () => {
+  // Cached under the label: the generated reg code is large, so it is built and hashed once per device.
+  const label = `attention_forward ${entryPoint}${reg ? ` ${reg}` : ""} D=${D} ${kt}`;
+  return cachedKernel(gpu, label, () => {
     const template: Record<string, string | number> = {
       ENABLE: kt === "f16" ? "enable f16;" : "",
       KT: kt,
@@ -223,11 +210,10 @@ function forwardKernel(gpu: Gpu, D: number, kt: Tensor["dtype"], entryPoint: str
     if (shape?.kind === "reg") {
       const lanes = lanesFor(gpu, reg);
       const block = { D, rows: shape.bq, keys: shape.bj, lanes };
-      Object.assign(template, { LANES: lanes, LANE_ID: "subgroup_invocation_id", BQ: shape.bq, BJ: shape.bj });
+      Object.assign(template, { ...laneSlots(lanes, true), BQ: shape.bq, BJ: shape.bj });
       Object.assign(template, forwardRegSlots(block));
     }
-    const label = `attention_forward ${entryPoint}${reg ? ` ${reg}` : ""} D=${D} ${kt}`;
-    return kernel(gpu, "attention_forward", { params: FORWARD, entryPoint, template, label });
+    return kernel(gpu, FORWARD_SHADER, { params: FORWARD, entryPoint, template, label });
   });
 }
 
@@ -236,11 +222,12 @@ function backwardKernel(gpu: Gpu, D: number, entryPoint: string, shape: Attentio
   // that share a dq (or dk/dv) block share its pipeline.
   const dq = entryPoint === "main_dq_reg";
   const reg = shape.kind !== "reg" ? "" : dq ? `dq ${shape.bq}x${shape.bj}` : `dkv ${shape.bk}x${shape.bf}`;
-  return cached(gpu, `backward ${entryPoint} ${D} ${reg}`, () => {
+  const label = `attention_backward ${entryPoint}${reg ? ` ${reg}` : ""} D=${D}`;
+  return cachedKernel(gpu, label, () => {
     const template: Record<string, string | number> = { D, WG, BK: tileRows(gpu, D), ...IDLE_REG };
     if (shape.kind === "reg") {
       const lanes = lanesFor(gpu, variantName(shape, true));
-      Object.assign(template, { LANES: lanes, LANE_ID: "subgroup_invocation_id" });
+      Object.assign(template, laneSlots(lanes, true));
       Object.assign(
         template,
         dq
@@ -248,8 +235,7 @@ function backwardKernel(gpu: Gpu, D: number, entryPoint: string, shape: Attentio
           : { BKR: shape.bk, ...dkvRegSlots({ D, rows: shape.bk, keys: shape.bf, lanes }) },
       );
     }
-    const label = `attention_backward ${entryPoint}${reg ? ` ${reg}` : ""} D=${D}`;
-    return kernel(gpu, "attention_backward", { params: BACKWARD, entryPoint, template, label });
+    return kernel(gpu, BACKWARD_SHADER, { params: BACKWARD, entryPoint, template, label });
   });
 }
 

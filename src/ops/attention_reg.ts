@@ -9,6 +9,7 @@
  * 0.5-1 ns; one loop iteration about 90 ns. So the lanes load the rows they share together, one element each, and
  * hand the values around with subgroupBroadcast (about 1 ns): one load serves 8 elements.
  */
+import { range, slotLines } from "./wgsl.ts";
 
 /** Shape of a register block. */
 export interface RegBlock {
@@ -20,12 +21,6 @@ export interface RegBlock {
   keys: number;
   /** Invocations per workgroup: exactly one subgroup. */
   lanes: number;
-}
-
-const ind = (lines: string[], spaces: number) => lines.join(`\n${" ".repeat(spaces)}`);
-
-function range(n: number): number[] {
-  return Array.from({ length: n }, (_, i) => i);
 }
 
 /**
@@ -146,7 +141,7 @@ export function forwardRegSlots(c: RegBlock): Record<string, string> {
       `}`,
     );
   }
-  return { REG_INIT: ind(init, 2), REG_STEP: ind(step, 4), REG_SAVE: ind(save, 2) };
+  return { REG_INIT: slotLines(init, 2), REG_STEP: slotLines(step, 4), REG_SAVE: slotLines(save, 2) };
 }
 
 /**
@@ -194,7 +189,7 @@ export function dqRegSlots(c: RegBlock): Record<string, string> {
   for (const r of range(bq)) {
     save.push(`if (in${r}) {`, ...range(D).map((d) => `  dq[row${r} * D + ${d}u] = acc${r}_${d} * p.scale;`), `}`);
   }
-  return { DQ_INIT: ind(init, 2), DQ_STEP: ind(step, 4), DQ_SAVE: ind(save, 2) };
+  return { DQ_INIT: slotLines(init, 2), DQ_STEP: slotLines(step, 4), DQ_SAVE: slotLines(save, 2) };
 }
 
 /**
@@ -257,9 +252,9 @@ export function dkvRegSlots(c: RegBlock): Record<string, string> {
     );
   }
   return {
-    DKV_INIT: ind(init, 2),
-    DKV_STEP: ind(step, 6),
-    DKV_NEXT: ind(nextIndex("i", bf, bk, (r) => `qs${r}`, (r) => `qe${r}`), 4),
-    DKV_SAVE: ind(save, 2),
+    DKV_INIT: slotLines(init, 2),
+    DKV_STEP: slotLines(step, 6),
+    DKV_NEXT: slotLines(nextIndex("i", bf, bk, (r) => `qs${r}`, (r) => `qe${r}`), 4),
+    DKV_SAVE: slotLines(save, 2),
   };
 }

@@ -9,6 +9,7 @@
  * lane and BF query tokens per step).
  */
 import type { Gpu } from "../gpu/device.ts";
+import { fixedSubgroupSize } from "./wgsl.ts";
 
 /** A kernel shape by name: "row", "tile", "reg{BQ}x{BJ}" (forward) or "reg{BQ}x{BJ}_{BK}x{BF}" (backward). */
 export type AttentionVariant = string;
@@ -74,16 +75,6 @@ export function variantName(shape: AttentionShape, backward: boolean): Attention
   return backward ? `reg${shape.bq}x${shape.bj}_${shape.bk}x${shape.bf}` : `reg${shape.bq}x${shape.bj}`;
 }
 
-/**
- * Lanes of the reg kernels: the workgroup is one subgroup of this size, whose lanes share loads through
- * subgroupBroadcast. 0 when the adapter cannot run them (no subgroups, or a subgroup size that is not fixed).
- */
-export function regLanes(gpu: Gpu): number {
-  const min = gpu.info.subgroupMinSize ?? 0;
-  const max = gpu.info.subgroupMaxSize ?? 0;
-  return gpu.features.subgroups && min === max && min >= 4 && min <= 64 ? min : 0;
-}
-
 /** The sizes a variant is chosen for. */
 export interface AttentionDims {
   /** Query rows (tokens). */
@@ -140,9 +131,12 @@ function regTable(D: number): { forward: string; decode: string; backward: strin
   return { forward: "reg1x2", decode: "reg1x2", backward: "reg1x1_1x1" };
 }
 
-/** Whether the reg kernels serve this adapter and head dimension. */
+/**
+ * Whether the reg kernels serve this adapter and head dimension: their workgroup is one subgroup of a fixed size,
+ * whose lanes share loads through subgroupBroadcast.
+ */
 function useReg(gpu: Gpu, D: number): boolean {
-  return gpu.software && regLanes(gpu) > 0 && D <= REG_MAX_HEAD_DIM;
+  return gpu.software && fixedSubgroupSize(gpu) > 0 && D <= REG_MAX_HEAD_DIM;
 }
 
 /**

@@ -1,10 +1,15 @@
 /**
  * Embedding lookup and its deterministic backward (WGSL has no float atomics: the host buckets positions by id).
  */
+import forwardSource from "../../shaders/embedding_forward.wgsl" with { type: "text" };
+import backwardSource from "../../shaders/embedding_backward.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
-import { kernel } from "../gpu/pipeline.ts";
+import { kernel, type Shader } from "../gpu/pipeline.ts";
 import { fromHost, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+
+const FORWARD_SHADER: Shader = { name: "embedding_forward", source: forwardSource };
+const BACKWARD_SHADER: Shader = { name: "embedding_backward", source: backwardSource };
 
 const FORWARD = uniforms([["T", "u32"], ["C", "u32"]] as const);
 const BACKWARD = uniforms([["U", "u32"], ["C", "u32"]] as const);
@@ -53,7 +58,7 @@ export function embeddingForward(batch: Batch, ids: Tensor, table: Tensor, out: 
   }
   const f16 = table.dtype === "f16";
   batch.dispatch({
-    kernel: kernel(batch.gpu, "embedding_forward", {
+    kernel: kernel(batch.gpu, FORWARD_SHADER, {
       params: FORWARD,
       template: { ENABLE: f16 ? "enable f16;" : "", ET: table.dtype },
     }),
@@ -79,7 +84,7 @@ export function embeddingBackward(batch: Batch, buckets: EmbeddingBuckets, dOut:
   const offsets = fromHost(gpu, buckets.offsets, [U + 1], "u32");
   const order = fromHost(gpu, buckets.order, [buckets.order.length], "u32");
   batch.dispatch({
-    kernel: kernel(gpu, "embedding_backward", { params: BACKWARD }),
+    kernel: kernel(gpu, BACKWARD_SHADER, { params: BACKWARD }),
     buffers: [dOut, tokens, offsets, order, dTable],
     params: { U, C },
     grid: foldGrid(gpu, U),

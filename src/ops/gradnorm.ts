@@ -2,10 +2,13 @@
  * Global gradient norm over many tensors, two deterministic stages, ending in a small `stats` tensor
  * [norm, clip scale, finite, 0] that AdamW reads on the GPU.
  */
+import source from "../../shaders/gradnorm_forward.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
-import { kernel } from "../gpu/pipeline.ts";
+import { kernel, type Shader } from "../gpu/pipeline.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+
+const SHADER: Shader = { name: "gradnorm_forward", source };
 
 const PARAMS = uniforms([["n", "u32"], ["offset", "u32"], ["maxNorm", "f32"]] as const);
 
@@ -25,7 +28,7 @@ export function gradNorm(batch: Batch, grads: readonly Tensor[], stats: Tensor, 
   const total = chunks.reduce((a, b) => a + b, 0);
   const partials = empty(gpu, [Math.max(total, 1)]);
   let offset = 0;
-  const partial = kernel(gpu, "gradnorm_forward", { params: PARAMS, entryPoint: "main_partial" });
+  const partial = kernel(gpu, SHADER, { params: PARAMS, entryPoint: "main_partial" });
   grads.forEach((g, i) => {
     if (g.dtype !== "f32") throw new TypeError(`Gradients must be f32, got ${g.dtype} for tensor ${i}`);
     batch.dispatch({
@@ -38,7 +41,7 @@ export function gradNorm(batch: Batch, grads: readonly Tensor[], stats: Tensor, 
   });
   if (total === 0) batch.clear(partials);
   batch.dispatch({
-    kernel: kernel(gpu, "gradnorm_forward", { params: PARAMS, entryPoint: "main_final" }),
+    kernel: kernel(gpu, SHADER, { params: PARAMS, entryPoint: "main_final" }),
     buffers: [undefined, partials, stats],
     params: { n: total, offset: 0, maxNorm },
     grid: [1],

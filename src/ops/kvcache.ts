@@ -1,8 +1,11 @@
 /** Writing new keys or values into a KV cache at given rows (f32 or f16 cache). */
+import source from "../../shaders/kvcache_forward.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
-import { kernel } from "../gpu/pipeline.ts";
+import { kernel, type Shader } from "../gpu/pipeline.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+
+const SHADER: Shader = { name: "kvcache_forward", source };
 
 const PARAMS = uniforms([["T", "u32"], ["W", "u32"], ["S", "u32"]] as const);
 
@@ -19,7 +22,7 @@ export function kvcacheWrite(batch: Batch, src: Tensor, rows: Tensor, cache: Ten
   const ct = cache.dtype;
   if (ct !== "f32" && ct !== "f16") throw new TypeError(`KV cache must be f32 or f16, got ${ct}`);
   batch.dispatch({
-    kernel: kernel(batch.gpu, "kvcache_forward", {
+    kernel: kernel(batch.gpu, SHADER, {
       params: PARAMS,
       template: { ENABLE: ct === "f16" ? "enable f16;" : "", CT: ct },
     }),

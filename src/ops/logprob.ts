@@ -2,10 +2,15 @@
  * Fused log-softmax: per-row log-probability of a given target, entropy and log-sum-exp in one pass over the
  * vocabulary, and the backward written over the logits. Temperature scales the logits first (sampling used it).
  */
+import forwardSource from "../../shaders/logprob_entropy_forward.wgsl" with { type: "text" };
+import backwardSource from "../../shaders/logprob_entropy_backward.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
-import { kernel } from "../gpu/pipeline.ts";
+import { kernel, type Shader } from "../gpu/pipeline.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+
+const FORWARD_SHADER: Shader = { name: "logprob_entropy_forward", source: forwardSource };
+const BACKWARD_SHADER: Shader = { name: "logprob_entropy_backward", source: backwardSource };
 
 const PARAMS = uniforms([["N", "u32"], ["V", "u32"], ["invTemperature", "f32"]] as const);
 
@@ -55,7 +60,7 @@ function inverse(temperature = 1): number {
 export function logprobForward(batch: Batch, args: LogprobForwardArgs): void {
   const [N, V] = shape(args.logits, [args.target, args.logp, args.entropy, args.lse]);
   batch.dispatch({
-    kernel: kernel(batch.gpu, "logprob_entropy_forward", { params: PARAMS }),
+    kernel: kernel(batch.gpu, FORWARD_SHADER, { params: PARAMS }),
     buffers: [args.logits, args.target, args.logp, args.entropy, args.lse],
     params: { N, V, invTemperature: inverse(args.temperature) },
     grid: foldGrid(batch.gpu, N),
@@ -66,7 +71,7 @@ export function logprobForward(batch: Batch, args: LogprobForwardArgs): void {
 export function logprobBackward(batch: Batch, args: LogprobBackwardArgs): void {
   const [N, V] = shape(args.logits, [args.target, args.lse, args.entropy, args.dlogp, args.dentropy]);
   batch.dispatch({
-    kernel: kernel(batch.gpu, "logprob_entropy_backward", { params: PARAMS }),
+    kernel: kernel(batch.gpu, BACKWARD_SHADER, { params: PARAMS }),
     buffers: [args.logits, args.target, args.lse, args.entropy, args.dlogp, args.dentropy],
     params: { N, V, invTemperature: inverse(args.temperature) },
     grid: foldGrid(batch.gpu, N),

@@ -9,14 +9,21 @@
  *            db = biasGrad(dy)                       [N]
  *
  * The register blocks of each kernel are written out here as straight-line WGSL (see the shader's header for why);
- * everything else lives in shaders/matmul_forward.wgsl.
+ * everything else lives in shaders/matmul_forward.wgsl. Pipelines are cached per device under a short key, so the
+ * generated code is built once per variant, transposition and dtype pair.
  */
-import { type Batch, type Grid } from "../gpu/batch.ts";
+import forwardSource from "../../shaders/matmul_forward.wgsl" with { type: "text" };
+import backwardSource from "../../shaders/matmul_backward.wgsl" with { type: "text" };
+import type { Batch, Grid } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
-import { type Kernel, kernel } from "../gpu/pipeline.ts";
-import { type DType, type Tensor } from "../gpu/tensor.ts";
+import { cachedKernel, type Kernel, kernel, type Shader } from "../gpu/pipeline.ts";
+import type { DType, Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 import { type MatmulVariant, pickMatmulVariant } from "./matmul_variants.ts";
+import { fixedSubgroupSize, laneSlots, slotLines } from "./wgsl.ts";
+
+const FORWARD_SHADER: Shader = { name: "matmul_forward", source: forwardSource };
+const BACKWARD_SHADER: Shader = { name: "matmul_backward", source: backwardSource };
 
 const PARAMS = uniforms(
   [
@@ -60,14 +67,14 @@ export interface MatmulArgs {
 
 /**
  * Invocations per workgroup of the reg kernel, and whether they share A through subgroupBroadcast: only where the
- * adapter has subgroups of one fixed size (lavapipe: 8, or 16 with AVX-512), which the workgroup then is, and where
- * the variant's epilogue stage (RM x CN floats per lane) fits in workgroup memory at that size.
+ * adapter has subgroups of one fixed size ({@linkcode fixedSubgroupSize}), which the workgroup then is, and where
+ * the variant's epilogue stage (RM x CN floats per lane) fits in workgroup memory at that size; else 8 lanes that
+ * each load their own A.
  */
-export function regLanes(gpu: Gpu, v?: MatmulVariant): { lanes: number; share: boolean } {
-  const min = gpu.info.subgroupMinSize ?? 0;
-  const max = gpu.info.subgroupMaxSize ?? 0;
-  const fits = !v || v.tm * v.tn * min * 4 <= gpu.limits.maxComputeWorkgroupStorageSize;
-  if (gpu.features.subgroups && min === max && min >= 4 && min <= 64 && fits) return { lanes: min, share: true };
+export function matmulRegLanes(gpu: Gpu, v?: MatmulVariant): { lanes: number; share: boolean } {
+  const size = fixedSubgroupSize(gpu);
+  const fits = !v || v.tm * v.tn * size * 4 <= gpu.limits.maxComputeWorkgroupStorageSize;
+  if (size > 0 && fits) return { lanes: size, share: true };
   return { lanes: 8, share: false };
 }
 
@@ -75,8 +82,7 @@ export function regLanes(gpu: Gpu, v?: MatmulVariant): { lanes: number; share: b
 const IDLE: Record<string, string | number> = {
   RM: 1,
   CN: 4,
-  LANES: 1,
-  LANE_ID: "local_invocation_index",
+  ...laneSlots(1, false),
   REG_INIT: "",
   REG_STEP: "",
   REG_SAVE: "",
@@ -95,8 +101,6 @@ const IDLE: Record<string, string | number> = {
   GEMV_STEP: "",
   GEMV_SAVE: "",
 };
-
-const ind = (lines: string[], spaces: number) => lines.join(`\n${" ".repeat(spaces)}`);
 
 /** main_reg: RM x CN accumulators per invocation; A rows loaded once per subgroup and broadcast when `share`. */
 function regSlots(rm: number, cn: number, lanes: number, share: boolean): Record<string, string | number> {
@@ -133,11 +137,10 @@ function regSlots(rm: number, cn: number, lanes: number, share: boolean): Record
   return {
     RM: rm,
     CN: cn,
-    LANES: lanes,
-    LANE_ID: share ? "subgroup_invocation_id" : "local_invocation_index",
-    REG_INIT: ind(init, 2),
-    REG_STEP: ind(step, 4),
-    REG_SAVE: ind(save, 2),
+    ...laneSlots(lanes, share),
+    REG_INIT: slotLines(init, 2),
+    REG_STEP: slotLines(step, 4),
+    REG_SAVE: slotLines(save, 2),
   };
 }
 
@@ -162,9 +165,9 @@ function tileSlots(v: MatmulVariant): Record<string, string | number> {
     WX: v.wx,
     WY: v.wy,
     BK: v.bk,
-    TILE_INIT: ind(init, 2),
-    TILE_STEP: ind(step, 6),
-    TILE_SAVE: ind(save, 2),
+    TILE_INIT: slotLines(init, 2),
+    TILE_STEP: slotLines(step, 6),
+    TILE_SAVE: slotLines(save, 2),
   };
 }
 
@@ -182,14 +185,13 @@ function gemvSlots(v: MatmulVariant): Record<string, string | number> {
     GM: v.tm,
     GX: v.wx,
     GY: v.wy,
-    GEMV_INIT: ind(init, 2),
-    GEMV_STEP: ind(step, 4),
-    GEMV_SAVE: ind(save, 2),
+    GEMV_INIT: slotLines(init, 2),
+    GEMV_STEP: slotLines(step, 4),
+    GEMV_SAVE: slotLines(save, 2),
   };
 }
 
 const ENTRY = { reg: "main_reg", tile: "main_tile", gemv: "main_gemv" } as const;
-const kernels = new WeakMap<GPUDevice, Map<string, Kernel>>();
 
 /** The kernel for one variant, transposition and input dtype pair (cached per device). */
 export function matmulKernel(
@@ -204,22 +206,22 @@ export function matmulKernel(
   if ((at === "f16" || bt === "f16") && !gpu.features.f16) {
     throw new TypeError("Matmul with f16 inputs needs the shader-f16 feature, which this adapter lacks");
   }
-  const key = `${v.name}|${transA}|${transB}|${at}|${bt}`;
-  let cache = kernels.get(gpu.device);
-  if (!cache) kernels.set(gpu.device, cache = new Map());
-  const hit = cache.get(key);
-  if (hit) return hit;
-  const { lanes, share } = regLanes(gpu, v);
-  const slots = v.kind === "reg" ? regSlots(v.tm, v.tn, lanes, share) : v.kind === "tile" ? tileSlots(v) : gemvSlots(v);
-  const k = kernel(gpu, "matmul_forward", {
-    params: PARAMS,
-    entryPoint: ENTRY[v.kind],
-    template: { ...IDLE, ...slots, ENABLE: at === "f16" || bt === "f16" ? "enable f16;" : "", AT: at, BT: bt },
-    constants: { TRANS_A: transA, TRANS_B: transB },
-    label: `matmul_forward ${v.name} ${transA ? "T" : "N"}${transB ? "T" : "N"} ${at}x${bt}`,
+  const label = `matmul_forward ${v.name} ${transA ? "T" : "N"}${transB ? "T" : "N"} ${at}x${bt}`;
+  return cachedKernel(gpu, label, () => {
+    const { lanes, share } = matmulRegLanes(gpu, v);
+    const slots = v.kind === "reg"
+      ? regSlots(v.tm, v.tn, lanes, share)
+      : v.kind === "tile"
+      ? tileSlots(v)
+      : gemvSlots(v);
+    return kernel(gpu, FORWARD_SHADER, {
+      params: PARAMS,
+      entryPoint: ENTRY[v.kind],
+      template: { ...IDLE, ...slots, ENABLE: at === "f16" || bt === "f16" ? "enable f16;" : "", AT: at, BT: bt },
+      constants: { TRANS_A: transA, TRANS_B: transB },
+      label,
+    });
   });
-  cache.set(key, k);
-  return k;
 }
 
 /** Workgroup grid of a variant for C [count, M, N]. */
@@ -229,7 +231,7 @@ export function matmulGrid(
   shape: { M: number; N: number; count: number; transB: boolean },
 ): Grid {
   const { M, N, count } = shape;
-  if (v.kind === "reg") return [Math.ceil(N / (regLanes(gpu, v).lanes * v.tn)), Math.ceil(M / v.tm), count];
+  if (v.kind === "reg") return [Math.ceil(N / (matmulRegLanes(gpu, v).lanes * v.tn)), Math.ceil(M / v.tm), count];
   if (v.kind === "tile") return [Math.ceil(N / (v.wx * v.tn)), Math.ceil(M / (v.wy * v.tm)), count];
   return [Math.ceil(N / (shape.transB ? v.wy : v.wx)), Math.ceil(M / v.tm), count];
 }
@@ -299,7 +301,7 @@ export function biasGrad(batch: Batch, dy: Tensor, db: Tensor, beta = 0): void {
   const N = db.size;
   if (dy.size % N !== 0) throw new TypeError(`Bias gradient of [${dy.shape}] into [${db.shape}]: sizes do not divide`);
   batch.dispatch({
-    kernel: kernel(batch.gpu, "matmul_backward", { params: BIAS_PARAMS }),
+    kernel: kernel(batch.gpu, BACKWARD_SHADER, { params: BIAS_PARAMS }),
     buffers: [dy, db],
     params: { rows: dy.size / N, N, beta },
     grid: [Math.ceil(N / 64)],

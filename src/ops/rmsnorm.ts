@@ -2,10 +2,15 @@
  * RMSNorm (Qwen2: f32 statistics, weight applied after normalising), optionally fused with the residual add
  * that precedes it, and its backward into the input and the weight.
  */
+import forwardSource from "../../shaders/rmsnorm_forward.wgsl" with { type: "text" };
+import backwardSource from "../../shaders/rmsnorm_backward.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
-import { kernel } from "../gpu/pipeline.ts";
+import { kernel, type Shader } from "../gpu/pipeline.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+
+const FORWARD_SHADER: Shader = { name: "rmsnorm_forward", source: forwardSource };
+const BACKWARD_SHADER: Shader = { name: "rmsnorm_backward", source: backwardSource };
 
 const FORWARD = uniforms([["T", "u32"], ["C", "u32"], ["eps", "f32"]] as const);
 const BACKWARD = uniforms([["T", "u32"], ["C", "u32"], ["beta", "f32"], ["betaW", "f32"]] as const);
@@ -59,7 +64,7 @@ export function rmsnormForward(batch: Batch, args: RmsnormForwardArgs): void {
     same("sum", args.x, args.sum!);
   }
   batch.dispatch({
-    kernel: kernel(batch.gpu, "rmsnorm_forward", { params: FORWARD, entryPoint: fused ? "main_add" : "main" }),
+    kernel: kernel(batch.gpu, FORWARD_SHADER, { params: FORWARD, entryPoint: fused ? "main_add" : "main" }),
     buffers: [args.x, args.w, args.y, args.rstd, args.add, args.sum],
     params: { T, C, eps: args.eps },
     grid: foldGrid(batch.gpu, T),
@@ -75,14 +80,14 @@ export function rmsnormBackward(batch: Batch, args: RmsnormBackwardArgs): void {
   const common = [args.dy, args.r, args.w, args.rstd] as const;
   if (args.dw) {
     batch.dispatch({
-      kernel: kernel(batch.gpu, "rmsnorm_backward", { params: BACKWARD, entryPoint: "main_dw" }),
+      kernel: kernel(batch.gpu, BACKWARD_SHADER, { params: BACKWARD, entryPoint: "main_dw" }),
       buffers: [...common, undefined, args.dw],
       params,
       grid: [Math.ceil(C / 64)],
     });
   }
   batch.dispatch({
-    kernel: kernel(batch.gpu, "rmsnorm_backward", { params: BACKWARD, entryPoint: "main" }),
+    kernel: kernel(batch.gpu, BACKWARD_SHADER, { params: BACKWARD, entryPoint: "main" }),
     buffers: [...common, args.dr],
     params,
     grid: foldGrid(batch.gpu, T),

@@ -2,11 +2,14 @@
  * Rotary position embedding, Qwen's split-halves form, applied in place to the first `heads` heads of each token
  * (e.g. the q and k parts of a fused QKV row [H + 2·KV, D]). Tables come from the host in f64, rounded once.
  */
+import source from "../../shaders/rope_forward.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
-import { kernel } from "../gpu/pipeline.ts";
+import { kernel, type Shader } from "../gpu/pipeline.ts";
 import { fromHost, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+
+const SHADER: Shader = { name: "rope_forward", source };
 
 const PARAMS = uniforms(
   [["T", "u32"], ["heads", "u32"], ["stride", "u32"], ["D", "u32"], ["direction", "f32"]] as const,
@@ -69,7 +72,7 @@ function rope(batch: Batch, args: RopeArgs, direction: number): void {
   }
   if (args.heads > stride) throw new RangeError(`RoPE rotates ${args.heads} heads of rows holding only ${stride}`);
   batch.dispatch({
-    kernel: kernel(batch.gpu, "rope_forward", { params: PARAMS }),
+    kernel: kernel(batch.gpu, SHADER, { params: PARAMS }),
     buffers: [args.x, args.pos, args.table.cos, args.table.sin],
     params: { T, heads: args.heads, stride, D, direction },
     grid: foldGrid(batch.gpu, Math.ceil((T * args.heads * D) / 2 / 64)),

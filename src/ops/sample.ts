@@ -6,11 +6,14 @@
  * Randomness enters as data: draw the uniforms with {@linkcode drawUniforms} from the run's seeded `Rng`, so a
  * sample replays exactly and the float64 reference (tests/reference/sample.ts) sees the same numbers.
  */
+import source from "../../shaders/sample_forward.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
-import { kernel } from "../gpu/pipeline.ts";
-import type { Rng } from "../gpu/random.ts";
+import { kernel, type Shader } from "../gpu/pipeline.ts";
+import type { Rng } from "../util/random.ts";
 import { placeholder, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+
+const SHADER: Shader = { name: "sample_forward", source };
 
 const PARAMS = uniforms(
   [
@@ -129,7 +132,7 @@ export function sample(batch: Batch, args: SampleArgs): void {
   if (active) expect(active, "active mask", N, "u32");
   const settings = resolveSampleSettings(args, V);
   batch.dispatch({
-    kernel: kernel(batch.gpu, "sample_forward", { params: PARAMS }),
+    kernel: kernel(batch.gpu, SHADER, { params: PARAMS }),
     buffers: [logits, uniform, active ?? placeholder(batch.gpu), ids, logprob],
     params: { N, V, ...settings, hasActive: active ? 1 : 0 },
     grid: foldGrid(batch.gpu, N),

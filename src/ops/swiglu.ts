@@ -1,8 +1,13 @@
 /** SwiGLU, h = silu(gate) · up, elementwise over the gate and up projections, and its backward. */
+import forwardSource from "../../shaders/swiglu_forward.wgsl" with { type: "text" };
+import backwardSource from "../../shaders/swiglu_backward.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
-import { kernel } from "../gpu/pipeline.ts";
+import { kernel, type Shader } from "../gpu/pipeline.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+
+const FORWARD_SHADER: Shader = { name: "swiglu_forward", source: forwardSource };
+const BACKWARD_SHADER: Shader = { name: "swiglu_backward", source: backwardSource };
 
 const PARAMS = uniforms([["n", "u32"]] as const);
 
@@ -20,7 +25,7 @@ function sameSize(...ts: Tensor[]): number {
 export function swigluForward(batch: Batch, g: Tensor, u: Tensor, h: Tensor): void {
   const n = sameSize(g, u, h);
   batch.dispatch({
-    kernel: kernel(batch.gpu, "swiglu_forward", { params: PARAMS }),
+    kernel: kernel(batch.gpu, FORWARD_SHADER, { params: PARAMS }),
     buffers: [g, u, h],
     params: { n },
     grid: foldGrid(batch.gpu, Math.ceil(n / 64)),
@@ -31,7 +36,7 @@ export function swigluForward(batch: Batch, g: Tensor, u: Tensor, h: Tensor): vo
 export function swigluBackward(batch: Batch, g: Tensor, u: Tensor, dh: Tensor, dg: Tensor, du: Tensor): void {
   const n = sameSize(g, u, dh, dg, du);
   batch.dispatch({
-    kernel: kernel(batch.gpu, "swiglu_backward", { params: PARAMS }),
+    kernel: kernel(batch.gpu, BACKWARD_SHADER, { params: PARAMS }),
     buffers: [g, u, dh, dg, du],
     params: { n },
     grid: foldGrid(batch.gpu, Math.ceil(n / 64)),

@@ -11,7 +11,7 @@ import type { Tokenizer } from "../model/tokenizer.ts";
 import type { SampleSettings } from "../ops/sample.ts";
 import type { Task } from "../../tasks/task.ts";
 import { ChatRenderer } from "./chat.ts";
-import { type Trajectory, type TurnRecord } from "./trajectory.ts";
+import type { Trajectory, TurnRecord } from "./trajectory.ts";
 
 /** One episode to play. */
 export interface EpisodeSpec {
@@ -70,97 +70,120 @@ export async function runRollouts(
   episodes: readonly EpisodeSpec[],
   o: RolloutOptions,
 ): Promise<Trajectory[]> {
-  const chat = new ChatRenderer(ctx.tokenizer);
-  const results: Trajectory[] = new Array(episodes.length);
+  if (!Number.isInteger(o.maxRounds) || o.maxRounds < 1) {
+    throw new RangeError(`A rollout's round limit must be a positive integer, got ${o.maxRounds}`);
+  }
+  const r = new Rollout(ctx, o, episodes.length);
   const queue = episodes.map((spec, i) => ({ spec, i }));
-  const live = new Map<number, Live>();
-  const slots = ctx.generator.options.slots;
-  const finish = async (i: number, l: Live | undefined, t: Trajectory) => {
-    if (l) {
-      live.delete(i);
-      ctx.generator.close(l.seq);
-      await l.env.close().catch(() => {});
-    }
-    results[i] = t;
-    o.onEpisode?.(t);
-  };
-  while (queue.length > 0 || live.size > 0) {
+  while (queue.length > 0 || r.live.size > 0) {
     // Start episodes while slots are free: create, reset and observe in parallel.
-    const starting = queue.splice(0, Math.max(0, slots - live.size));
-    await Promise.all(starting.map(async ({ spec, i }) => {
-      const t = emptyTrajectory(spec);
-      let env: EnvSession | undefined;
-      try {
-        env = await ctx.client.create({ parseAction: (text) => ctx.task.parseAction(text) });
-        await env.reset(spec.task);
-        const first = await env.observe();
-        t.firstObservation = first;
-        t.promptIds = chat.prompt({ ...ctx.task.prompt, observation: first });
-        if (t.promptIds.length > o.maxPromptLength) {
-          throw new RangeError(
-            `Task ${spec.task}'s prompt has ${t.promptIds.length} tokens, past max_prompt_length ${o.maxPromptLength}`,
-          );
-        }
-        const seq = ctx.generator.open(t.promptIds, spec.seed);
-        live.set(i, { spec, env, seq, t });
-      } catch (e) {
-        await env?.close().catch(() => {});
-        if (!(e instanceof EnvError)) throw e;
-        await finish(i, undefined, failed(t, e));
-      }
-    }));
+    const starting = queue.splice(0, Math.max(0, ctx.generator.options.slots - r.live.size));
+    await Promise.all(starting.map(({ spec, i }) => r.start(spec, i)));
     // An episode whose token budget is spent ends before another turn.
-    for (const [i, l] of [...live]) {
-      if (l.t.responseIds.length >= o.maxResponseLength) await finish(i, l, end(l.t, "length", ctx.task));
+    for (const [i, l] of [...r.live]) {
+      if (l.t.responseIds.length >= o.maxResponseLength) await r.finish(i, l, end(l.t, "length", ctx.task));
     }
-    if (live.size === 0) continue;
-    const entries = [...live.entries()];
-    const gens = await ctx.generator.decode(
+    if (r.live.size > 0) await r.round();
+  }
+  return r.results;
+}
+
+/** The episodes of one rollout: those playing, and the finished ones by index. */
+class Rollout {
+  readonly live = new Map<number, Live>();
+  readonly results: Trajectory[];
+  readonly #chat: ChatRenderer;
+
+  constructor(readonly ctx: RolloutContext, readonly o: RolloutOptions, count: number) {
+    this.results = new Array(count);
+    this.#chat = new ChatRenderer(ctx.tokenizer);
+  }
+
+  /** Opens an environment and a sequence for one episode; an environment failure finishes it at once. */
+  async start(spec: EpisodeSpec, i: number): Promise<void> {
+    const { ctx, o } = this;
+    const t = emptyTrajectory(spec);
+    let env: EnvSession | undefined;
+    try {
+      env = await ctx.client.create({ parseAction: (text) => ctx.task.parseAction(text) });
+      await env.reset(spec.task);
+      const first = await env.observe();
+      t.firstObservation = first;
+      t.promptIds = this.#chat.prompt({ ...ctx.task.prompt, observation: first });
+      if (t.promptIds.length > o.maxPromptLength) {
+        throw new RangeError(
+          `Task ${spec.task}'s prompt has ${t.promptIds.length} tokens, past max_prompt_length ${o.maxPromptLength}`,
+        );
+      }
+      const seq = ctx.generator.open(t.promptIds, spec.seed);
+      this.live.set(i, { spec, env, seq, t });
+    } catch (e) {
+      await env?.close().catch(() => {});
+      if (!(e instanceof EnvError)) throw e;
+      await this.finish(i, undefined, failed(t, e));
+    }
+  }
+
+  /** One turn of every live episode: one batched decode, then the environment steps in parallel. */
+  async round(): Promise<void> {
+    const entries = [...this.live.entries()];
+    const gens = await this.ctx.generator.decode(
       entries.map(([, l]) => l.seq),
       entries.map(([, l]) => ({
-        maxNewTokens: Math.min(o.maxTokensPerTurn, o.maxResponseLength - l.t.responseIds.length),
-        stopIds: o.stopIds,
+        maxNewTokens: Math.min(this.o.maxTokensPerTurn, this.o.maxResponseLength - l.t.responseIds.length),
+        stopIds: this.o.stopIds,
       })),
-      o.sampling,
+      this.o.sampling,
     );
-    await Promise.all(entries.map(async ([i, l], n) => {
-      const g = gens[n];
-      const t = l.t;
-      t.responseIds.push(...g.ids);
-      t.mask.push(...g.ids.map(() => 1));
-      t.logprobs.push(...g.logprobs);
-      const stopped = g.finish === "stop";
-      const text = ctx.tokenizer.decode(stopped ? g.ids.slice(0, -1) : g.ids, { skipSpecialTokens: true });
-      let result;
-      try {
-        result = await l.env.step(text);
-      } catch (e) {
-        if (!(e instanceof EnvError)) throw e;
-        return finish(i, l, failed(t, e));
-      }
-      const parsed = ctx.task.parseAction(text);
-      const turn: TurnRecord = {
-        text,
-        action: "action" in parsed ? parsed.action : null,
-        observation: result.observation,
-        reward: result.reward,
-      };
-      t.turns.push(turn);
-      t.rounds++;
-      t.reward = result.reward;
-      if (result.done) return finish(i, l, end(t, "done", ctx.task));
-      if (t.rounds >= o.maxRounds) return finish(i, l, end(t, "max_rounds", ctx.task));
-      const chunk = chat.observation(result.observation, stopped ? g.ids[g.ids.length - 1] : undefined);
-      if (g.finish === "length" || t.responseIds.length + chunk.length > o.maxResponseLength) {
-        return finish(i, l, end(t, "length", ctx.task));
-      }
-      ctx.generator.append(l.seq, chunk);
-      t.responseIds.push(...chunk);
-      t.mask.push(...chunk.map(() => 0));
-      t.logprobs.push(...chunk.map(() => 0));
-    }));
+    await Promise.all(entries.map(([i, l], n) => this.#step(i, l, gens[n])));
   }
-  return results;
+
+  async #step(i: number, l: Live, g: Generation): Promise<void> {
+    const { ctx, o } = this, t = l.t;
+    t.responseIds.push(...g.ids);
+    t.mask.push(...g.ids.map(() => 1));
+    t.logprobs.push(...g.logprobs);
+    const stopped = g.finish === "stop";
+    const text = ctx.tokenizer.decode(stopped ? g.ids.slice(0, -1) : g.ids, { skipSpecialTokens: true });
+    let result;
+    try {
+      result = await l.env.step(text);
+    } catch (e) {
+      if (!(e instanceof EnvError)) throw e;
+      return this.finish(i, l, failed(t, e));
+    }
+    const parsed = ctx.task.parseAction(text);
+    const turn: TurnRecord = {
+      text,
+      action: "action" in parsed ? parsed.action : null,
+      observation: result.observation,
+      reward: result.reward,
+    };
+    t.turns.push(turn);
+    t.rounds++;
+    t.reward = result.reward;
+    if (result.done) return this.finish(i, l, end(t, "done", ctx.task));
+    if (t.rounds >= o.maxRounds) return this.finish(i, l, end(t, "max_rounds", ctx.task));
+    const chunk = this.#chat.observation(result.observation, stopped ? g.ids[g.ids.length - 1] : undefined);
+    if (g.finish === "length" || t.responseIds.length + chunk.length > o.maxResponseLength) {
+      return this.finish(i, l, end(t, "length", ctx.task));
+    }
+    ctx.generator.append(l.seq, chunk);
+    t.responseIds.push(...chunk);
+    t.mask.push(...chunk.map(() => 0));
+    t.logprobs.push(...chunk.map(() => 0));
+  }
+
+  /** Records a finished episode and frees its sequence and environment. */
+  async finish(i: number, l: Live | undefined, t: Trajectory): Promise<void> {
+    if (l) {
+      this.live.delete(i);
+      this.ctx.generator.close(l.seq);
+      await l.env.close().catch(() => {});
+    }
+    this.results[i] = t;
+    this.o.onEpisode?.(t);
+  }
 }
 
 function emptyTrajectory(spec: EpisodeSpec): Trajectory {

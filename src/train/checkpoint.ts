@@ -5,19 +5,21 @@
  * replaced by rename after the checkpoint is fully written, so a crash mid-save never leaves a pointer to a
  * checkpoint that loads wrong.
  */
-import { loadModelDir, saveModelDir } from "../model/checkpoint.ts";
+import { loadModelDir, saveModelDir, stopTokenIds } from "../model/model_dir.ts";
 import type { ModelConfig } from "../model/config.ts";
 import { loadSafetensors, serializeSafetensors } from "../model/safetensors.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import type { TensorSet } from "../model/weights.ts";
 import type { AdamW } from "./optimizer.ts";
+import type { HostModel } from "./setup.ts";
+import { AGENT_FILE, type AgentSettings } from "./agent_settings.ts";
 
 /** What the trainer needs to continue exactly where it stopped. */
 export interface TrainerState {
   version: 1;
-  /** "sft" while warm-starting, "rl" after. */
-  phase: "sft" | "rl";
-  /** Optimizer steps of the SFT phase done. */
+  /** "sft" while warm-starting, "rl" after; "pretrain" in a pretraining run. */
+  phase: "sft" | "rl" | "pretrain";
+  /** Optimizer steps of the SFT phase (or of pretraining) done. */
   sftStep: number;
   /** RL training steps done. */
   rlStep: number;
@@ -35,7 +37,7 @@ const STATE = "trainer_state.json";
 const OPTIMIZER = "optimizer.safetensors";
 
 /** Folder name of a checkpoint. */
-export function checkpointName(phase: "sft" | "rl", step: number): string {
+export function checkpointName(phase: TrainerState["phase"], step: number): string {
   return `${phase}-step-${String(step).padStart(6, "0")}`;
 }
 
@@ -47,11 +49,14 @@ export async function saveCheckpoint(runDir: string, name: string, c: {
   opt?: AdamW;
   state: TrainerState;
   dtype?: "f32" | "f16";
+  /** The agent's settings (crucible.json), so the checkpoint evaluates the same anywhere. */
+  agent?: AgentSettings;
 }): Promise<string> {
   const dir = `${runDir}/checkpoints/${name}`;
   await Deno.mkdir(`${runDir}/checkpoints`, { recursive: true });
   const tensors = await c.weights.toHost();
   const extra: Record<string, unknown> = { [STATE]: c.state };
+  if (c.agent) extra[AGENT_FILE] = c.agent;
   if (c.opt) {
     const [m, v] = await Promise.all([c.opt.m.toHost(), c.opt.v.toHost()]);
     const moments: [string, { shape: number[]; data: Float32Array }][] = [];
@@ -103,4 +108,16 @@ export async function loadLatestCheckpoint(runDir: string): Promise<LoadedCheckp
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
   return { dir, config: loaded.config, tensors: loaded.tensors, tokenizer: loaded.tokenizer, state, moments };
+}
+
+/** A checkpoint's model as a run uses it: weights, tokenizer and stop ids. */
+export function hostFromCheckpoint(r: LoadedCheckpoint): HostModel {
+  if (!r.tokenizer) throw new SyntaxError(`${r.dir} has no tokenizer.json`);
+  return {
+    config: r.config,
+    tensors: r.tensors,
+    tokenizer: r.tokenizer,
+    stopIds: stopTokenIds({ config: r.config, tokenizer: r.tokenizer }),
+    source: r.dir,
+  };
 }

@@ -4,9 +4,7 @@
  * the advantages and the update, and counted.
  */
 import type { RunConfig } from "../config/schema.ts";
-import type { Gpu } from "../gpu/device.ts";
 import type { Transformer } from "../model/transformer.ts";
-import type { TensorSet } from "../model/weights.ts";
 import { type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
 import { roundsAt, type RoundsSchedule } from "../rollout/scheduler.ts";
 import { trainable, type Trajectory } from "../rollout/trajectory.ts";
@@ -18,19 +16,18 @@ import {
   reinforcePlusPlusAdvantages,
   rlooAdvantages,
 } from "./advantages.ts";
+import type { Learner } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "./rl_update.ts";
 import { fromPositions, sequenceLogprobs } from "./sequences.ts";
 
 /** What a step works with. */
 export interface RlStepContext {
-  gpu: Gpu;
   config: RunConfig;
   rollout: RolloutContext;
-  model: Transformer;
+  learner: Learner;
   /** The frozen reference policy for the KL loss, if used. */
   reference?: Transformer;
-  grads: TensorSet;
   opt: AdamW;
   stopIds: number[];
   /** Learning rate by 1-based optimizer step. */
@@ -94,33 +91,16 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
   if (train.length === 0) {
     return { trajectories, rounds, updates: [], seconds: { rollout: (t1 - t0) / 1000, logprobs: 0, update: 0 } };
   }
-  const advantages = tokenAdvantages(c, train);
-  const seqs: UpdateSequence[] = train.map((t, i) => ({
-    ids: [...t.promptIds, ...t.responseIds],
-    promptLength: t.promptIds.length,
-    mask: t.mask,
-    group: t.group,
-    advantages: advantages[i],
-    oldLogp: t.logprobs,
-  }));
-  const temperature = c.rollout.temperature > 0 ? c.rollout.temperature : 1;
-  const lp = { temperature, maxTokens: c.actor.ppo_micro_batch_tokens };
-  if (c.actor.recompute_old_logprob) {
-    const old = await sequenceLogprobs(ctx.gpu, ctx.model, seqs, lp);
-    seqs.forEach((q, i) => (q.oldLogp = fromPositions(q, old[i])));
-  }
-  if (ctx.reference) {
-    const ref = await sequenceLogprobs(ctx.gpu, ctx.reference, seqs, lp);
-    seqs.forEach((q, i) => (q.refLogp = fromPositions(q, ref[i])));
-  }
+  const seqs = await updateSequences(ctx, train);
   const t2 = performance.now();
   const a = c.actor;
-  const updates = await rlUpdate(ctx.gpu, ctx.model, ctx.grads, ctx.opt, seqs, {
+  const updates = await rlUpdate(ctx.learner, ctx.opt, {
+    seqs,
     ppoEpochs: a.ppo_epochs,
     miniBatchGroups: a.ppo_mini_batch_size,
     microBatchTokens: a.ppo_micro_batch_tokens,
     lossAggMode: a.loss_agg_mode,
-    temperature,
+    temperature: samplingTemperature(c),
     lr: ctx.lr,
     loss: {
       clipLow: a.clip_ratio_low,
@@ -138,6 +118,35 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
     updates,
     seconds: { rollout: (t1 - t0) / 1000, logprobs: (t2 - t1) / 1000, update: (t3 - t2) / 1000 },
   };
+}
+
+/** The temperature the policy sampled at (greedy counts as 1), which the update's log-probabilities use too. */
+function samplingTemperature(c: RunConfig): number {
+  return c.rollout.temperature > 0 ? c.rollout.temperature : 1;
+}
+
+/** The trainable episodes as update sequences: advantages, behaviour and reference log-probabilities. */
+async function updateSequences(ctx: RlStepContext, train: readonly Trajectory[]): Promise<UpdateSequence[]> {
+  const c = ctx.config;
+  const advantages = tokenAdvantages(c, train);
+  const seqs: UpdateSequence[] = train.map((t, i) => ({
+    ids: [...t.promptIds, ...t.responseIds],
+    promptLength: t.promptIds.length,
+    mask: t.mask,
+    group: t.group,
+    advantages: advantages[i],
+    oldLogp: t.logprobs,
+  }));
+  const lp = { temperature: samplingTemperature(c), maxTokens: c.actor.ppo_micro_batch_tokens };
+  if (c.actor.recompute_old_logprob) {
+    const old = await sequenceLogprobs(ctx.learner.gpu, ctx.learner.model, seqs, lp);
+    seqs.forEach((q, i) => (q.oldLogp = fromPositions(q, old[i])));
+  }
+  if (ctx.reference) {
+    const ref = await sequenceLogprobs(ctx.learner.gpu, ctx.reference, seqs, lp);
+    seqs.forEach((q, i) => (q.refLogp = fromPositions(q, ref[i])));
+  }
+  return seqs;
 }
 
 /** Per-response-token advantages of the trainable trajectories (the reward sits on the last sampled token). */

@@ -4,14 +4,12 @@
  * the loss and its gradient do not depend on the micro-batch split. Per mini-batch: one submit, one readback.
  */
 import { Batch } from "../gpu/batch.ts";
-import type { Gpu } from "../gpu/device.ts";
 import { PackedInputs, packSequences } from "../model/packing.ts";
-import type { Transformer } from "../model/transformer.ts";
-import type { TensorSet } from "../model/weights.ts";
 import { aggregationWeights, type LossAggMode } from "./aggregation.ts";
+import type { Learner } from "./learner.ts";
 import type { AdamW, StepStats } from "./optimizer.ts";
-import { policyLossHead, uploadPolicyInputs } from "./policy_loss.ts";
-import { type PolicyLossSettings, type PolicyMetrics, policyMetrics } from "./policy_objective.ts";
+import { policyLossHead, uploadPolicyInputs } from "./policy_head.ts";
+import { type PolicyLossSettings, type PolicyMetrics, policyMetrics } from "./policy_loss.ts";
 import { microBatches, toPositions, type TrainSequence } from "./sequences.ts";
 
 /** One sequence of the update with its per-response-token inputs. */
@@ -44,35 +42,32 @@ export interface MiniBatchResult extends PolicyMetrics {
   lr: number;
 }
 
-/** Runs the update; returns one result per optimizer step taken. */
+/** Runs the update over `seqs`; returns one result per optimizer step taken. */
 export async function rlUpdate(
-  gpu: Gpu,
-  model: Transformer,
-  grads: TensorSet,
+  l: Learner,
   opt: AdamW,
-  seqs: readonly UpdateSequence[],
-  s: UpdateSettings,
+  s: UpdateSettings & { seqs: readonly UpdateSequence[] },
 ): Promise<MiniBatchResult[]> {
+  const seqs = s.seqs;
   const groups = [...new Set(seqs.map((q) => q.group))];
   const results: MiniBatchResult[] = [];
   for (let epoch = 0; epoch < s.ppoEpochs; epoch++) {
     for (let g0 = 0; g0 < groups.length; g0 += s.miniBatchGroups) {
       const chosen = new Set(groups.slice(g0, g0 + s.miniBatchGroups));
       const mini = seqs.filter((q) => chosen.has(q.group));
-      results.push(await miniBatchStep(gpu, model, grads, opt, mini, s));
+      results.push(await miniBatchStep(l, opt, mini, s));
     }
   }
   return results;
 }
 
 async function miniBatchStep(
-  gpu: Gpu,
-  model: Transformer,
-  grads: TensorSet,
+  l: Learner,
   opt: AdamW,
   mini: readonly UpdateSequence[],
   s: UpdateSettings,
 ): Promise<MiniBatchResult> {
+  const { gpu, model, grads } = l;
   const weights = aggregationWeights(mini.map((q) => q.mask), s.lossAggMode);
   const batch = new Batch(gpu);
   grads.clear(batch);

@@ -1,46 +1,60 @@
 /**
- * What a run stands on: the task, its environment servers (Crucible's embedded TextCraft server when no URL is
- * given), the model (a Hugging Face directory, a checkpoint, or the built-in tiny model), and the task splits.
+ * What a run stands on: the task and its options, its environment servers (the task's embedded server when no URL
+ * is given), the model (a Hugging Face directory, a checkpoint, or the built-in tiny model over the task's
+ * vocabulary), and the task splits. Everything task-specific comes through the Task hooks.
  */
 import type { RunConfig } from "../config/schema.ts";
 import { envClient } from "../env/adapters/mod.ts";
 import type { EnvClient } from "../env/client.ts";
-import { textCraftCorpus } from "../env/textcraft/corpus.ts";
-import { serveTextCraft, type TextCraftServer } from "../env/textcraft/server.ts";
-import { idToName } from "../env/textcraft/python.ts";
-import { CraftingTree } from "../env/textcraft/tree.ts";
-import { loadModelDir, stopTokenIds } from "../model/checkpoint.ts";
+import { loadModelDir, stopTokenIds } from "../model/model_dir.ts";
 import type { ModelConfig } from "../model/config.ts";
 import { buildTinyModel, parseTinySpec } from "../model/tiny.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { readItemIds } from "../../tasks/splits.ts";
-import { loadPrompt, type Task } from "../../tasks/task.ts";
-import { oracleReply } from "./sft_data.ts";
+import { type EmbeddedServer, loadPrompt, type Task, type TaskOptions } from "../../tasks/task.ts";
 
 /** The environment side of a run. */
 export interface RunEnv {
+  /** The task, with the run's prompt. */
   task: Task;
+  /** The task's checked options (config task_options). */
+  options: TaskOptions;
   client: EnvClient;
   /** The embedded server, when the run started one. */
-  server?: TextCraftServer;
+  server?: EmbeddedServer;
   close(): Promise<void>;
 }
 
-/** Opens the task's environment: the configured servers, or an embedded TextCraft server on a free port. */
-export async function openEnv(c: RunConfig): Promise<RunEnv> {
+/** The task of a config with its prompt (inline, from a file, or the task's own) and its checked options. */
+export async function configuredTask(c: RunConfig): Promise<{ task: Task; options: TaskOptions }> {
   const base = getTask(c.task);
   const prompt = c.data.prompt ?? (c.data.prompt_file ? await loadPrompt(c.data.prompt_file, base.prompt) : undefined);
-  const task = prompt ? { ...base, prompt } : base;
-  let server: TextCraftServer | undefined;
+  return { task: prompt ? { ...base, prompt } : base, options: taskOptions(c, base) };
+}
+
+/** A config's task_options as the task checks them; a task without options accepts none. */
+export function taskOptions(c: RunConfig, task: Task = getTask(c.task)): TaskOptions {
+  if (task.parseOptions) return task.parseOptions(c.task_options);
+  const keys = Object.keys(c.task_options);
+  if (keys.length > 0) {
+    throw new TypeError(`The ${task.name} task takes no options, got "task_options.${keys[0]}"`);
+  }
+  return {};
+}
+
+/** Opens the task's environment: the configured servers, or the task's embedded server on a free port. */
+export async function openEnv(c: RunConfig): Promise<RunEnv> {
+  const { task, options } = await configuredTask(c);
+  let server: EmbeddedServer | undefined;
   let urls = c.env.urls;
   if (urls.length === 0) {
-    if (task.env !== "textcraft") {
+    if (!task.serve) {
       throw new RangeError(
-        `Crucible embeds a TextCraft server only; start the ${task.env} AgentGym server and pass --env-url URL`,
+        `Crucible has no embedded ${task.env} server; start the ${task.env} AgentGym server and pass --env-url URL`,
       );
     }
-    server = await serveTextCraft({ port: 0 });
+    server = await task.serve();
     urls = [server.url];
   }
   const client = envClient(task.env, {
@@ -51,6 +65,7 @@ export async function openEnv(c: RunConfig): Promise<RunEnv> {
   });
   return {
     task,
+    options,
     client,
     server,
     async close() {
@@ -81,7 +96,7 @@ export interface HostModel {
   source: string;
 }
 
-/** Loads the configured model: a Hugging Face directory, or the built-in tiny model for TextCraft. */
+/** Loads the configured model: a Hugging Face directory, or the built-in tiny model over the task's vocabulary. */
 export async function loadModel(c: RunConfig, task: Task): Promise<HostModel> {
   if (c.model.path) {
     const m = await loadModelDir(c.model.path);
@@ -96,15 +111,12 @@ export async function loadModel(c: RunConfig, task: Task): Promise<HostModel> {
       source: c.model.path,
     };
   }
-  if (task.name !== "textcraft") {
-    throw new RangeError(`The built-in tiny model knows TextCraft's words only; pass --model DIR for ${task.name}`);
+  if (!task.vocabulary) {
+    throw new RangeError(`The built-in tiny model has no vocabulary for ${task.name}; pass --model DIR`);
   }
   const spec = c.model.tiny ? parseTinySpec(await Deno.readTextFile(c.model.tiny), c.model.tiny) : parseTinySpec();
-  const tree = await CraftingTree.load();
-  const extra = [task.prompt.user, task.prompt.assistant, oracleReply("inventory", "thought"), "Action: inventory"];
-  // Item names stay whole tokens: the model copies them from the command list.
-  const names = [...tree.items, ...tree.tags].map(idToName);
-  const tiny = buildTinyModel(textCraftCorpus(tree, extra), spec, names);
+  const vocabulary = await task.vocabulary(task.prompt);
+  const tiny = buildTinyModel(vocabulary.corpus, spec, vocabulary.phrases);
   return { ...tiny, stopIds: stopTokenIds({ config: tiny.config, tokenizer: tiny.tokenizer }), source: "tiny" };
 }
 

@@ -4,12 +4,10 @@
  * generator seeded from (seed, epoch), so a resumed run sees the same order.
  */
 import { Batch } from "../gpu/batch.ts";
-import type { Gpu } from "../gpu/device.ts";
-import { Rng } from "../gpu/random.ts";
+import { Rng } from "../util/random.ts";
 import { PackedInputs, packSequences } from "../model/packing.ts";
-import type { Transformer } from "../model/transformer.ts";
-import type { TensorSet } from "../model/weights.ts";
 import { nllGrad } from "./nll.ts";
+import type { Learner } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { microBatches, toPositions, type TrainSequence } from "./sequences.ts";
 
@@ -70,63 +68,77 @@ export function sftPlan(epochs: readonly (readonly TrainSequence[])[], s: Pick<S
   return steps;
 }
 
-/** Runs optimizer steps [from, plan.length); `onStep` sees each step's numbers (and may save a checkpoint). */
-export async function runSft(
-  gpu: Gpu,
-  model: Transformer,
-  grads: TensorSet,
-  opt: AdamW,
-  epochs: readonly (readonly TrainSequence[])[],
-  s: SftSettings,
-  from: number,
-  onStep: (r: SftStep) => Promise<void> | void,
-  stop: () => boolean = () => false,
-): Promise<void> {
+/** What {@linkcode runSft} runs. */
+export interface SftRun {
+  /** The sequences of each epoch (see sftEpochs). */
+  epochs: readonly (readonly TrainSequence[])[];
+  settings: SftSettings;
+  /** Optimizer steps already done (a resumed run starts there). */
+  from: number;
+  /** Sees each step's numbers (and may save a checkpoint). */
+  onStep: (r: SftStep) => Promise<void> | void;
+  /** Polled between steps: true stops the run after the step in progress. */
+  stop?: () => boolean;
+}
+
+/** Runs optimizer steps [from, plan.length) of SFT. */
+export async function runSft(l: Learner, opt: AdamW, o: SftRun): Promise<void> {
+  const { epochs, settings: s } = o;
+  const stop = o.stop ?? (() => false);
   const plan = sftPlan(epochs, s);
-  for (let k = from; k < plan.length && !stop(); k++) {
+  for (let k = o.from; k < plan.length && !stop(); k++) {
     const chosen = plan[k].seqs.map((i) => epochs[plan[k].epoch][i]);
-    const targets = chosen.reduce((n, q) => n + q.mask.reduce((a, b) => a + b, 0), 0);
-    const batch = new Batch(gpu);
-    grads.clear(batch);
-    const logps = [], release: (() => void)[] = [];
-    const weightsOf: number[][] = [];
-    for (const group of microBatches(chosen, s.microBatchTokens)) {
-      const part = group.map((i) => chosen[i]);
-      const assistant = part.flatMap((q) => [...toPositions(q, q.mask)]);
-      weightsOf.push(assistant.map((m) => (targets > 0 ? m / targets : 0)));
-      const alpha = s.contextWeight ?? 0;
-      // Position p scores token p + 1; the last position of each sequence scores nothing.
-      const last = new Set<number>();
-      part.reduce((end, q) => (last.add(end + q.ids.length - 1), end + q.ids.length), 0);
-      const w = assistant.map((m, p) => (targets === 0 || last.has(p) ? 0 : (m ? 1 : alpha) / targets));
-      const inputs = new PackedInputs(gpu, packSequences(part.map((q) => ({ ids: q.ids }))));
-      const nll = nllGrad(gpu, w);
-      const out = model.forward(batch, inputs, { grads, lossGrad: nll.grad });
-      logps.push(out.logp);
-      release.push(() => {
-        nll.release();
-        inputs.release();
-        out.logp.release();
-        out.entropy.release();
-      });
-    }
-    const lr = s.lr(opt.step + 1);
-    opt.record(batch, lr);
-    const read = await batch.read([opt.stats, ...logps]);
-    for (const r of release) r();
-    const stats = opt.commit(read[0]);
-    let loss = 0;
-    read.slice(1).forEach((lp, i) => lp.forEach((v, t) => (loss -= v * weightsOf[i][t])));
-    const tokens = chosen.reduce((n, q) => n + q.ids.length, 0);
-    await onStep({
-      step: k + 1,
-      epoch: plan[k].epoch,
-      loss,
-      tokens,
-      targets,
-      gradNorm: stats.gradNorm,
-      lr,
-      applied: stats.applied,
+    const r = await supervisedStep(l, opt, { seqs: chosen, ...s });
+    await o.onStep({ step: k + 1, epoch: plan[k].epoch, ...r });
+  }
+}
+
+/** One supervised optimizer step's numbers. */
+export type SupervisedStep = Omit<SftStep, "step" | "epoch">;
+
+/**
+ * One optimizer step on `seqs`: the mean NLL of their trained (mask 1) tokens, plus `contextWeight` times the NLL of
+ * every other scored token, split into micro-batches of `microBatchTokens`; one submit and one readback.
+ */
+export async function supervisedStep(
+  l: Learner,
+  opt: AdamW,
+  s: Pick<SftSettings, "microBatchTokens" | "contextWeight" | "lr"> & { seqs: readonly TrainSequence[] },
+): Promise<SupervisedStep> {
+  const { gpu, model, grads } = l;
+  const chosen = s.seqs;
+  const targets = chosen.reduce((n, q) => n + q.mask.reduce((a, b) => a + b, 0), 0);
+  const batch = new Batch(gpu);
+  grads.clear(batch);
+  const logps = [], release: (() => void)[] = [];
+  const weightsOf: number[][] = [];
+  for (const group of microBatches(chosen, s.microBatchTokens)) {
+    const part = group.map((i) => chosen[i]);
+    const assistant = part.flatMap((q) => [...toPositions(q, q.mask)]);
+    weightsOf.push(assistant.map((m) => (targets > 0 ? m / targets : 0)));
+    const alpha = s.contextWeight ?? 0;
+    // Position p scores token p + 1; the last position of each sequence scores nothing.
+    const last = new Set<number>();
+    part.reduce((end, q) => (last.add(end + q.ids.length - 1), end + q.ids.length), 0);
+    const w = assistant.map((m, p) => (targets === 0 || last.has(p) ? 0 : (m ? 1 : alpha) / targets));
+    const inputs = new PackedInputs(gpu, packSequences(part.map((q) => ({ ids: q.ids }))));
+    const nll = nllGrad(gpu, w);
+    const out = model.forward(batch, inputs, { grads, lossGrad: nll.grad });
+    logps.push(out.logp);
+    release.push(() => {
+      nll.release();
+      inputs.release();
+      out.logp.release();
+      out.entropy.release();
     });
   }
+  const lr = s.lr(opt.step + 1);
+  opt.record(batch, lr);
+  const read = await batch.read([opt.stats, ...logps]);
+  for (const r of release) r();
+  const stats = opt.commit(read[0]);
+  let loss = 0;
+  read.slice(1).forEach((lp, i) => lp.forEach((v, t) => (loss -= v * weightsOf[i][t])));
+  const tokens = chosen.reduce((n, q) => n + q.ids.length, 0);
+  return { loss, tokens, targets, gradNorm: stats.gradNorm, lr, applied: stats.applied };
 }

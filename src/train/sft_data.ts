@@ -1,90 +1,40 @@
 /**
  * Supervised data in the exact token layout RL trains on: the prompt and observation chunks rendered by the chat
  * template (mask 0), assistant turns as their ids plus the stop token (mask 1 where the turn is trained).
- * Sources: oracle episodes of TextCraft played through the environment, or AgentGym trajectory files
+ * Sources: a task's oracle demonstrations played through the environment, or AgentGym trajectory files
  * (`{"conversations": [{"from": "human"|"gpt", "value": ..., "loss": ...}]}`, JSON array or JSONL).
  */
 import { z } from "zod";
 import type { EnvClient } from "../env/client.ts";
-import { TextCraftGame } from "../env/textcraft/game.ts";
-import { solveTask } from "../env/textcraft/oracle.ts";
-import { CraftingTree } from "../env/textcraft/tree.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import { runRollouts } from "../rollout/agent.ts";
 import { ChatRenderer } from "../rollout/chat.ts";
 import { ScriptedSampler } from "../rollout/scripted.ts";
-import type { Task } from "../../tasks/task.ts";
-import { Rng } from "../gpu/random.ts";
-import type { ItemRenamer } from "../env/textcraft/rename.ts";
+import type { AugmentContext, Task, TaskOptions, TextEpisode } from "../../tasks/task.ts";
+import { Rng } from "../util/random.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import type { TrainSequence } from "./sequences.ts";
-import type { RunConfig } from "../config/schema.ts";
 
-/** The layouts of an oracle reply, as the config schema lists them (sft.oracle_format). */
-export type OracleFormat = RunConfig["sft"]["oracle_format"];
-
-/** An oracle reply: "recipe" puts the command-list line it works on (`line`) first, "tail" the line from its item. */
-export function oracleReply(action: string, format: OracleFormat, line?: string): string {
-  if (format === "thought") return `Thought:\nI will ${action} next.\n\nAction:\n${action}`;
-  if (format === "action" || !line) return `Action: ${action}`;
-  return `Thought: ${format === "tail" ? line.replace(/^craft \d+ /, "") : line}\nAction: ${action}`;
-}
-
-/**
- * For each oracle action, the line of the task's command list it works on: a craft's own recipe line, and for a
- * get, the line of the first later craft that uses the item. Writing that line first turns choosing an action into
- * copying from the context, which a small model learns far sooner.
- */
-export function recipeLines(opening: string, actions: readonly string[]): (string | undefined)[] {
-  const parse = (l: string) => /^craft (\d+) (.+?) using (.+)$/.exec(l);
-  const lines = opening.split("\n").map(parse).filter((m) => m !== null);
-  const inputs = (list: string) => list.split(", ").map((p) => /^(\d+) (.+)$/.exec(p) ?? ["", "", p]);
-  // The line of a craft: same output, same counts, and each input the same or a kind of it (oak planks / planks).
-  const lineOf = (craft: RegExpExecArray) => {
-    const want = inputs(craft[3]);
-    const same = lines.filter((l) => l[2] === craft[2]);
-    const match = same.find((l) => {
-      const have = inputs(l[3]);
-      return have.length === want.length &&
-        have.every((h, k) => h[1] === want[k][1] && (h[2] === want[k][2] || want[k][2].endsWith(` ${h[2]}`)));
-    });
-    return (match ?? same[0])?.[0];
-  };
-  const crafts = actions.map(parse);
-  return actions.map((a, i) => {
-    const craft = crafts[i];
-    if (craft) return lineOf(craft);
-    const item = /^get \d+ (.+)$/.exec(a)?.[1];
-    const consumer = item === undefined
-      ? undefined
-      : crafts.find((c, k) => k > i && c && inputs(c[3]).some((p) => p[2] === item));
-    return consumer ? lineOf(consumer) : undefined;
-  });
-}
-
-/** Plays the oracle's plan of each task through the environment; every episode must succeed. */
+/** Plays the task's oracle demonstration of each task index through the environment; every episode must succeed. */
 export async function oracleEpisodes(
   ctx: { tokenizer: Tokenizer; client: EnvClient; task: Task; stopId: number },
   indices: readonly number[],
   o: {
-    format: OracleFormat;
+    /** The task's options (task_options), which may choose the demonstrations' reply layout. */
+    options: TaskOptions;
     maxPromptLength: number;
     maxResponseLength: number;
     /** Told how many tasks were left out because their plan does not fit max_response_length. */
     onSkipped?: (count: number) => void;
   },
 ): Promise<Trajectory[]> {
-  if (ctx.task.name !== "textcraft") {
-    throw new RangeError(`Oracle trajectories exist for textcraft only, not ${ctx.task.name}; set sft.data to a file`);
+  const oracle = ctx.task.oracle;
+  if (!oracle) {
+    throw new RangeError(
+      `The ${ctx.task.name} task has no oracle to demonstrate it; set sft.data to a trajectory file`,
+    );
   }
-  const tree = await CraftingTree.load();
-  const game = new TextCraftGame(tree);
-  const plans = indices.map((i) => {
-    const actions = solveTask(tree, i).actions;
-    // Formats without a quoted line ignore it.
-    const lines = recipeLines(game.reset(BigInt(i)), actions);
-    return actions.map((a, k) => oracleReply(a, o.format, lines[k]));
-  });
+  const plans = await Promise.all(indices.map((i) => oracle(i, o.options)));
   const sampler = new ScriptedSampler(ctx.tokenizer, (seed) => plans[seed], ctx.stopId, {
     fallback: "Action: inventory",
   });
@@ -124,25 +74,29 @@ export async function oracleSequences(
   return ts.map((t) => ({ ids: [...t.promptIds, ...t.responseIds], promptLength: t.promptIds.length, mask: t.mask }));
 }
 
+/** An episode's texts as played. */
+export function textEpisode(t: Trajectory): TextEpisode {
+  return { opening: t.firstObservation, turns: t.turns.map((x) => ({ reply: x.text, observation: x.observation })) };
+}
+
 /**
- * Renders an episode's text again (the same layout a rollout produces) after passing every text through `edit`:
- * the prompt with the first observation, each reply with the stop id (mask 1), each observation chunk (mask 0).
+ * Renders an episode's text (the same layout a rollout produces): the prompt with the opening, each reply with the
+ * stop id (mask 1), each observation chunk (mask 0).
  */
 export function episodeSequence(
   chat: ChatRenderer,
   prompt: { user: string; assistant: string },
-  t: Trajectory,
+  episode: TextEpisode,
   stopId: number,
-  edit: (text: string) => string = (x) => x,
 ): TrainSequence {
-  const ids = chat.prompt({ user: prompt.user, assistant: prompt.assistant, observation: edit(t.firstObservation) });
+  const ids = chat.prompt({ user: prompt.user, assistant: prompt.assistant, observation: episode.opening });
   const promptLength = ids.length, mask: number[] = [];
-  t.turns.forEach((turn, k) => {
-    const reply = [...chat.tokenizer.encode(edit(turn.text)), stopId];
+  episode.turns.forEach((turn, k) => {
+    const reply = [...chat.tokenizer.encode(turn.reply), stopId];
     ids.push(...reply);
     mask.push(...reply.map(() => 1));
-    if (k === t.turns.length - 1) return;
-    const chunk = chat.observation(edit(turn.observation), stopId);
+    if (k === episode.turns.length - 1) return;
+    const chunk = chat.observation(turn.observation, stopId);
     ids.push(...chunk);
     mask.push(...chunk.map(() => 0));
   });
@@ -150,37 +104,26 @@ export function episodeSequence(
 }
 
 /**
- * Sequences of the oracle's TextCraft episodes for one epoch: each episode is kept as played, or, with probability
- * `renameShare`, with its items renamed by a fresh random permutation (src/env/textcraft/rename.ts). Seeded by
- * (seed, epoch, episode), so a resumed run sees the same data.
+ * Sequences of the demonstrations for one epoch: each episode as played, or as the task's augmentation rewrites it
+ * for that epoch (TextCraft: renamed items, fewer distractors early). Seeded by (seed, epoch, episode), so a
+ * resumed run sees the same data.
  */
-export function renamedEpochs(
+export function augmentedEpochs(
   chat: ChatRenderer,
   prompt: { user: string; assistant: string },
-  episodes: readonly Trajectory[],
+  episodes: readonly TextEpisode[],
   o: {
     stopId: number;
-    renamer?: ItemRenamer;
-    renameShare: number;
     seed: number;
-    /** Share of distractor lines dropped from the command list in the first epoch, falling to 0 by the last. */
-    dropDistractors?: number;
-    epochs?: number;
+    epochs: number;
+    augment?: (episode: TextEpisode, c: AugmentContext) => TextEpisode;
   },
 ): (epoch: number) => TrainSequence[] {
-  const used = episodes.map((t) => new Set(recipeLines(t.firstObservation, t.turns.map((x) => x.action ?? ""))));
   return (epoch) =>
-    episodes.map((t, i) => {
+    episodes.map((episode, i) => {
       const rng = new Rng(o.seed * 1009 + epoch * 7919 + i * 31337);
-      const last = Math.max(1, Math.ceil(o.epochs ?? 1) - 1);
-      const drop = (o.dropDistractors ?? 0) * Math.max(0, 1 - epoch / last);
-      const opening = (text: string) =>
-        text.split("\n").filter((l) => !l.startsWith("craft ") || used[i].has(l) || rng.float() >= drop).join("\n");
-      const shown = drop > 0 ? { ...t, firstObservation: opening(t.firstObservation) } : t;
-      const renamer = o.renamer;
-      if (!renamer || rng.float() >= o.renameShare) return episodeSequence(chat, prompt, shown, o.stopId);
-      const map = renamer.permutation(rng);
-      return episodeSequence(chat, prompt, shown, o.stopId, (text) => renamer.apply(text, map));
+      const shown = o.augment ? o.augment(episode, { rng, epoch, epochs: o.epochs }) : episode;
+      return episodeSequence(chat, prompt, shown, o.stopId);
     });
 }
 

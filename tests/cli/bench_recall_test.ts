@@ -3,7 +3,7 @@
 // untrained losses sit at chance.
 import assert from "node:assert/strict";
 import { recallSequence } from "../../src/cli/bench/recall.ts";
-import { Rng } from "../../src/gpu/random.ts";
+import { Rng } from "../../src/util/random.ts";
 import { noGpu } from "../no_gpu.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

@@ -2,7 +2,7 @@
 // reference: greedy ids, the loss and every gradient.
 import assert from "node:assert/strict";
 import { parseModelConfig } from "../../src/model/config.ts";
-import { saveModelDir } from "../../src/model/checkpoint.ts";
+import { saveModelDir } from "../../src/model/model_dir.ts";
 import { initParams } from "../../src/model/init.ts";
 import { loadSafetensors } from "../../src/model/safetensors.ts";
 import { paramTable } from "../../src/model/params.ts";

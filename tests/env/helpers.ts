@@ -1,6 +1,12 @@
 /** Shared test helpers: one loaded crafting tree, in-process servers on port 0, and small HTTP shortcuts. */
 import { serveTextCraft, type TextCraftServer, type TextCraftServerOptions } from "../../src/env/textcraft/server.ts";
 import { CraftingTree } from "../../src/env/textcraft/tree.ts";
+import type { EnvClient } from "../../src/env/client.ts";
+import type { Tokenizer } from "../../src/model/tokenizer.ts";
+import { runRollouts } from "../../src/rollout/agent.ts";
+import { ScriptedSampler } from "../../src/rollout/scripted.ts";
+import type { Trajectory } from "../../src/rollout/trajectory.ts";
+import type { Task } from "../../tasks/task.ts";
 
 /** The checked-in tree, loaded once per test process. */
 export const tree: CraftingTree = await CraftingTree.load();
@@ -68,4 +74,29 @@ export function fakeServer(answer: (path: string, body: unknown, n: number) => R
 /** A JSON response. */
 export function json(value: unknown, status = 200): Response {
   return new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
+}
+
+/**
+ * Plays scripted replies through the one episode loop (rollout/agent.ts): episode k plays task `index` with
+ * `replies` (then empty replies) for at most `maxRounds` rounds (default: the number of replies, the longest
+ * script's for all).
+ */
+export function playScripts(
+  client: EnvClient,
+  task: Task,
+  tokenizer: Tokenizer,
+  episodes: { index: number; replies: string[] }[],
+  maxRounds = Math.max(...episodes.map((e) => e.replies.length)),
+): Promise<Trajectory[]> {
+  const stop = tokenizer.id("<|im_end|>");
+  const sampler = new ScriptedSampler(tokenizer, (seed) => episodes[seed].replies, stop);
+  const specs = episodes.map((e, i) => ({ task: e.index, group: i, seed: i }));
+  return runRollouts({ generator: sampler, tokenizer, client, task }, specs, {
+    maxRounds,
+    maxTokensPerTurn: 1 << 20,
+    maxPromptLength: 1 << 20,
+    maxResponseLength: 1 << 20,
+    sampling: {},
+    stopIds: [stop],
+  });
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { formatFacts, rebuildFacts } from "../../src/env/textcraft/facts_gen.ts";
 import { TextCraftGame } from "../../src/env/textcraft/game.ts";
 import { CraftingTree } from "../../src/env/textcraft/tree.ts";
-import { DEPTH_RANGES, TEXTCRAFT_SPLITS } from "../../tasks/textcraft.ts";
+import { DEPTH_RANGES, TEXTCRAFT_SPLITS } from "../../tasks/textcraft/rules.ts";
 import { tree } from "./helpers.ts";
 
 Deno.test("recipes.tsv is exactly what the generator rebuilds from minecraft-data", async () => {

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { envClient } from "../../src/env/adapters/mod.ts";
-import { runEpisode } from "../../src/env/episode.ts";
-import { EnvError } from "../../src/env/errors.ts";
+import { wordTokenizer } from "../../src/model/word_tokenizer.ts";
+import { babyai } from "../../tasks/babyai.ts";
+import type { EnvError } from "../../src/env/errors.ts";
 import { Transport } from "../../src/env/http.ts";
 import { z } from "zod";
-import { fakeServer, json } from "./helpers.ts";
+import { fakeServer, json, playScripts } from "./helpers.ts";
 
 const Any = z.unknown();
 
@@ -145,18 +146,19 @@ Deno.test("an episode whose server fails is an env_failure, distinct from an epi
     });
   });
   const client = envClient("babyai", { urls: [server.url], retries: 1, backoffMs: 1 });
+  const tok = wordTokenizer(["Action: turn left", "go nothing"]);
   try {
-    const ok = await runEpisode(client, { index: 0, maxRounds: 3, act: () => "Action: turn left" });
-    assert.equal(ok.outcome, "max_rounds");
+    const [ok] = await playScripts(client, babyai, tok, [{ index: 0, replies: ["Action: turn left"] }], 3);
+    assert.equal(ok.finish, "max_rounds");
     assert.equal(ok.reward, 0);
     assert.equal(ok.turns.length, 3);
     failing = true;
-    const bad = await runEpisode(client, { index: 0, maxRounds: 3, act: () => "Action: turn left" });
-    assert.equal(bad.outcome, "env_failure");
+    const [bad] = await playScripts(client, babyai, tok, [{ index: 0, replies: ["Action: turn left"] }], 3);
+    assert.equal(bad.finish, "env_failure");
     assert.equal(bad.reward, null);
-    if (bad.outcome === "env_failure") assert.equal(bad.error.status, 500);
+    assert.match(bad.error ?? "", /500/);
     assert.equal(server.requests.filter((r) => r.path === "/close").length, 2, "both episodes close");
-    await assert.rejects(runEpisode(client, { index: 0, maxRounds: 0, act: () => "" }), RangeError);
+    await assert.rejects(playScripts(client, babyai, tok, [{ index: 0, replies: [""] }], 0), RangeError);
   } finally {
     client.close();
     await server.close();

@@ -1,21 +1,45 @@
 import assert from "node:assert/strict";
+import matmulBackward from "../../shaders/matmul_backward.wgsl" with { type: "text" };
+import swigluForward from "../../shaders/swiglu_forward.wgsl" with { type: "text" };
 import { Batch } from "../../src/gpu/batch.ts";
-import { kernel } from "../../src/gpu/pipeline.ts";
+import { cachedKernel, kernel } from "../../src/gpu/pipeline.ts";
 import { bucketBytes, poolOf } from "../../src/gpu/pool.ts";
-import { Rng } from "../../src/gpu/random.ts";
-import { SHADER_NAMES, shaderSource } from "../../src/gpu/shaders.ts";
+import { Rng } from "../../src/util/random.ts";
 import { empty, fromHost } from "../../src/gpu/tensor.ts";
 import { checkParams, parseParamsStruct, uniforms } from "../../src/gpu/uniforms.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
 
-Deno.test("every shader in shaders/ is registered, opens with a header, and parses its Params", async () => {
+/**
+ * The shaders/ files (without `.wgsl`) that the modules under `dir` import as text. Each module must declare every
+ * shader it imports as `const X: Shader = { name: "<file>", source }` with that file's text, so errors name the
+ * right file.
+ */
+async function importedShaders(dir: URL, found = new Set<string>()): Promise<Set<string>> {
+  for await (const e of Deno.readDir(dir)) {
+    if (e.isDirectory) await importedShaders(new URL(`${e.name}/`, dir), found);
+    if (!e.name.endsWith(".ts")) continue;
+    const text = await Deno.readTextFile(new URL(e.name, dir));
+    const imports = text.matchAll(/^import (\w+) from "(?:\.\.\/)+shaders\/(\w+)\.wgsl" with \{ type: "text" \};$/gm);
+    const fileOf = new Map([...imports].map((m) => [m[1], m[2]]));
+    const declared = text.matchAll(/^const \w+: Shader = \{ name: "(\w+)", source(?:: (\w+))? \};$/gm);
+    const named = [...declared].map((m) => [fileOf.get(m[2] ?? "source"), m[1]]);
+    assert.deepEqual(named.map(([file]) => file), named.map(([, name]) => name), `${e.name}: shader named by its file`);
+    assert.deepEqual(named.map(([file]) => file).sort(), [...fileOf.values()].sort(), `${e.name}: shader unused`);
+    for (const file of fileOf.values()) found.add(file);
+  }
+  return found;
+}
+
+Deno.test("every shader in shaders/ is imported by some module, opens with a header, and parses its Params", async () => {
+  const shaders = new URL("../../shaders/", import.meta.url);
   const files: string[] = [];
-  for await (const e of Deno.readDir(new URL("../../shaders/", import.meta.url))) {
+  for await (const e of Deno.readDir(shaders)) {
     if (e.name.endsWith(".wgsl")) files.push(e.name.slice(0, -5));
   }
-  assert.deepEqual([...SHADER_NAMES].sort(), files.sort());
-  for (const name of SHADER_NAMES) {
-    const src = shaderSource(name);
+  const imported = await importedShaders(new URL("../../src/", import.meta.url));
+  assert.deepEqual([...imported].sort(), files.sort());
+  for (const name of files) {
+    const src = await Deno.readTextFile(new URL(`${name}.wgsl`, shaders));
     assert.ok(src.startsWith("//"), `${name}.wgsl must open with a header comment`);
     assert.match(src, /Bindings/, `${name}.wgsl header must describe its bindings`);
     const fields = parseParamsStruct(src);
@@ -99,11 +123,32 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const gpu = await testGpu();
-    const bad = kernel(gpu, "matmul_backward", {
+    const bad = kernel(gpu, { name: "matmul_backward", source: matmulBackward }, {
       params: uniforms([["rows", "u32"], ["N", "u32"], ["beta", "f32"]] as const),
       entryPoint: "no_such_entry",
     });
     await assert.rejects(bad.ready, /matmul_backward\.wgsl/);
+  },
+});
+
+Deno.test({
+  name: "one pipeline cache per device: kernel() finds a kernel by its template, cachedKernel() by a short key",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    const shader = { name: "swiglu_forward", source: swigluForward };
+    const params = uniforms([["n", "u32"]] as const);
+    const k = kernel(gpu, shader, { params });
+    assert.equal(kernel(gpu, shader, { params }), k);
+    let builds = 0;
+    const build = () => {
+      builds++;
+      return kernel(gpu, shader, { params });
+    };
+    assert.equal(cachedKernel(gpu, "swiglu_forward test", build), k);
+    assert.equal(cachedKernel(gpu, "swiglu_forward test", build), k);
+    assert.equal(builds, 1);
+    await k.ready;
   },
 });
 
@@ -115,7 +160,9 @@ Deno.test({
     const t = fromHost(gpu, [1, 2, 3, 4], [2, 2]);
     const batch = new Batch(gpu);
     batch.dispatch({
-      kernel: kernel(gpu, "swiglu_forward", { params: uniforms([["n", "u32"]] as const) }),
+      kernel: kernel(gpu, { name: "swiglu_forward", source: swigluForward }, {
+        params: uniforms([["n", "u32"]] as const),
+      }),
       buffers: [t, t, t],
       params: { n: 4 },
       grid: [1],

@@ -2,7 +2,7 @@
 // chunks and single decode steps; greedy generation gives exact ids for one sequence and a batch of unequal prompts.
 import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
-import { Rng } from "../../src/gpu/random.ts";
+import { Rng } from "../../src/util/random.ts";
 import { zeros } from "../../src/gpu/tensor.ts";
 import { parseModelConfig } from "../../src/model/config.ts";
 import { Generator } from "../../src/model/generate.ts";

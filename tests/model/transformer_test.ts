@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
 import type { Gpu } from "../../src/gpu/device.ts";
-import { Rng } from "../../src/gpu/random.ts";
+import { Rng } from "../../src/util/random.ts";
 import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { type ModelConfig, parseModelConfig } from "../../src/model/config.ts";
 import type { HeadGrad } from "../../src/model/head.ts";

@@ -13,9 +13,9 @@ import {
   parseVariant,
   pickAttentionBackward,
   pickAttentionForward,
-  regLanes,
   regLoopSteps,
 } from "../../src/ops/attention_variants.ts";
+import { fixedSubgroupSize } from "../../src/ops/wgsl.ts";
 import { attentionBackwardRef, attentionForwardRef } from "../reference/attention.ts";
 import { assertClose, maxAbs, type Tolerance } from "../reference/check.ts";
 import { roundF16, roundF32, uniformArray } from "../reference/random.ts";
@@ -66,7 +66,7 @@ type Run = { splits?: number; variant?: AttentionVariant };
 
 /** The reg variants among `names`, kept only where the adapter can run them (subgroups of one fixed size). */
 async function regs(...names: AttentionVariant[]): Promise<Run[]> {
-  return regLanes(await testGpu()) > 0 ? names.map((variant) => ({ variant })) : [];
+  return fixedSubgroupSize(await testGpu()) > 0 ? names.map((variant) => ({ variant })) : [];
 }
 
 async function checkForward(c: Case, kvType: DType, runs: Run[]) {
@@ -97,7 +97,7 @@ async function checkForward(c: Case, kvType: DType, runs: Run[]) {
 
 async function checkBackward(c: Case, variant: AttentionVariant) {
   const gpu = await testGpu();
-  if (variant.startsWith("reg") && regLanes(gpu) === 0) return;
+  if (variant.startsWith("reg") && fixedSubgroupSize(gpu) === 0) return;
   const { q, k, v, dO } = data(c, "f32");
   const fwd = attentionForwardRef({ ...c, q, k, v });
   const ref = attentionBackwardRef({ ...c, q, k, v, dO });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
 import { type Gpu, requestGpu } from "../../src/gpu/device.ts";
 import { type DType, fromHost, zeros } from "../../src/gpu/tensor.ts";
-import { biasGrad, matmul, regLanes } from "../../src/ops/matmul.ts";
+import { biasGrad, matmul, matmulRegLanes } from "../../src/ops/matmul.ts";
 import {
   MATMUL_VARIANTS,
   type MatmulVariant,
@@ -178,7 +178,7 @@ Deno.test({
   async fn() {
     const gpu = await requestGpu({ disable: ["subgroups"] });
     try {
-      assert.equal(regLanes(gpu).share, false);
+      assert.equal(matmulRegLanes(gpu).share, false);
       const v = matmulVariant("reg16x8");
       for (const [transA, transB] of [[false, false], [true, true]]) {
         await check(gpu, v, {

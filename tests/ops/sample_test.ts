@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
 import type { Gpu } from "../../src/gpu/device.ts";
-import { Rng } from "../../src/gpu/random.ts";
+import { Rng } from "../../src/util/random.ts";
 import { fromHost, type Tensor, zeros } from "../../src/gpu/tensor.ts";
 import { drawUniforms, sample, type SampleSettings } from "../../src/ops/sample.ts";
 import { assertClose } from "../reference/check.ts";

@@ -1,5 +1,5 @@
 /** Seeded test inputs. */
-import { Rng } from "../../src/gpu/random.ts";
+import { Rng } from "../../src/util/random.ts";
 
 /** `n` uniform values in [lo, hi) from `seed`. */
 export function uniformArray(seed: number, n: number, lo = -1, hi = 1): Float64Array {

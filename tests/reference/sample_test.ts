@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Rng } from "../../src/gpu/random.ts";
+import { Rng } from "../../src/util/random.ts";
 import { drawUniforms } from "../../src/ops/sample.ts";
 import { keptRef, logprobRef, type SampleRefSettings, sampleRowRef } from "./sample.ts";
 

@@ -2,13 +2,13 @@
 // what the policy saw, and how episodes end (done, round limit, token budget, environment failure).
 import assert from "node:assert/strict";
 import { envClient } from "../../src/env/adapters/mod.ts";
-import { solveTask } from "../../src/env/textcraft/oracle.ts";
+import { solveTask } from "../../tasks/textcraft/oracle.ts";
 import { idToName } from "../../src/env/textcraft/python.ts";
 import type { DecodeLimits, Generation } from "../../src/model/generate.ts";
 import type { Tokenizer } from "../../src/model/tokenizer.ts";
 import { wordTokenizer } from "../../src/model/word_tokenizer.ts";
 import { type RolloutOptions, runRollouts, type Sampler } from "../../src/rollout/agent.ts";
-import { textcraft } from "../../tasks/textcraft.ts";
+import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { fakeServer, tree, withTextCraft } from "../env/helpers.ts";
 
 /** Replies with scripted texts per sequence and records every token it was given. */

@@ -5,9 +5,9 @@ import {
   aggregationWeights,
   LOSS_AGG_MODES,
   type LossAggMode,
-} from "../../src/train/losses.ts";
+} from "../../src/train/aggregation.ts";
 import { assertClose } from "../reference/check.ts";
-import { Rng } from "../../src/gpu/random.ts";
+import { Rng } from "../../src/util/random.ts";
 
 const EXACT = { atol: 1e-12, rtol: 1e-12 };
 

@@ -6,9 +6,8 @@ import { envClient } from "../../src/env/adapters/mod.ts";
 import { Generator } from "../../src/model/generate.ts";
 import { initParams } from "../../src/model/init.ts";
 import { parseModelConfig } from "../../src/model/config.ts";
-import { Transformer } from "../../src/model/transformer.ts";
-import { TensorSet } from "../../src/model/weights.ts";
 import { wordTokenizer } from "../../src/model/word_tokenizer.ts";
+import { createLearner } from "../../src/train/learner.ts";
 import { AdamW } from "../../src/train/optimizer.ts";
 import { rlStep, stepMetrics } from "../../src/train/rl_step.ts";
 import type { Task } from "../../tasks/task.ts";
@@ -59,10 +58,15 @@ Deno.test({
       max_position_embeddings: 256,
       eos_token_id: tok.id("<|im_end|>"),
     });
-    const weights = TensorSet.fromHost(gpu, config, initParams(config, 3, { std: 0.02 }));
-    const model = new Transformer(gpu, config, weights);
-    const grads = TensorSet.zeros(gpu, config);
-    const opt = new AdamW(gpu, weights, grads, { beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0, maxGradNorm: 1 });
+    const learner = createLearner(gpu, { config, tensors: initParams(config, 3, { std: 0.02 }) });
+    const { model, grads } = learner;
+    const opt = new AdamW(gpu, model.weights, grads, {
+      beta1: 0.9,
+      beta2: 0.99,
+      eps: 1e-8,
+      weightDecay: 0,
+      maxGradNorm: 1,
+    });
     const run = resolveConfig({ text: "", name: "toy" }, [
       "rollout.n=16",
       "rollout.max_tokens_per_turn=1",
@@ -77,11 +81,9 @@ Deno.test({
     const client = envClient("textcraft", { urls: [server.url] });
     const generator = new Generator(model, { slots: 64, maxLen: 96, blockSteps: 2 });
     const ctx = {
-      gpu,
       config: run,
       rollout: { generator, tokenizer: tok, client, task: TOY },
-      model,
-      grads,
+      learner,
       opt,
       stopIds: [tok.id("<|im_end|>")],
       lr: () => 0.02,

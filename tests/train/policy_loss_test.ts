@@ -1,151 +1,131 @@
 import assert from "node:assert/strict";
-import { Batch } from "../../src/gpu/batch.ts";
-import { fromHost, zeros } from "../../src/gpu/tensor.ts";
-import { headPass } from "../../src/model/head.ts";
-import { aggregationWeights } from "../../src/train/aggregation.ts";
-import { policyLossForward, policyLossHead, uploadPolicyInputs } from "../../src/train/policy_loss.ts";
 import {
-  POLICY_STATS,
-  type PolicyLossSettings,
-  policyObjective,
-  type PolicyTokens,
-} from "../../src/train/policy_objective.ts";
+  KL_KINDS,
+  type KlKind,
+  klPenalty,
+  klPenaltyGrad,
+  policySurrogate,
+  surrogateTerm,
+} from "../../src/train/policy_loss.ts";
+import { valueLoss } from "../../src/train/value_loss.ts";
 import { assertClose } from "../reference/check.ts";
-import { intArray, roundF32, uniformArray } from "../reference/random.ts";
-import { noGpu, testGpu } from "../no_gpu.ts";
+import { numericGrad } from "../reference/finite_diff.ts";
+import { uniformArray } from "../reference/random.ts";
 
-// Elementwise f32 with one exp per token (WGSL exp: a few ulps, up to ~40 at |Δ| = 20, i.e. < 3e-6 relative).
-// Gradients and weighted terms scale with w ≈ 1/200, so atol 1e-7 is still tight; indicators and masked zeros
-// must match exactly (no token lies within 1e-4 of a clip boundary, checked below).
-const TOL = { atol: 1e-7, rtol: 1e-5 };
-const S = POLICY_STATS.length;
+const EXACT = { atol: 1e-12, rtol: 1e-12 };
+// Central differences with h = 1e-6 on smooth functions of size ~1: truncation ~1e-12, rounding ~1e-10.
+const FD = { atol: 1e-7, rtol: 1e-6 };
 
-/** T tokens in rows of 25, a quarter masked with garbage inputs, covering every branch of the surrogate. */
-function inputs(seed: number, T: number): Record<keyof PolicyTokens, Float64Array> & { masks: number[][] } {
-  const logp = roundF32(uniformArray(seed, T, -3, -0.01));
-  const delta = uniformArray(seed + 1, T, -1.6, 1.6);
-  delta[5] = 25; // clamped log-ratio, A > 0: clipped
-  delta[6] = -25; // clamped, unclipped but zero gradient
-  const advantages = roundF32(uniformArray(seed + 2, T, -2, 2));
-  advantages[5] = advantages[6] = 1.5;
-  const masks: number[][] = [];
-  for (let t = 0; t < T; t += 25) {
-    masks.push(Array.from({ length: Math.min(25, T - t) }, (_, i) => ((t + i) % 4 === 3 ? 0 : 1)));
+Deno.test("KL estimators by hand at d = logp − ref = −0.5, with their gradients", () => {
+  const e = Math.exp(0.5);
+  const cases: [KlKind, number, number][] = [
+    ["k1", -0.5, 1],
+    ["kl", -0.5, 1],
+    ["abs", 0.5, -1],
+    ["k2", 0.125, -0.5],
+    ["mse", 0.125, -0.5],
+    ["k3", e - 1.5, 1 - e],
+    ["low_var_kl", e - 1.5, 1 - e],
+  ];
+  for (const [kind, value, grad] of cases) {
+    assertClose(`${kind} value`, klPenalty([-1.5], [-1], kind), [value], EXACT);
+    assertClose(`${kind} grad`, klPenaltyGrad([-1.5], [-1], kind), [grad], EXACT);
   }
-  const x = {
-    logp,
-    entropy: roundF32(uniformArray(seed + 3, T, 0, 4)),
-    oldLogp: roundF32(Float64Array.from(delta, (d, t) => logp[t] - d)),
-    refLogp: roundF32(Float64Array.from(uniformArray(seed + 4, T, -1.5, 1.5), (d, t) => logp[t] - d)),
-    advantages,
-    weights: roundF32(aggregationWeights(masks, "seq-mean-token-mean").flat()),
-    masks,
-  };
-  // k3 clamps: ref − logp = 3.5 (outer clamp), 25 (both clamps), −25 (inner clamp, then outer).
-  [[8, 3.5], [9, 25], [10, -25]].forEach(([t, u]) => x.refLogp[t] = Math.fround(logp[t] + u));
-  for (let t = 3; t < T; t += 4) {
-    // Garbage a masked token may carry (observation logp of a padded position, unset inputs).
-    [x.logp[t], x.entropy[t], x.oldLogp[t], x.refLogp[t], x.advantages[t]] = [-Infinity, NaN, NaN, Infinity, NaN];
-  }
-  return x;
-}
-
-/** Asserts the CPU statistics contain every case the kernel must get right, away from boundaries. */
-function checkCoverage(x: PolicyTokens, stats: Float64Array, settings: PolicyLossSettings): void {
-  const T = x.weights.length;
-  const count = (col: number) => [...Array(T).keys()].filter((t) => stats[t * S + col] === 1).length;
-  const live = [...Array(T).keys()].filter((t) => x.weights[t] !== 0);
-  const free = live.filter((t) => stats[t * S + 3] === 0 && stats[t * S + 4] === 0).length;
-  assert.ok(count(3) >= 5 && count(4) >= 3 && free >= 20, `clipped ${count(3)}, dual ${count(4)}, free ${free}`);
-  for (const t of live) {
-    const rho = stats[t * S + 5], a = Math.abs(x.advantages[t]);
-    const bounds = [1 - (settings.clipLow ?? 0.2), 1 + (settings.clipHigh ?? 0.2), settings.clipC ?? 3];
-    for (const b of bounds) assert.ok(Math.abs(rho - b) > 1e-4 || a === 0, `token ${t} ratio ${rho} sits on ${b}`);
-  }
-}
-
-const SETTINGS: PolicyLossSettings[] = [
-  { klKind: "low_var_kl", klCoef: 1e-3, entropyCoef: 0.01, clipHigh: 0.28 },
-  { klKind: "k1+", klCoef: 0.1, clipLow: 0.1, clipC: 2 },
-  { klKind: "abs", klCoef: 0.05, entropyCoef: -0.02 },
-  { klKind: "none", entropyCoef: 0.001 },
-];
-
-Deno.test({
-  name: "fused policy loss: dlogp, dentropy and statistics match the CPU objective, masked tokens exactly 0",
-  ignore: noGpu,
-  async fn() {
-    const gpu = await testGpu();
-    const T = 203;
-    const x = inputs(40, T);
-    const logp = fromHost(gpu, x.logp, [T]), entropy = fromHost(gpu, x.entropy, [T]);
-    const tin = uploadPolicyInputs(gpu, x);
-    for (const settings of SETTINGS) {
-      const dlogp = zeros(gpu, [T]), dentropy = zeros(gpu, [T]), stats = zeros(gpu, [T, S]);
-      const batch = new Batch(gpu);
-      policyLossForward(batch, { logp, entropy, inputs: tin, dlogp, dentropy, stats }, settings);
-      const [gl, ge, gs] = await batch.read([dlogp, dentropy, stats]);
-      const ref = policyObjective(x, settings);
-      checkCoverage(x, ref.stats, settings);
-      const name = settings.klKind;
-      assertClose(`${name} dlogp`, gl, ref.dlogp, TOL);
-      assertClose(`${name} dentropy`, ge, ref.dentropy, TOL);
-      assertClose(`${name} stats`, gs, ref.stats, TOL);
-      for (const t of [dlogp, dentropy, stats]) t.release();
-    }
-    for (const t of [logp, entropy, tin]) t.release();
-  },
 });
 
-Deno.test({
-  name: "policy loss head callback: per-chunk views at 64-row starts fill the whole-batch tensors",
-  ignore: noGpu,
-  async fn() {
-    const gpu = await testGpu();
-    const T = 150, settings = SETTINGS[0];
-    const x = inputs(50, T);
-    const logp = fromHost(gpu, x.logp, [T]), entropy = fromHost(gpu, x.entropy, [T]);
-    const tin = uploadPolicyInputs(gpu, x);
-    const head = policyLossHead(gpu, tin, settings);
-    const batch = new Batch(gpu);
-    for (const [start, count] of [[0, 64], [64, 64], [128, 22]]) {
-      const chunk = { start, count, logp: logp.view(start, [count]), entropy: entropy.view(start, [count]) };
-      const g = head.grad(batch, chunk);
-      assert.deepEqual(g.dlogp.shape, [count]);
-    }
-    assert.throws(() => head.grad(batch, { start: 10, count: 5, logp, entropy }), RangeError);
-    const [gl, ge, gs] = await batch.read([head.dlogp, head.dentropy, head.stats]);
-    const ref = policyObjective(x, settings);
-    assertClose("dlogp", gl, ref.dlogp, TOL);
-    assertClose("dentropy", ge, ref.dentropy, TOL);
-    assertClose("stats", gs, ref.stats, TOL);
-    head.release();
-    for (const t of [logp, entropy, tin]) t.release();
-  },
+Deno.test("k3 clamps: inner ±20 on the log-ratio, outer ±10 on the value, zero gradient where clamped", () => {
+  // d = −30: u = 30 clamps to 20, e^20 − 21 clamps to 10. d = +30: u = −20, e^−20 + 19 clamps to 10.
+  // d = −2.5: 8.68 < 10 is not clamped; d = −3: e^3 − 4 = 16.1 is.
+  const logp = [-31, 29, -3.5, -4], ref = [-1, -1, -1, -1];
+  const e25 = Math.exp(2.5);
+  assertClose("value", klPenalty(logp, ref, "k3"), [10, 10, e25 - 3.5, 10], EXACT);
+  assertClose("grad", klPenaltyGrad(logp, ref, "k3"), [0, 0, 1 - e25, 0], EXACT);
 });
 
-Deno.test({
-  name: "policy loss head inside the model's chunked head pass: gradients from the pass's own logp",
-  ignore: noGpu,
-  async fn() {
-    const gpu = await testGpu();
-    const T = 70, C = 8, V = 40, settings = SETTINGS[2];
-    const x = inputs(60, T);
-    const nf = fromHost(gpu, uniformArray(61, T * C), [T, C]);
-    const w = fromHost(gpu, uniformArray(62, V * C), [V, C]);
-    const targets = fromHost(gpu, intArray(63, T, V), [T], "u32");
-    const tin = uploadPolicyInputs(gpu, x);
-    const loss = policyLossHead(gpu, tin, settings);
-    const logp = zeros(gpu, [T]), entropy = zeros(gpu, [T]), dnf = zeros(gpu, [T, C]), dHead = zeros(gpu, [V, C]);
-    const batch = new Batch(gpu);
-    headPass(batch, { nf, head: w, targets, logp, entropy, grad: loss.grad, dnf, dHead, temperature: 0.7 });
-    const [gl, ge, dl, de, gs] = await batch.read([logp, entropy, loss.dlogp, loss.dentropy, loss.stats]);
-    // The kernel saw the pass's logp and entropy: the CPU objective on those (as f32) must agree.
-    const ref = policyObjective({ ...x, logp: gl, entropy: ge }, settings);
-    assertClose("dlogp", dl, ref.dlogp, TOL);
-    assertClose("dentropy", de, ref.dentropy, TOL);
-    assertClose("stats", gs, ref.stats, TOL);
-    loss.release();
-    for (const t of [nf, w, targets, tin, logp, entropy, dnf, dHead]) t.release();
-  },
+Deno.test("straight-through '+' kinds: the estimator's value, the k2 gradient d", () => {
+  const logp = uniformArray(1, 16, -3, 0), ref = uniformArray(2, 16, -3, 0);
+  const d = Array.from(logp, (l, t) => l - ref[t]);
+  for (const base of KL_KINDS) {
+    const plus = `${base}+` as KlKind;
+    assertClose(`${plus} value`, klPenalty(logp, ref, plus), klPenalty(logp, ref, base), EXACT);
+    assertClose(`${plus} grad`, klPenaltyGrad(logp, ref, plus), d, EXACT);
+  }
+  assert.throws(() => klPenalty([0], [0], "full" as KlKind), RangeError);
+});
+
+Deno.test("KL gradients match central differences of the KL values", () => {
+  // |d| ≤ 2 and away from 0: inside every clamp and off abs's kink.
+  const ref = uniformArray(3, 24, -4, -1);
+  const logp = Float64Array.from(uniformArray(4, 24, 0.1, 2), (x, t) => ref[t] + (t % 2 ? x : -x));
+  for (const kind of ["k1", "abs", "k2", "k3"] as const) {
+    const num = numericGrad((x) => klPenalty(x, ref, kind).reduce((a, b) => a + b, 0), logp, 1e-6);
+    assertClose(`${kind} d/dlogp`, klPenaltyGrad(logp, ref, kind), num, FD);
+  }
+});
+
+Deno.test("clipped surrogate by hand: unclipped, ratio-clipped both sides, dual clip, log-ratio clamp", () => {
+  const ln = Math.log;
+  const r = (logp: number, adv: number, clip = {}) => surrogateTerm(logp, 0, adv, clip);
+  const e01 = Math.exp(0.1);
+  // [term, loss, grad, clipped, clippedLower]
+  const cases: [ReturnType<typeof r>, number, number, number, number][] = [
+    [r(0.1, 1), -e01, -e01, 0, 0],
+    [r(ln(1.5), 1), -1.2, 0, 1, 0], // A > 0, ρ above 1 + ε_high
+    [r(ln(0.5), -1), 0.8, 0, 1, 0], // A < 0, ρ below 1 − ε_low
+    [r(ln(4), -1), 3, 0, 0, 1], // A < 0, L1 = 4 > c·|A| = 3: dual clip
+    [r(ln(2.5), -1), 2.5, 2.5, 0, 0], // A < 0, large ρ under the dual cap: full gradient
+    [r(ln(1.25), 1, { clipHigh: 0.28 }), -1.25, -1.25, 0, 0], // clip-higher lets 1.25 through
+    [r(ln(1.25), 1), -1.2, 0, 1, 0],
+    [r(ln(0.85), -1, { clipLow: 0.1 }), 0.9, 0, 1, 0], // separate ε_low
+    [r(ln(0.85), -1), 0.85, 0.85, 0, 0],
+    [r(ln(1.3), -2, { clipC: 1.2 }), 2.4, 0, 0, 1], // c = 1.2: L1 = 2.6 > 2.4
+  ];
+  cases.forEach(([t, loss, grad, clipped, lower], i) => {
+    assertClose(`case ${i} loss`, [t.loss], [loss], EXACT);
+    assertClose(`case ${i} grad`, [t.grad], [grad], EXACT);
+    assert.equal(t.clipped, clipped, `case ${i} clipped`);
+    assert.equal(t.clippedLower, lower, `case ${i} clippedLower`);
+  });
+  // Δ = −25 clamps to −20: ρ = e^−20, L1 = −2e^−20 > L2 = −1.6 is active but the clamp stops the gradient.
+  const clamped = surrogateTerm(-25, 0, 2);
+  assertClose("clamped", [clamped.loss, clamped.grad, clamped.ratio], [-2 * Math.exp(-20), 0, Math.exp(-20)], EXACT);
+  assert.throws(() => surrogateTerm(0, 0, 1, { clipC: 1 }), RangeError);
+});
+
+Deno.test("surrogate gradient matches central differences away from the clip kinks", () => {
+  const n = 64;
+  const logp = uniformArray(5, n, -3, 0), adv = uniformArray(6, n, -2, 2);
+  const old = Float64Array.from(uniformArray(7, n, -1.4, 1.4), (d, t) => logp[t] - d);
+  const clip = { clipLow: 0.2, clipHigh: 0.28, clipC: 3 };
+  const { grads, terms } = policySurrogate(logp, old, adv, clip);
+  const num = numericGrad((x) => policySurrogate(x, old, adv, clip).losses.reduce((a, b) => a + b, 0), logp, 1e-6);
+  let checked = 0;
+  const kinds = new Set<string>();
+  for (let t = 0; t < n; t++) {
+    const rho = terms[t].ratio;
+    const nearKink = Math.abs(rho - 0.8) < 1e-3 || Math.abs(rho - 1.28) < 1e-3 ||
+      Math.abs(Math.abs(adv[t]) * rho - 3 * Math.abs(adv[t])) < 1e-3;
+    if (nearKink) continue;
+    assertClose(`token ${t}`, [grads[t]], [num[t]], FD);
+    kinds.add(terms[t].clippedLower ? "dual" : terms[t].clipped ? "clipped" : "free");
+    checked++;
+  }
+  assert.ok(checked > 50, `only ${checked} tokens checked`);
+  assert.deepEqual([...kinds].sort(), ["clipped", "dual", "free"], "every branch must be exercised");
+});
+
+Deno.test("clipped value loss by hand, its gradient, and central differences", () => {
+  // V = 1, V_old = 0, R = 2: V_clip = 0.5, max(1, 2.25) → clipped branch, zero gradient.
+  // V = 0.2, V_old = 0, R = 1: inside the clip range, both branches 0.64, gradient V − R = −0.8.
+  // V = 1, V_old = 0, R = 0: max(1, 0.25) = 1 from the unclipped branch, gradient 1.
+  const out = valueLoss([[1, 0.2], [1, 7]], [[0, 0], [0, 0]], [[2, 1], [0, 0]], [[1, 1], [1, 0]], "token-mean");
+  assertClose("loss", [out.loss], [(1.125 + 0.32 + 0.5) / 3], EXACT);
+  assertClose("grads", out.grads.flat(), [0, -0.8 / 3, 1 / 3, 0], EXACT);
+  assertClose("clipfrac", [out.clipfrac], [1 / 3], EXACT);
+  const n = 20;
+  const old = uniformArray(8, n), ret = uniformArray(9, n, -2, 2), v = uniformArray(10, n, -1.5, 1.5);
+  const masks = [Array.from({ length: n }, (_, t) => (t % 5 === 4 ? 0 : 1))];
+  const f = (x: Float64Array) => valueLoss([x], [old], [ret], masks, "seq-mean-token-mean", { clipRange: 0.3 }).loss;
+  const g = valueLoss([v], [old], [ret], masks, "seq-mean-token-mean", { clipRange: 0.3 }).grads[0];
+  assertClose("d/dV", g, numericGrad(f, v, 1e-6), FD);
 });

@@ -2,7 +2,7 @@
 // during the supervised warm start or during RL; and the run folder holds what it should.
 import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
-import { loadModelDir } from "../../src/model/checkpoint.ts";
+import { loadModelDir } from "../../src/model/model_dir.ts";
 import { type Reporter, runTraining } from "../../src/train/run.ts";
 import { noGpu } from "../no_gpu.ts";
 
@@ -38,7 +38,7 @@ async function config(dir: string) {
     "actor.kl_loss_coef=0.01",
     "actor.ppo_mini_batch_size=1",
     "sft.enabled=true",
-    "sft.oracle_format=action",
+    "task_options.oracle_format=action",
     "sft.epochs=0.02",
     "sft.batch_tokens=2048",
     "sft.lr=0.01",

@@ -1,58 +1,22 @@
 import assert from "node:assert/strict";
 import { envClient } from "../../src/env/adapters/mod.ts";
-import { solveTask } from "../../src/env/textcraft/oracle.ts";
-import { textCraftCorpus } from "../../src/env/textcraft/corpus.ts";
+import { solveTask } from "../../tasks/textcraft/oracle.ts";
+import { textCraftCorpus } from "../../tasks/textcraft/vocabulary.ts";
 import { wordTokenizer } from "../../src/model/word_tokenizer.ts";
-import { agentGymSequences, oracleReply, oracleSequences, recipeLines } from "../../src/train/sft_data.ts";
-import { textcraft } from "../../tasks/textcraft.ts";
+import { agentGymSequences, oracleSequences } from "../../src/train/sft_data.ts";
+import { oracleReply } from "../../tasks/textcraft/formats.ts";
+import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { tree, withTextCraft } from "../env/helpers.ts";
 
 const tok = wordTokenizer(textCraftCorpus(tree, [textcraft.prompt.user, textcraft.prompt.assistant, "Action: x"]));
 const stop = tok.id("<|im_end|>");
-
-Deno.test("recipe lines: a craft's own line (tags match kinds), a get's first later consumer, else none", () => {
-  const opening = [
-    "Crafting commands:",
-    "craft 1 lantern using 2 planks, 1 torch",
-    "craft 4 oak planks using 1 oak logs",
-    "craft 1 lantern using 3 planks, 1 torch",
-    "craft 1 chest using 8 planks",
-    "",
-    "Goal: craft lantern.",
-  ].join("\n");
-  const actions = [
-    "get 1 oak logs",
-    "craft 4 oak planks using 1 oak logs",
-    "get 1 torch",
-    "craft 1 lantern using 3 oak planks, 1 torch",
-    "inventory",
-    "get 1 stone",
-  ];
-  assert.deepEqual(recipeLines(opening, actions), [
-    "craft 4 oak planks using 1 oak logs",
-    "craft 4 oak planks using 1 oak logs",
-    // Counts pick between the two lantern lines.
-    "craft 1 lantern using 3 planks, 1 torch",
-    "craft 1 lantern using 3 planks, 1 torch",
-    undefined,
-    undefined,
-  ]);
-  const line = "craft 1 lantern using 3 planks, 1 torch";
-  assert.equal(oracleReply("get 1 torch", "recipe", line), `Thought: ${line}\nAction: get 1 torch`);
-  assert.equal(
-    oracleReply("get 1 torch", "tail", line),
-    "Thought: lantern using 3 planks, 1 torch\nAction: get 1 torch",
-  );
-  for (const f of ["recipe", "tail"] as const) assert.equal(oracleReply("inventory", f), "Action: inventory");
-  assert.equal(oracleReply("inventory", "action", line), "Action: inventory");
-});
 
 Deno.test("oracle sequences train exactly on the oracle's replies and their stop tokens", async () => {
   await withTextCraft(async (server) => {
     const client = envClient("textcraft", { urls: [server.url] });
     const tasks = [2, 200, 430];
     const seqs = await oracleSequences({ tokenizer: tok, client, task: textcraft, stopId: stop }, tasks, {
-      format: "action",
+      options: { oracle_format: "action" },
       maxPromptLength: 2000,
       maxResponseLength: 2000,
     });
@@ -88,29 +52,28 @@ Deno.test("AgentGym trajectory files: gpt turns train unless loss is false, the 
   assert.throws(() => agentGymSequences("{oops", tok, stop, "g.jsonl"), SyntaxError);
 });
 
-Deno.test("renamed epochs keep each episode's layout, rename consistently, and replay from the seed", async () => {
+Deno.test("augmented epochs keep each episode's layout, rename consistently, and replay from the seed", async () => {
   await withTextCraft(async (server) => {
     const client = envClient("textcraft", { urls: [server.url] });
-    const { oracleEpisodes, renamedEpochs, episodeSequence } = await import("../../src/train/sft_data.ts");
-    const { ItemRenamer } = await import("../../src/env/textcraft/rename.ts");
+    const { oracleEpisodes, augmentedEpochs, episodeSequence, textEpisode } = await import(
+      "../../src/train/sft_data.ts"
+    );
+    const { textCraftAugment } = await import("../../tasks/textcraft/augment.ts");
     const { ChatRenderer } = await import("../../src/rollout/chat.ts");
-    const episodes = await oracleEpisodes({ tokenizer: tok, client, task: textcraft, stopId: stop }, [2, 200], {
-      format: "action",
+    const played = await oracleEpisodes({ tokenizer: tok, client, task: textcraft, stopId: stop }, [2, 200], {
+      options: { oracle_format: "action" },
       maxPromptLength: 2000,
       maxResponseLength: 2000,
     });
     client.close();
     const chat = new ChatRenderer(tok);
+    const episodes = played.map(textEpisode);
     const plain = episodes.map((t) => episodeSequence(chat, textcraft.prompt, t, stop));
-    episodes.forEach((t, i) =>
+    played.forEach((t, i) =>
       assert.deepEqual(plain[i].ids, [...t.promptIds, ...t.responseIds], "re-rendering is exact")
     );
-    const epochOf = renamedEpochs(chat, textcraft.prompt, episodes, {
-      stopId: stop,
-      renamer: new ItemRenamer(tree),
-      renameShare: 1,
-      seed: 5,
-    });
+    const augment = await textCraftAugment({ oracle_format: "action", rename_items: 1, drop_distractors: 0 });
+    const epochOf = augmentedEpochs(chat, textcraft.prompt, episodes, { stopId: stop, seed: 5, epochs: 2, augment });
     const a = epochOf(0), b = epochOf(0), c = epochOf(1);
     assert.deepEqual(a, b, "same seed and epoch, same data");
     assert.notDeepEqual(a[0].ids, plain[0].ids, "items renamed");

@@ -3,7 +3,7 @@
  * and the model-like sizes every case module shares.
  */
 import type { Gpu } from "../../gpu/device.ts";
-import { Rng } from "../../gpu/random.ts";
+import { Rng } from "../../util/random.ts";
 import { type DType, fromHost, type Tensor } from "../../gpu/tensor.ts";
 
 /** Qwen2.5-0.5B's sizes (C, I, H, KV, D, V) and the packed batch of T tokens the kernel cases use. */

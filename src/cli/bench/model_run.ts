@@ -53,11 +53,10 @@ export async function tinyModel(gpu: Gpu): Promise<BenchModel> {
   const c = resolveConfig(await configSource("textcraft"), []);
   const base = getTask(c.task);
   const host = await loadModel(c, c.data.prompt ? { ...base, prompt: c.data.prompt } : base);
-  const weights = TensorSet.fromHost(gpu, host.config, host.tensors);
   return {
     name: "tiny",
     config: host.config,
-    model: new Transformer(gpu, host.config, weights),
+    model: Transformer.fromHost(gpu, host.config, host.tensors),
     params: paramCount(host.config),
     vocabNote: "the word-level TextCraft vocabulary of configs/models/tiny.yaml's model",
   };

@@ -4,8 +4,8 @@
  */
 import type { Gpu } from "../../gpu/device.ts";
 import { empty } from "../../gpu/tensor.ts";
-import { POLICY_STATS } from "../../train/policy_objective.ts";
-import { policyLossForward, uploadPolicyInputs } from "../../train/policy_loss.ts";
+import { POLICY_STATS, policyLossForward, uploadPolicyInputs } from "../../ops/policy_loss.ts";
+import { policyKernelSettings } from "../../train/policy_loss.ts";
 import { filled, pattern, releaseAll } from "./inputs.ts";
 import { type BenchCase, registerBench } from "./registry.ts";
 
@@ -29,7 +29,7 @@ function cases(_gpu: Gpu): BenchCase[] {
       });
       const out = { dlogp: empty(gpu, [T]), dentropy: empty(gpu, [T]), stats: empty(gpu, [T, S]) };
       return {
-        record: (batch) => policyLossForward(batch, { logp, entropy, inputs, ...out }),
+        record: (batch) => policyLossForward(batch, { logp, entropy, inputs, ...out }, policyKernelSettings()),
         release: () => releaseAll([logp, entropy, inputs, ...Object.values(out)]),
       };
     },

@@ -17,7 +17,7 @@
 import { parseArgs } from "node:util";
 import { Batch } from "../../gpu/batch.ts";
 import { getGpu, type Gpu } from "../../gpu/device.ts";
-import { Rng } from "../../gpu/random.ts";
+import { Rng } from "../../util/random.ts";
 import { parseModelConfig } from "../../model/config.ts";
 import { initParams } from "../../model/init.ts";
 import { PackedInputs, packSequences } from "../../model/packing.ts";
@@ -121,9 +121,9 @@ export async function runRecall(
 ): Promise<RecallReport> {
   const { init_std, seed, ...hf } = s.spec ?? parseTinySpec();
   const config = parseModelConfig({ ...hf, model_type: "qwen2", vocab_size: VOCAB }, "recall probe model");
-  const weights = TensorSet.fromHost(gpu, config, initParams(config, seed, { std: init_std }));
+  const model = Transformer.fromHost(gpu, config, initParams(config, seed, { std: init_std }));
+  const weights = model.weights;
   const grads = TensorSet.zeros(gpu, config);
-  const model = new Transformer(gpu, config, weights, {});
   const opt = new AdamW(gpu, weights, grads, { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, maxGradNorm: 1 });
   const rng = new Rng(s.seed);
   const curve: RecallReport["curve"] = [];

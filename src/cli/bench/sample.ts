@@ -4,7 +4,7 @@
  * search's step count depends on them.
  */
 import type { Gpu } from "../../gpu/device.ts";
-import { Rng } from "../../gpu/random.ts";
+import { Rng } from "../../util/random.ts";
 import { empty, fromHost } from "../../gpu/tensor.ts";
 import { drawUniforms, sample, type SampleSettings } from "../../ops/sample.ts";
 import { normals, QWEN, releaseAll } from "./inputs.ts";

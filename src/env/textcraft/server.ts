@@ -29,6 +29,14 @@ export interface TextCraftServerOptions {
   maxBodyBytes?: number;
   /** A loaded tree to share (tests load it once). */
   tree?: CraftingTree;
+  /** Games to serve instead of TextCraft's own over the tree (e.g. synthetic worlds, one per task index). */
+  games?: () => ServedGame;
+}
+
+/** What the server plays: a game that resets to a task index and steps actions, with TextCraft's messages. */
+export interface ServedGame {
+  reset(index: bigint): string;
+  step(action: string): TextCraftStep;
 }
 
 /** A running server. */
@@ -41,7 +49,7 @@ export interface TextCraftServer {
 }
 
 interface Env {
-  game: TextCraftGame;
+  game: ServedGame;
   info: { observation: string; done: boolean; reward: number; deleted: false };
 }
 
@@ -53,8 +61,15 @@ const CREATE: Record<string, Field> = {
 const RESET: Record<string, Field> = { ...ID, data_idx: { type: "int", required: false, default: 0n } };
 const STEP: Record<string, Field> = { ...ID, action: { type: "str", required: true } };
 
-/** Builds the request handler (exported for in-process tests and for embedding in another server). */
-export function textCraftHandler(tree: CraftingTree, options: TextCraftServerOptions = {}) {
+/**
+ * Builds the request handler (exported for in-process tests and for embedding in another server) over TextCraft's
+ * games on `tree`, or over `newGame`'s games.
+ */
+export function textCraftHandler(
+  source: CraftingTree | (() => ServedGame),
+  options: TextCraftServerOptions = {},
+): (req: Request) => Promise<Response> {
+  const newGame = typeof source === "function" ? source : () => new TextCraftGame(source);
   const maxEnvs = options.maxEnvs ?? 4096;
   const maxBody = options.maxBodyBytes ?? 65536;
   const envs = new Map<bigint, Env>();
@@ -68,7 +83,7 @@ export function textCraftHandler(tree: CraftingTree, options: TextCraftServerOpt
         return { error: `Too many live environments (${envs.size} of ${maxEnvs}); close some with /close first.` };
       }
       const id = nextId++;
-      const game = new TextCraftGame(tree);
+      const game = newGame();
       // Upstream resets a new environment to the task whose index is its own id; `commands` and `goal` are unused.
       const observation = game.reset(id);
       envs.set(id, { game, info: { observation, done: false, reward: 0, deleted: false } });
@@ -171,12 +186,12 @@ function text(body: string, status: number): Response {
 
 /** Starts a TextCraft server and resolves once it listens. */
 export async function serveTextCraft(options: TextCraftServerOptions = {}): Promise<TextCraftServer> {
-  const tree = options.tree ?? await CraftingTree.load();
+  const source = options.games ?? options.tree ?? await CraftingTree.load();
   const hostname = options.hostname ?? "127.0.0.1";
   const { promise: listening, resolve } = Promise.withResolvers<number>();
   const server = Deno.serve(
     { port: options.port ?? 36001, hostname, onListen: ({ port }) => resolve(port) },
-    textCraftHandler(tree, options),
+    textCraftHandler(source, options),
   );
   const port = await listening;
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;

@@ -35,6 +35,8 @@ export const CYCLE_DROPS: readonly string[] = [
   "minecraft:honey_block <- minecraft:honey_bottle",
 ];
 
+let loaded: Promise<CraftingTree> | undefined;
+
 /** The loaded tree. Immutable after construction, so every environment of a server shares one. */
 export class CraftingTree {
   /** Recipes per output id, in load order. */
@@ -94,7 +96,9 @@ export class CraftingTree {
 
   /** Loads the checked-in `recipes.tsv` (a text import, so bundles and compiled binaries carry it). */
   static load(): Promise<CraftingTree> {
-    return Promise.resolve(new CraftingTree(RECIPES));
+    // Immutable once built, so one tree serves every caller.
+    loaded ??= Promise.resolve(new CraftingTree(RECIPES));
+    return loaded;
   }
 
   // A tag input none of whose members has a recipe becomes an item named like the tag (`minecraft:oak_logs`).

@@ -1,10 +1,10 @@
 /**
- * TextCraft: craft a Minecraft item from a short list of crafting commands (spec sections 2.2, 2.3 and 3.6).
- * The action extraction is upstream's client rule exactly; the prompt is Crucible's own wording of its content.
+ * TextCraft's rules as the task sees them (spec sections 2.2, 2.3 and 3.6): the prompt (Crucible's own wording of
+ * upstream's content), upstream's exact action extraction, the depth of each task index and the published splits.
  */
-import type { ActionParse } from "../src/env/client.ts";
-import { ranges } from "./splits.ts";
-import { type Prompt, type Task, upstreamSuccess } from "./task.ts";
+import type { ActionParse } from "../../src/env/client.ts";
+import { ranges } from "../splits.ts";
+import type { Prompt } from "../task.ts";
 
 /** Crucible's wording of the instructions upstream gives (same rules, same examples, same answer format). */
 export const TEXTCRAFT_PROMPT: Prompt = {
@@ -105,17 +105,7 @@ export const TEXTCRAFT_SPLITS: { readonly train: readonly number[]; readonly tes
   ],
 };
 
-/** The TextCraft task. Max rounds 30, as AgentGym-RL trains and evaluates it. */
-export const textcraft: Task = {
-  name: "textcraft",
-  env: "textcraft",
-  prompt: TEXTCRAFT_PROMPT,
-  parseAction: parseTextCraftAction,
-  isSuccess: upstreamSuccess,
-  maxRounds: 30,
-  splits: TEXTCRAFT_SPLITS,
-  category: (index) => {
-    const depth = DEPTH_RANGES.findIndex(([lo, hi]) => index >= lo && index <= hi);
-    return depth < 0 ? "unknown" : `depth ${depth + 1}`;
-  },
-};
+/** The crafting depth (1-4) of a task index, under upstream's index order; 0 outside the goals. */
+export function depthOf(index: number): number {
+  return DEPTH_RANGES.findIndex(([lo, hi]) => index >= lo && index <= hi) + 1;
+}

@@ -6,9 +6,9 @@
  * memorise which items the training tasks use. Tags and their members keep their names: the link between
  * `planks` and `oak planks` is not written in the episode.
  */
-import type { Rng } from "../../gpu/random.ts";
-import { idToName, nameToId } from "./python.ts";
-import type { CraftingTree } from "./tree.ts";
+import type { Rng } from "../../src/util/random.ts";
+import { idToName, nameToId } from "../../src/env/textcraft/python.ts";
+import type { CraftingTree } from "../../src/env/textcraft/tree.ts";
 
 /** Renames items in text with one fixed permutation. */
 export class ItemRenamer {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { Rng } from "../../src/gpu/random.ts";
-import { ItemRenamer } from "../../src/env/textcraft/rename.ts";
-import { tree } from "./helpers.ts";
+import { Rng } from "../../../src/util/random.ts";
+import { ItemRenamer } from "../../../tasks/textcraft/rename.ts";
+import { tree } from "../../env/helpers.ts";
 
 Deno.test("item renaming is a consistent permutation over names and ids, longest first, tags untouched", () => {
   const r = new ItemRenamer(tree);

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { textcraftAdapter } from "../../src/env/adapters/textcraft.ts";
-import { EnvClient } from "../../src/env/client.ts";
-import { runEpisode } from "../../src/env/episode.ts";
-import { solveGoal, solveTask } from "../../src/env/textcraft/oracle.ts";
-import { textcraft } from "../../tasks/textcraft.ts";
-import { tree, withTextCraft } from "./helpers.ts";
+import { textcraftAdapter } from "../../../src/env/adapters/textcraft.ts";
+import { EnvClient } from "../../../src/env/client.ts";
+import { wordTokenizer } from "../../../src/model/word_tokenizer.ts";
+import { textCraftCorpus } from "../../../tasks/textcraft/vocabulary.ts";
+import { solveGoal, solveTask } from "../../../tasks/textcraft/oracle.ts";
+import { textcraft } from "../../../tasks/textcraft/mod.ts";
+import { playScripts, tree, withTextCraft } from "../../env/helpers.ts";
 
 Deno.test("the oracle's plans are shortest on hand-checked goals", () => {
   // One stick: two bamboo beat a log and its planks (2 actions against 3).
@@ -23,28 +24,24 @@ Deno.test("the oracle's plans are shortest on hand-checked goals", () => {
 Deno.test("every one of the 544 tasks is solved by the oracle through the HTTP server, reward only at the end", async () => {
   await withTextCraft(async ({ url }) => {
     const client = new EnvClient(textcraftAdapter, { urls: [url], retries: 0 });
+    const tok = wordTokenizer(textCraftCorpus(tree, ["Thought:\nfollow the plan.\n\nAction:\n"]));
     const started = performance.now();
-    let actions = 0;
-    const queue = tree.goals.map((_, i) => i);
-    const worker = async () => {
-      for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
-        const plan = solveTask(tree, i).actions;
-        actions += plan.length;
-        const result = await runEpisode(client, {
-          index: i,
-          maxRounds: plan.length,
-          parseAction: textcraft.parseAction,
-          act: (_obs, turns) => `Thought:\nfollow the plan.\n\nAction:\n${plan[turns.length]}`,
-        });
-        assert.equal(result.outcome, "done", `task ${i}: ${JSON.stringify(result.turns.at(-1))}`);
-        assert.equal(result.reward, 1);
-        assert.equal(result.turns.length, plan.length, `task ${i} ended early`);
-        assert.ok(result.turns.slice(0, -1).every((t) => t.reward === 0 && !t.done));
-        assert.ok(result.turns.every((t) => !/^(Could not|Wrong)/.test(t.observation)), `task ${i}`);
-      }
-    };
-    await Promise.all(Array.from({ length: 8 }, worker));
+    const plans = tree.goals.map((_, i) => solveTask(tree, i).actions);
+    const episodes = plans.map((plan, index) => ({
+      index,
+      replies: plan.map((a) => `Thought:\nfollow the plan.\n\nAction:\n${a}`),
+    }));
+    const results = await playScripts(client, textcraft, tok, episodes);
+    results.forEach((result, i) => {
+      assert.equal(result.finish, "done", `task ${i}: ${JSON.stringify(result.turns.at(-1))}`);
+      assert.equal(result.reward, 1);
+      assert.equal(result.turns.length, plans[i].length, `task ${i} ended early`);
+      assert.deepEqual(result.turns.map((t) => t.action), plans[i]);
+      assert.ok(result.turns.slice(0, -1).every((t) => t.reward === 0));
+      assert.ok(result.turns.every((t) => !/^(Could not|Wrong)/.test(t.observation)), `task ${i}`);
+    });
     client.close();
+    const actions = plans.reduce((n, p) => n + p.length, 0);
     console.log(`544 oracle episodes, ${actions} actions, ${Math.round(performance.now() - started)} ms`);
   });
 });
@@ -55,7 +52,7 @@ Deno.test("the same index gives the same text in two separate server processes",
       args: [
         "run",
         "-A",
-        new URL("../../src/cli/main.ts", import.meta.url).pathname,
+        new URL("../../../src/cli/main.ts", import.meta.url).pathname,
         "serve",
         "textcraft",
         "--port",

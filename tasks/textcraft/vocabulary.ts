@@ -3,10 +3,12 @@
  * back, an inventory check, and the failure messages of a few wrong moves. The built-in tiny model's word-level
  * vocabulary is built from it, so every word the game uses has a token.
  */
-import { TextCraftGame } from "./game.ts";
+import { TextCraftGame } from "../../src/env/textcraft/game.ts";
 import { solveTask } from "./oracle.ts";
-import { idToName } from "./python.ts";
-import type { CraftingTree } from "./tree.ts";
+import { idToName } from "../../src/env/textcraft/python.ts";
+import type { CraftingTree } from "../../src/env/textcraft/tree.ts";
+import type { Prompt, TaskVocabulary } from "../task.ts";
+import { oracleReply } from "./formats.ts";
 
 /** Texts of every task (in task order), plus `extra` (prompts, reply formats). */
 export function textCraftCorpus(tree: CraftingTree, extra: readonly string[] = []): string[] {
@@ -24,4 +26,13 @@ export function textCraftCorpus(tree: CraftingTree, extra: readonly string[] = [
     texts.push(game.step("inventory").observation);
   });
   return texts;
+}
+
+/**
+ * The built-in tiny model's vocabulary for TextCraft: the corpus with the prompt and the reply layouts' words, and
+ * every item and tag name as one token (the model copies names from the command list).
+ */
+export function textCraftVocabulary(tree: CraftingTree, prompt: Prompt): TaskVocabulary {
+  const extra = [prompt.user, prompt.assistant, oracleReply("inventory", "thought"), "Action: inventory"];
+  return { corpus: textCraftCorpus(tree, extra), phrases: [...tree.items, ...tree.tags].map(idToName) };
 }

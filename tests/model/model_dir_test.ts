@@ -1,6 +1,6 @@
 /** Model directories: save/load/save byte identity, refusals naming the tensor, atomic saves; the initialiser. */
 import assert from "node:assert/strict";
-import { loadModelDir, saveModelDir, stopTokenIds } from "../../src/model/checkpoint.ts";
+import { loadModelDir, saveModelDir, stopTokenIds } from "../../src/model/model_dir.ts";
 import { type ModelConfig, parseModelConfig } from "../../src/model/config.ts";
 import { initParams } from "../../src/model/init.ts";
 import { LM_HEAD, paramTable } from "../../src/model/params.ts";

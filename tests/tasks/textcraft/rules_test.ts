@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { formatItemIds, parseItemIds, ranges } from "../../tasks/splits.ts";
-import { ONLY_ONE_ACTION, parseTextCraftAction, textcraft, TEXTCRAFT_SPLITS } from "../../tasks/textcraft.ts";
+import { formatItemIds, parseItemIds, ranges } from "../../../tasks/splits.ts";
+import { ONLY_ONE_ACTION, parseTextCraftAction, TEXTCRAFT_SPLITS } from "../../../tasks/textcraft/rules.ts";
+import { textcraft } from "../../../tasks/textcraft/mod.ts";
 
 Deno.test("TextCraft action extraction follows upstream's client rule", () => {
   const cases: [string, string][] = [

@@ -1,0 +1,104 @@
+/**
+ * `deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N] [--export DIR]
+ * [key.path=value ...]`: pretrains a base model on the task's synthetic tasks (config section `pretrain`), in
+ * chunks that each end with a held-out evaluation and a checkpoint. `--export` writes the run's latest checkpoint
+ * as a Hugging Face model directory with a model card.
+ */
+import { parseArgs } from "node:util";
+import { resolveConfig } from "../config/load.ts";
+import { configSource } from "../config/presets.ts";
+import { exportBaseModel } from "../train/export.ts";
+import { runPretraining } from "../train/pretrain_run.ts";
+import { writeReport } from "../train/report.ts";
+import { numberFlag } from "./args.ts";
+import { terminalReporter } from "./progress.ts";
+import { readRunConfig, stopOnSignals } from "./train.ts";
+
+const USAGE = `Usage: deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N]
+                          [--export DIR] [key.path=value ...]
+
+Pretrains a base model on a task's synthetic tasks (TextCraft: random crafting worlds, never the game's recipes).
+Every batch is drawn from (pretrain.seed, step), so a run resumes bit for bit; every pretrain.chunk_steps steps it
+evaluates greedily on held-out synthetic tasks (pretrain.eval_seed) and saves a checkpoint.
+
+Options:
+  NAME|CONFIG.yaml   a shipped config (default textcraft_pretrain) or a YAML file
+  --run-dir DIR      the run folder (default runs/<task>-pretrain-<time>)
+  --resume RUN_DIR   continue a run from its latest checkpoint; overrides that change its config are refused
+  --minutes N        stop after N minutes with a checkpoint (resume later); default: run to pretrain.steps
+  --export DIR       afterwards, write the latest checkpoint to DIR as a model directory with a README card
+  key.path=value     config overrides, e.g. pretrain.steps=4 pretrain.chunk_steps=2
+
+Examples:
+  deno task pretrain --minutes 120                       # two hours of the shipped recipe, then resume
+  deno task pretrain --resume runs/textcraft-pretrain-20261123-2200 --export models/crucible-tiny`;
+
+/** Runs the command. */
+export async function main(args: string[]): Promise<void> {
+  const { values: v, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      "run-dir": { type: "string" },
+      resume: { type: "string" },
+      minutes: { type: "string" },
+      export: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (v.help) return console.log(USAGE);
+  const overrides = positionals.filter((p) => p.includes("="));
+  const names = positionals.filter((p) => !p.includes("="));
+  if (names.length > 1) throw new TypeError(`Give one config name or file, got ${names.join(", ")}. See --help.`);
+  const minutes = v.minutes === undefined ? undefined : numberFlag("--minutes", v.minutes, 0, { lo: 0 });
+  let runDir = v["run-dir"];
+  let config;
+  if (v.resume) {
+    runDir = v.resume.replace(/\/+$/, "");
+    const source = { text: await readRunConfig(runDir), name: `${runDir}/config.yaml` };
+    config = resolveConfig(source, overrides);
+    const changed = changedKeys(resolveConfig(source, []), config);
+    if (changed.length > 0) {
+      throw new TypeError(
+        `Resuming ${runDir} with a changed config (${changed.join(", ")}); a resumed pretraining keeps its config`,
+      );
+    }
+  } else {
+    config = resolveConfig(await configSource(names[0] ?? "textcraft_pretrain"), overrides);
+  }
+  runDir ??= `${config.trainer.runs_dir}/${config.task}-pretrain-${stamp()}`;
+  const stops = stopOnSignals();
+  try {
+    const s = await runPretraining({
+      config,
+      runDir,
+      resume: v.resume !== undefined,
+      reporter: terminalReporter(),
+      stopRequested: stops.requested,
+      minutes,
+    });
+    const report = await writeReport(runDir);
+    const state = s.finished ? "Finished" : `Stopped at step ${s.step} of ${config.pretrain.steps}`;
+    console.log(`${state} after ${(s.seconds / 60).toFixed(1)} min. Report ${report}`);
+    if (!s.finished) console.log(`Resume with: deno task pretrain --resume ${runDir}`);
+    if (v.export) console.log(`Exported ${await exportBaseModel(runDir, v.export)}`);
+  } finally {
+    stops.release();
+  }
+}
+
+/** Dotted paths whose values differ between two resolved configs. */
+export function changedKeys(a: unknown, b: unknown, path = ""): string[] {
+  const isObject = (x: unknown) => typeof x === "object" && x !== null && !Array.isArray(x);
+  if (isObject(a) && isObject(b)) {
+    const keys = new Set([...Object.keys(a as object), ...Object.keys(b as object)]);
+    return [...keys].flatMap((k) =>
+      changedKeys((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k)
+    );
+  }
+  return JSON.stringify(a) === JSON.stringify(b) ? [] : [path];
+}
+
+function stamp(): string {
+  return new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+}

@@ -1,0 +1,65 @@
+/**
+ * What a checkpoint's agent was trained with, kept beside its weights as `crucible.json`: the task, the prompt
+ * turns, the task's options (TextCraft: the reply layout), the round and length limits and the evaluation
+ * temperature. `deno task eval` plays a checkpoint with these unless told otherwise, so the same weights score the
+ * same anywhere; `deno task train` starts from a base model's prompt and options unless its config sets its own.
+ */
+import { z } from "zod";
+import type { RunConfig } from "../config/schema.ts";
+import type { Task, TaskOptions } from "../../tasks/task.ts";
+
+/** The file name in a model directory. */
+export const AGENT_FILE = "crucible.json";
+
+const Settings = z.object({
+  version: z.literal(1),
+  task: z.string(),
+  prompt: z.object({ user: z.string(), assistant: z.string() }),
+  task_options: z.record(z.string(), z.unknown()),
+  max_rounds: z.number().int().positive(),
+  max_tokens_per_turn: z.number().int().positive(),
+  max_prompt_length: z.number().int().positive(),
+  max_response_length: z.number().int().positive(),
+  temperature: z.number().min(0),
+});
+
+/** A checkpoint's agent settings. */
+export type AgentSettings = z.infer<typeof Settings>;
+
+/** The settings a run's agent is trained and evaluated with. */
+export function agentSettings(c: RunConfig, task: Task, options: TaskOptions): AgentSettings {
+  return {
+    version: 1,
+    task: task.name,
+    prompt: { user: task.prompt.user, assistant: task.prompt.assistant },
+    task_options: { ...options },
+    max_rounds: task.maxRounds,
+    max_tokens_per_turn: c.rollout.max_tokens_per_turn,
+    max_prompt_length: c.rollout.max_prompt_length,
+    max_response_length: c.rollout.max_response_length,
+    temperature: c.trainer.eval_temperature,
+  };
+}
+
+/** A model directory's agent settings, or undefined when it has none (any Hugging Face model). */
+export async function readAgentSettings(dir: string): Promise<AgentSettings | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(`${dir}/${AGENT_FILE}`);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    throw e;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new SyntaxError(`${dir}/${AGENT_FILE} is not JSON: ${(e as Error).message}`);
+  }
+  const r = Settings.safeParse(value);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw new SyntaxError(`${dir}/${AGENT_FILE}: "${issue.path.join(".")}" ${issue.message.toLowerCase()}`);
+  }
+  return r.data;
+}

@@ -1,0 +1,111 @@
+/**
+ * Exporting a pretraining run's latest checkpoint as a base model: a Hugging Face directory (config.json,
+ * model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json), its agent settings
+ * (crucible.json), the resolved config that rebuilds it (pretrain.yaml) and a README model card written from the
+ * run's own records: data recipe, seed, steps, tokens, wall time and held-out results.
+ */
+import { parse } from "yaml";
+import { saveModelDir } from "../model/model_dir.ts";
+import { paramCount } from "../model/params.ts";
+import { AGENT_FILE, readAgentSettings } from "./agent_settings.ts";
+import { loadLatestCheckpoint } from "./checkpoint.ts";
+
+interface EvalLine {
+  phase: string;
+  step: number;
+  avg: number;
+  byCategory: Record<string, { avg: number }>;
+  copy?: { names: number; replies: number };
+}
+
+/** Writes the model directory `out` from the run folder `runDir`; returns `out`. */
+export async function exportBaseModel(runDir: string, out: string): Promise<string> {
+  const ckpt = await loadLatestCheckpoint(runDir);
+  if (ckpt.state.phase !== "pretrain") {
+    throw new RangeError(`${runDir} is not a pretraining run (its latest checkpoint is in phase ${ckpt.state.phase})`);
+  }
+  const configText = await Deno.readTextFile(`${runDir}/config.yaml`);
+  const agent = await readAgentSettings(ckpt.dir);
+  const evals = (await Deno.readTextFile(`${runDir}/evals.jsonl`).catch(() => "")).split("\n").filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as EvalLine).filter((e) => e.phase === "pretrain");
+  const card = modelCard({
+    name: out.split("/").filter(Boolean).pop() ?? out,
+    config: parse(configText) as Record<string, Record<string, unknown>>,
+    params: paramCount(ckpt.config),
+    layers: ckpt.config.numLayers,
+    hidden: ckpt.config.hiddenSize,
+    vocab: ckpt.config.vocabSize,
+    step: ckpt.state.sftStep,
+    tokens: Number(ckpt.state.notes.tokens ?? 0),
+    seconds: Number(ckpt.state.notes.seconds ?? 0),
+    last: evals.at(-1),
+  });
+  const enc = new TextEncoder();
+  await saveModelDir(out, {
+    config: ckpt.config,
+    tensors: ckpt.tensors,
+    tokenizer: ckpt.tokenizer,
+    dtype: "f32",
+    extra: {
+      ...(agent ? { [AGENT_FILE]: agent } : {}),
+      "pretrain.yaml": enc.encode(configText),
+      "README.md": enc.encode(card),
+    },
+  });
+  return out;
+}
+
+function modelCard(m: {
+  name: string;
+  config: Record<string, Record<string, unknown>>;
+  params: number;
+  layers: number;
+  hidden: number;
+  vocab: number;
+  step: number;
+  tokens: number;
+  seconds: number;
+  last?: EvalLine;
+}): string {
+  const p = m.config.pretrain ?? {};
+  const pct = (x: number | undefined) => (x === undefined ? "n/a" : `${(100 * x).toFixed(1)}%`);
+  const depths = m.last
+    ? Object.entries(m.last.byCategory).map(([k, r]) => `${k}: ${pct(r.avg)}`).join(", ")
+    : "not evaluated";
+  return `# ${m.name}
+
+A ${(m.params / 1e6).toFixed(2)} M-parameter Qwen2-architecture model (${m.layers} layers, hidden ${m.hidden},
+word-level vocabulary of ${m.vocab} tokens with one token per item name), pretrained by Crucible's
+\`deno task pretrain\` on synthetic crafting worlds only. It is the base model of \`deno task train textcraft\`.
+
+## Data
+
+Every batch is generated on the fly from (seed ${p.seed}, step): random recipe graphs of depth 1 to 4 with one to
+four inputs per recipe, TextCraft's yields and counts, shared items, alternative recipes and up to ten distractor
+lines, written in TextCraft's surface form; item names are drawn at random from the game's item vocabulary for every
+world, so no name carries a recipe. Each world is played by the stack policy (a depth-first plan whose replies name
+the items being crafted, their recipes and the action) through a simulator with TextCraft's rules and messages. A
+share of generic copy strings of item names (${p.copy_share} at the start) is mixed in. The generator never reads the
+game's recipe tables, and no task of TextCraft's train or test split enters pretraining. Held-out worlds come from
+seed ${p.eval_seed}, which training never draws from.
+
+## Training
+
+${m.step} optimizer steps of about ${p.batch_tokens} tokens (${(m.tokens / 1e6).toFixed(1)} M tokens in all), AdamW at
+${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in ${
+    (m.seconds / 3600).toFixed(2)
+  } hours of compute on the machine that built it (2 CPU cores, WebGPU on Mesa's lavapipe).
+
+## Held-out results (greedy, ${p.eval_tasks} synthetic worlds the model never saw)
+
+- success: ${pct(m.last?.avg)} (${depths})
+- item names copied right (teacher-forced): ${pct(m.last?.copy?.names)}; replies exactly right: ${
+    pct(m.last?.copy?.replies)
+  }
+
+## Rebuild
+
+\`deno task pretrain ${m.name}/pretrain.yaml\` replays the same batches from the same seed; on the same adapter it
+gives the same weights bit for bit (floating-point results can differ between GPU drivers).
+`;
+}

@@ -1,0 +1,41 @@
+/**
+ * The learner: the model being trained, on the GPU, and its gradient buffers. Each training phase (SFT, RL) makes
+ * its own optimizer over it, so the two phases never share moments.
+ */
+import type { RunConfig } from "../config/schema.ts";
+import type { Gpu } from "../gpu/device.ts";
+import type { ModelConfig } from "../model/config.ts";
+import { Transformer } from "../model/transformer.ts";
+import { TensorSet } from "../model/weights.ts";
+import { AdamW } from "./optimizer.ts";
+
+/** A model with gradient buffers. */
+export interface Learner {
+  gpu: Gpu;
+  model: Transformer;
+  grads: TensorSet;
+}
+
+/** Puts host parameters on the GPU with zeroed gradients. */
+export function createLearner(
+  gpu: Gpu,
+  host: { config: ModelConfig; tensors: ReadonlyMap<string, Float32Array> },
+  o: { recompute?: boolean } = {},
+): Learner {
+  return {
+    gpu,
+    model: Transformer.fromHost(gpu, host.config, host.tensors, o),
+    grads: TensorSet.zeros(gpu, host.config),
+  };
+}
+
+/** An AdamW over the learner with the actor's betas and eps, and a phase's decay and clipping. */
+export function phaseOptimizer(l: Learner, c: RunConfig, o: { weightDecay: number; maxGradNorm: number }): AdamW {
+  return new AdamW(l.gpu, l.model.weights, l.grads, {
+    beta1: c.actor.betas[0],
+    beta2: c.actor.betas[1],
+    eps: c.actor.eps,
+    weightDecay: o.weightDecay,
+    maxGradNorm: o.maxGradNorm,
+  });
+}

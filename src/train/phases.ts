@@ -1,0 +1,179 @@
+/**
+ * The two phases of a run over one learner: the supervised warm start (`sftPhase`: the task's demonstrations or a
+ * trajectory file, then an evaluation and the `sft-final` checkpoint that RL's KL term refers to) and RL
+ * (`rlPhase`: steps of rollouts and updates, periodic evaluations and checkpoints, the final evaluation). Each
+ * returns false when a stop request interrupted it, after saving a checkpoint to resume from.
+ */
+import { Rng } from "../util/random.ts";
+import { loadModelDir } from "../model/model_dir.ts";
+import { Transformer } from "../model/transformer.ts";
+import { ChatRenderer } from "../rollout/chat.ts";
+import { phaseOptimizer } from "./learner.ts";
+import type { AdamW } from "./optimizer.ts";
+import { rlStep, stepMetrics } from "./rl_step.ts";
+import type { Run } from "./run.ts";
+import { lrAt } from "./schedule.ts";
+import type { TrainSequence } from "./sequences.ts";
+import { runSft, sftEpochs, sftPlan } from "./sft.ts";
+import { agentGymSequences, augmentedEpochs, oracleEpisodes, textEpisode } from "./sft_data.ts";
+
+/** Supervised warm start; false when interrupted (a checkpoint `sft-latest` is saved to resume from). */
+export async function sftPhase(run: Run): Promise<boolean> {
+  const c = run.config, state = run.state;
+  const opt = phaseOptimizer(run.learner, c, { weightDecay: c.sft.weight_decay, maxGradNorm: c.sft.grad_clip });
+  if (run.resumed?.moments) opt.restore(run.resumed.moments.m, run.resumed.moments.v, run.resumed.state.optimizerStep);
+  const epochs = sftEpochs(c.sft.epochs, await sftData(run));
+  const plan = { batchTokens: c.sft.batch_tokens, seed: c.trainer.seed };
+  const total = sftPlan(epochs, plan).length;
+  const bar = run.rep.bar("sft", total);
+  bar.tick(state.sftStep);
+  await runSft(run.learner, opt, {
+    epochs,
+    settings: {
+      ...plan,
+      microBatchTokens: c.actor.ppo_micro_batch_tokens,
+      contextWeight: c.sft.context_loss_weight,
+      lr: (k: number) => lrAt(c.sft.lr, c.sft.lr_schedule, k, total),
+    },
+    from: state.sftStep,
+    onStep: async (r) => {
+      state.sftStep = r.step;
+      await run.log.metric({ phase: "sft", time: new Date().toISOString(), ...r });
+      bar.tick(1, `loss ${r.loss.toFixed(3)}`);
+      if (c.trainer.save_freq > 0 && r.step % c.trainer.save_freq === 0) await run.save(opt, "sft-latest");
+    },
+    stop: run.stopRequested,
+  });
+  if (state.sftStep < total) {
+    await run.save(opt, "sft-latest");
+    opt.release();
+    return false;
+  }
+  bar.done();
+  opt.release();
+  const sftEval = await run.evaluate("sft", 0);
+  state.notes.sftEval = sftEval;
+  state.phase = "rl";
+  state.reference = "checkpoints/sft-final";
+  await run.save(undefined, "sft-final");
+  run.rep.line(`After SFT: test success ${(100 * sftEval.avg).toFixed(1)}%`);
+  return true;
+}
+
+/** The SFT data of each epoch: the task's demonstrations (rewritten per epoch as it asks) or a trajectory file. */
+async function sftData(run: Run): Promise<(epoch: number) => TrainSequence[]> {
+  const c = run.config, { task, options, client } = run.env, tokenizer = run.host.tokenizer;
+  const stopId = run.host.stopIds[0];
+  if (c.sft.data !== "oracle") {
+    const seqs = agentGymSequences(await Deno.readTextFile(c.sft.data), tokenizer, stopId, c.sft.data);
+    return () => seqs;
+  }
+  const played = await oracleEpisodes({ tokenizer, client, task, stopId }, run.train, {
+    options,
+    maxPromptLength: c.rollout.max_prompt_length,
+    maxResponseLength: c.rollout.max_response_length,
+    onSkipped: (n) => n > 0 && run.rep.line(`SFT: ${n} oracle plans do not fit max_response_length and are left out`),
+  });
+  return augmentedEpochs(new ChatRenderer(tokenizer), task.prompt, played.map(textEpisode), {
+    stopId,
+    seed: c.trainer.seed,
+    epochs: c.sft.epochs,
+    augment: await task.augment?.(options),
+  });
+}
+
+/** RL steps, then the final evaluation and checkpoint; false when interrupted (a step checkpoint is saved). */
+export async function rlPhase(run: Run): Promise<boolean> {
+  const c = run.config, state = run.state;
+  const opt = await rlOptimizer(run);
+  const reference = await referenceModel(run);
+  const stepsTotal = c.trainer.total_steps;
+  const optimizerStepsTotal = stepsTotal * c.actor.ppo_epochs *
+    Math.ceil(c.data.train_batch_size / c.actor.ppo_mini_batch_size);
+  const bar = run.rep.bar("rl", stepsTotal);
+  bar.tick(state.rlStep);
+  const stepName = () => `rl-step-${String(state.rlStep).padStart(6, "0")}`;
+  while (state.rlStep < stepsTotal && !run.stopRequested()) {
+    const step = state.rlStep + 1;
+    const prompts = nextPrompts(run.train, c.data.train_batch_size, c.trainer.seed, state.data);
+    const r = await rlStep(
+      {
+        config: c,
+        rollout: run.rollout,
+        learner: run.learner,
+        reference,
+        opt,
+        stopIds: run.host.stopIds,
+        lr: (k) => lrAt(c.actor.lr, c.actor.lr_schedule, k, optimizerStepsTotal),
+      },
+      step,
+      prompts,
+    );
+    state.rlStep = step;
+    const m = stepMetrics(r);
+    await run.log.metric({ phase: "rl", step, time: new Date().toISOString(), ...m });
+    await run.log.rollouts("rl", step, r.trajectories, run.host.tokenizer);
+    bar.tick(1, `reward ${m.reward_mean.toFixed(2)} success ${(100 * m.success_rate).toFixed(0)}%`);
+    run.rep.line(stepLine(step, stepsTotal, m));
+    if (c.trainer.test_freq > 0 && step % c.trainer.test_freq === 0 && step < stepsTotal) {
+      await run.evaluate("rl", step);
+    }
+    if (c.trainer.save_freq > 0 && step % c.trainer.save_freq === 0) await run.save(opt, stepName());
+  }
+  if (state.rlStep < stepsTotal) {
+    await run.save(opt, stepName());
+    return false;
+  }
+  bar.done();
+  state.notes.finalEval = await run.evaluate("final", state.rlStep);
+  await run.save(opt, "final");
+  return true;
+}
+
+/** The RL optimizer, with the moments of a resumed RL-phase checkpoint (never an SFT one's). */
+async function rlOptimizer(run: Run): Promise<AdamW> {
+  const c = run.config;
+  const opt = phaseOptimizer(run.learner, c, { weightDecay: c.actor.weight_decay, maxGradNorm: c.actor.grad_clip });
+  const r = run.resumed;
+  if (r?.moments && r.state.phase === "rl") opt.restore(r.moments.m, r.moments.v, r.state.optimizerStep);
+  if (c.actor.use_kl_loss && run.state.reference === null) {
+    // No SFT phase saved the starting weights: keep them as the reference before RL changes them.
+    run.state.reference = "checkpoints/rl-reference";
+    await run.save(undefined, "rl-reference");
+  }
+  return opt;
+}
+
+/** The frozen reference policy for the KL loss: the weights RL started from, as saved in the run folder. */
+async function referenceModel(run: Run): Promise<Transformer | undefined> {
+  if (!run.config.actor.use_kl_loss || !run.state.reference) return undefined;
+  const ref = await loadModelDir(`${run.dir}/${run.state.reference}`);
+  return Transformer.fromHost(run.learner.gpu, ref.config, ref.tensors);
+}
+
+function stepLine(step: number, total: number, m: Record<string, number>): string {
+  return `step ${step}/${total}  reward ${m.reward_mean.toFixed(3)}  success ${(100 * m.success_rate).toFixed(1)}%  ` +
+    `rounds ${m.rounds_mean.toFixed(1)}/${m.rounds_max}  loss ${m.policy_loss.toFixed(4)}  kl ${m.kl.toFixed(4)}  ` +
+    `entropy ${m.entropy.toFixed(3)}  grad ${m.grad_norm.toFixed(2)}  ${m.tokens_per_s.toFixed(0)} tok/s`;
+}
+
+/** The next `count` prompts of the shuffled training data (reshuffled each epoch), advancing `pos`. */
+export function nextPrompts(
+  indices: readonly number[],
+  count: number,
+  seed: number,
+  pos: { epoch: number; offset: number },
+): number[] {
+  const out: number[] = [];
+  while (out.length < count) {
+    const order = new Rng(seed * 31 + pos.epoch).shuffle([...indices]);
+    const take = Math.min(count - out.length, order.length - pos.offset);
+    out.push(...order.slice(pos.offset, pos.offset + take));
+    pos.offset += take;
+    if (pos.offset >= order.length) {
+      pos.epoch++;
+      pos.offset = 0;
+    }
+  }
+  return out;
+}

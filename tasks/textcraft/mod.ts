@@ -1,0 +1,40 @@
+/**
+ * TextCraft: craft a Minecraft item from a short list of crafting commands. The task's rules (rules.ts) and its
+ * training aids, which the trainer reaches only through the Task hooks: Crucible's embedded server, the oracle's
+ * demonstrations in several reply layouts, per-epoch renaming and a distractor curriculum, the built-in tiny
+ * model's vocabulary, and synthetic worlds for pretraining (worlds.ts).
+ */
+import { serveTextCraft } from "../../src/env/textcraft/server.ts";
+import { CraftingTree } from "../../src/env/textcraft/tree.ts";
+import { type Task, upstreamSuccess } from "../task.ts";
+import { textCraftAugment } from "./augment.ts";
+import { demoReplies } from "./demos.ts";
+import { parseTextCraftOptions } from "./options.ts";
+import { depthOf, parseTextCraftAction, TEXTCRAFT_PROMPT, TEXTCRAFT_SPLITS } from "./rules.ts";
+import { textCraftSynthetic } from "./synthetic.ts";
+import { textCraftVocabulary } from "./vocabulary.ts";
+import { idToName } from "../../src/env/textcraft/python.ts";
+
+export { DEPTH_RANGES, parseTextCraftAction, TEXTCRAFT_PROMPT, TEXTCRAFT_SPLITS } from "./rules.ts";
+
+/** The TextCraft task. Max rounds 30, as AgentGym-RL trains and evaluates it. */
+export const textcraft: Task = {
+  name: "textcraft",
+  env: "textcraft",
+  prompt: TEXTCRAFT_PROMPT,
+  parseAction: parseTextCraftAction,
+  isSuccess: upstreamSuccess,
+  maxRounds: 30,
+  splits: TEXTCRAFT_SPLITS,
+  category: (index) => {
+    const depth = depthOf(index);
+    return depth === 0 ? "unknown" : `depth ${depth}`;
+  },
+  parseOptions: parseTextCraftOptions,
+  serve: () => serveTextCraft({ port: 0 }),
+  vocabulary: async (prompt) => textCraftVocabulary(await CraftingTree.load(), prompt),
+  oracle: async (index, options) =>
+    demoReplies(await CraftingTree.load(), index, parseTextCraftOptions(options).oracle_format),
+  augment: (options) => textCraftAugment(parseTextCraftOptions(options)),
+  synthetic: async () => textCraftSynthetic([...(await CraftingTree.load()).items].map(idToName)),
+};

@@ -1,0 +1,42 @@
+/**
+ * TextCraft's own settings, under `task_options` in a run config. The trainer passes them through without reading
+ * them; this module checks them, so an unknown key or a bad value stops the run with the key's path.
+ */
+import { z } from "zod";
+import { ORACLE_FORMATS } from "./formats.ts";
+
+const share = () => z.number().finite().min(0).max(1);
+
+const Schema = z.strictObject({
+  /** The layout of the oracle's replies in supervised data (formats.ts). */
+  oracle_format: z.enum(ORACLE_FORMATS).default("thought"),
+  /**
+   * Share of oracle episodes whose items are renamed by a random permutation each epoch, so that the model learns
+   * to read the command list instead of memorising the training items.
+   */
+  rename_items: share().default(0),
+  /**
+   * A curriculum over the command list: the share of distractor lines left out in the first epoch, falling
+   * linearly to none in the last, so that early steps learn the lookup on short lists.
+   */
+  drop_distractors: share().default(0),
+});
+
+/** TextCraft's task options, defaults filled. */
+export type TextCraftOptions = z.infer<typeof Schema>;
+
+/** The option keys with their defaults, for help texts and error messages. */
+export const TEXTCRAFT_OPTION_KEYS = Object.keys(Schema.shape);
+
+/** Checks `task_options` for TextCraft; errors name the key (`task_options.rename_items`) and the valid keys. */
+export function parseTextCraftOptions(raw: unknown): TextCraftOptions {
+  const r = Schema.safeParse(raw ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  if (issue.code === "unrecognized_keys") {
+    throw new TypeError(
+      `Unknown TextCraft option "task_options.${issue.keys[0]}"; the options are ${TEXTCRAFT_OPTION_KEYS.join(", ")}`,
+    );
+  }
+  throw new TypeError(`TextCraft option "task_options.${issue.path.join(".")}": ${issue.message}`);
+}

@@ -1,0 +1,146 @@
+/**
+ * The stack policy: a depth-first way to play TextCraft that a small model can learn, because every token of a
+ * reply is either copied from the context or follows from the previous reply by one small step.
+ *
+ * A reply is the stack of items being crafted, root (the goal) first, then the action:
+ *
+ *   blue carpet 1: 2 blue wool | blue wool 2: 1 blue dye, 1 white wool | blue dye 1: 1 lapis lazuli
+ *   Action: get 1 lapis lazuli
+ *
+ * Each frame is an item, how many more times it must be crafted (ceil(needed / the recipe's yield)), and its
+ * recipe's inputs as the command list writes them (a tag such as `planks` replaced by the member chosen for it).
+ * The top frame's next input is fetched (`get`) or, when the list has a recipe for it, pushed as a new frame; a
+ * frame whose inputs are all in hand is crafted, then crafted again or popped. Leftovers are not tracked, so a
+ * plan may craft an item again where the oracle would reuse what is left: longer than the oracle's plans, never
+ * wrong.
+ *
+ * The policy reads only the task's opening (command list and goal); which names are tags, and their members, is
+ * the caller's knowledge (TextCraft's tag table for the real game, none for synthetic worlds).
+ */
+
+/** A recipe input as a command line writes it. */
+export interface Ingredient {
+  name: string;
+  count: number;
+}
+
+/** One line of the command list. */
+export interface CommandLine {
+  output: string;
+  count: number;
+  inputs: Ingredient[];
+  text: string;
+}
+
+/** A task's opening, parsed. */
+export interface Opening {
+  lines: CommandLine[];
+  goal: string;
+}
+
+const LINE = /^craft (\d+) (.+?) using (.+)$/;
+const COUNTED = /^(\d+) (.+)$/;
+
+/** Parses `Crafting commands:\n<lines>\n\nGoal: craft <goal>.`; a malformed opening is a SyntaxError. */
+export function parseOpening(text: string): Opening {
+  const goal = /\nGoal: craft (.+)\.$/.exec(text)?.[1];
+  if (goal === undefined) throw new SyntaxError(`A TextCraft opening ends with "Goal: craft X.", got ${tail(text)}`);
+  const lines = text.split("\n").filter((l) => l.startsWith("craft ")).map((l) => {
+    const m = LINE.exec(l);
+    if (!m) throw new SyntaxError(`Not a command line: "${l}"`);
+    const inputs = m[3].split(", ").map((p) => {
+      const c = COUNTED.exec(p);
+      if (!c) throw new SyntaxError(`Not a counted input: "${p}" in "${l}"`);
+      return { name: c[2], count: Number(c[1]) };
+    });
+    return { output: m[2], count: Number(m[1]), inputs, text: l };
+  });
+  return { lines, goal };
+}
+
+function tail(text: string): string {
+  return JSON.stringify(text.slice(-40));
+}
+
+/** One turn of the policy: the reply to send and the action inside it. */
+export interface StackTurn {
+  reply: string;
+  action: string;
+}
+
+interface Frame {
+  line: CommandLine;
+  /** Crafts still to make, this one included. */
+  k: number;
+  inputs: Ingredient[];
+  /** Index of the input being gathered. */
+  next: number;
+}
+
+/** Options of {@linkcode stackPlan}. */
+export interface StackOptions {
+  /** The members of a tag input (`planks` -> `oak planks`, ...), or undefined when the name is not a tag. */
+  tagMembers?: (name: string) => readonly string[] | undefined;
+  /** Most turns to plan (a guard against plans that cannot end); default 200. */
+  maxTurns?: number;
+}
+
+/**
+ * The policy's turns for an opening, assuming every action succeeds. Recipes are the first line of the list for
+ * an item; a tag input takes the first member that has a line. Throws RangeError when the goal cannot be made
+ * from the list (an input with neither a line nor a way to be fetched cannot occur in TextCraft's lists).
+ */
+export function stackPlan(opening: Opening, o: StackOptions = {}): StackTurn[] {
+  const first = new Map<string, CommandLine>();
+  for (const l of opening.lines) if (!first.has(l.output)) first.set(l.output, l);
+  const resolve = (x: Ingredient): Ingredient => {
+    const members = o.tagMembers?.(x.name);
+    if (!members) return x;
+    const chosen = opening.lines.find((l) => members.includes(l.output));
+    if (!chosen) throw new RangeError(`No line makes a member of tag "${x.name}"`);
+    return { name: chosen.output, count: x.count };
+  };
+  const frame = (item: string, need: number): Frame => {
+    const line = first.get(item)!;
+    return { line, k: Math.ceil(need / line.count), inputs: line.inputs.map(resolve), next: 0 };
+  };
+  if (!first.has(opening.goal)) throw new RangeError(`No line crafts the goal "${opening.goal}"`);
+  const stack = [frame(opening.goal, 1)];
+  const turns: StackTurn[] = [];
+  const maxTurns = o.maxTurns ?? 200;
+  while (stack.length > 0) {
+    if (turns.length >= maxTurns) throw new RangeError(`The plan for "${opening.goal}" passes ${maxTurns} turns`);
+    const top = stack[stack.length - 1];
+    if (top.next < top.inputs.length) {
+      const x = top.inputs[top.next];
+      if (first.has(x.name)) {
+        if (stack.some((f) => f.line.output === x.name)) throw new RangeError(`Recipe loop through "${x.name}"`);
+        stack.push(frame(x.name, x.count));
+        continue;
+      }
+      const action = `get ${x.count} ${x.name}`;
+      turns.push({ reply: stackReply(stack, action), action });
+      top.next++;
+      continue;
+    }
+    const action = `craft ${top.line.count} ${top.line.output} using ${ingredientsText(top.inputs)}`;
+    turns.push({ reply: stackReply(stack, action), action });
+    top.k--;
+    if (top.k > 0) top.next = 0;
+    else {
+      stack.pop();
+      if (stack.length > 0) stack[stack.length - 1].next++;
+    }
+  }
+  return turns;
+}
+
+/** `2 stick, 6 iron ingot` */
+export function ingredientsText(inputs: readonly Ingredient[]): string {
+  return inputs.map((x) => `${x.count} ${x.name}`).join(", ");
+}
+
+function stackReply(stack: readonly Frame[], action: string): string {
+  const frames = stack.map((f) => `${f.line.output} ${f.k}: ${ingredientsText(f.inputs)}`);
+  return `${frames.join(" | ")}\nAction: ${action}`;
+}

@@ -1,0 +1,271 @@
+/**
+ * Synthetic crafting worlds for pretraining: random recipe graphs written in TextCraft's surface form, and a game
+ * with TextCraft's rules and messages to play them. Nothing here reads the game's recipe tables: the only input is
+ * a list of names (the tokenizer's item vocabulary), drawn at random for every world, so that no name carries a
+ * recipe and every name learns to be just a name.
+ *
+ * A world is a goal of a chosen depth (1: every input is fetched; d: the longest chain of crafts is d), its
+ * recipe tree with one to four inputs per recipe, yields and counts in TextCraft's ranges, items shared between
+ * branches, alternative recipes for some items, and distractor lines that use the same inputs, shuffled into one
+ * command list as TextCraft builds it.
+ */
+import { nameToId, pyRepr } from "../../src/env/textcraft/python.ts";
+import type { Rng } from "../../src/util/random.ts";
+import { type CommandLine, type Ingredient, parseOpening, stackPlan } from "./stack.ts";
+
+/** A generated world: its command list in order and its goal. */
+export interface World {
+  lines: CommandLine[];
+  goal: string;
+  /** The goal's depth. */
+  depth: number;
+}
+
+/** How worlds are drawn. */
+export interface WorldOptions {
+  /** Depth of the goal, 1 to 4. */
+  depth: number;
+  /** Most distractor lines (uniform from 0); TextCraft draws up to 10. */
+  maxDistractors?: number;
+  /** Chance that a crafted item has a second recipe in the list. */
+  alternatives?: number;
+  /** Chance that an input reuses an item already in the world. */
+  sharing?: number;
+}
+
+// Weights of the numbers that TextCraft's recipes show: yields, input counts, inputs per recipe.
+const YIELDS: readonly [number, number][] = [[1, 45], [2, 8], [3, 8], [4, 20], [6, 7], [8, 8], [16, 2], [9, 2]];
+const COUNTS: readonly [number, number][] = [
+  [1, 40],
+  [2, 16],
+  [3, 10],
+  [4, 10],
+  [5, 3],
+  [6, 9],
+  [7, 2],
+  [8, 7],
+  [9, 3],
+];
+const WIDTHS: readonly [number, number][] = [[1, 40], [2, 32], [3, 18], [4, 10]];
+
+function pick(rng: Rng, table: readonly [number, number][]): number {
+  const total = table.reduce((s, [, w]) => s + w, 0);
+  let r = rng.float() * total;
+  for (const [v, w] of table) if ((r -= w) < 0) return v;
+  return table[table.length - 1][0];
+}
+
+function lineOf(output: string, count: number, inputs: Ingredient[]): CommandLine {
+  const text = `craft ${count} ${output} using ${inputs.map((x) => `${x.count} ${x.name}`).join(", ")}`;
+  return { output, count, inputs, text };
+}
+
+/**
+ * A random world over `names` (at least 40 distinct ones). Deterministic in the generator's state.
+ *
+ * @example
+ * ```ts
+ * const w = randomWorld(new Rng(7), ["oak planks", "stick", ...], { depth: 2 });
+ * console.log(worldOpening(w)); // "Crafting commands:\ncraft 4 stick using 2 oak planks\n...\n\nGoal: craft stick."
+ * ```
+ */
+export function randomWorld(rng: Rng, names: readonly string[], o: WorldOptions): World {
+  if (!Number.isInteger(o.depth) || o.depth < 1 || o.depth > 4) {
+    throw new RangeError(`A world's depth is 1 to 4, got ${o.depth}`);
+  }
+  if (names.length < 40) throw new RangeError(`Worlds need at least 40 names to draw from, got ${names.length}`);
+  const used = new Set<string>();
+  const fresh = () => {
+    for (;;) {
+      const n = names[rng.int(names.length)];
+      if (!used.has(n)) return used.add(n), n;
+    }
+  };
+  const sharing = o.sharing ?? 0.15;
+  const bases: string[] = [];
+  // Crafted items by depth, once their recipes are complete (so reusing one can never close a loop).
+  const made: { name: string; depth: number }[] = [];
+  const needed: CommandLine[] = [];
+  const input = (maxDepth: number, mustDepth: number): Ingredient => {
+    const count = pick(rng, COUNTS);
+    if (mustDepth > 0) return { name: make(mustDepth), count };
+    const reuse = made.filter((m) => m.depth <= maxDepth);
+    if (rng.float() < sharing && reuse.length > 0) return { name: reuse[rng.int(reuse.length)].name, count };
+    if (maxDepth > 0 && rng.float() < 0.35) return { name: make(1 + rng.int(maxDepth)), count };
+    if (rng.float() < sharing && bases.length > 0) return { name: bases[rng.int(bases.length)], count };
+    const b = fresh();
+    bases.push(b);
+    return { name: b, count };
+  };
+  const inputsFor = (depth: number): Ingredient[] => {
+    const width = pick(rng, WIDTHS);
+    const deep = rng.int(width);
+    const out: Ingredient[] = [];
+    for (let i = 0; i < width; i++) {
+      const x = input(depth - 1, i === deep ? depth - 1 : 0);
+      // One input per item in a recipe, as TextCraft's lines have.
+      if (!out.some((y) => y.name === x.name)) out.push(x);
+    }
+    return out;
+  };
+  function make(depth: number): string {
+    const name = fresh();
+    needed.push(lineOf(name, pick(rng, YIELDS), inputsFor(depth)));
+    if (rng.float() < (o.alternatives ?? 0.12)) needed.push(lineOf(name, pick(rng, YIELDS), inputsFor(depth)));
+    made.push({ name, depth });
+    return name;
+  }
+  const goal = make(o.depth);
+  // Distractors: recipes of new items that use the world's inputs, as TextCraft draws them from shared inputs.
+  const inputs = [...new Set(needed.flatMap((l) => l.inputs.map((x) => x.name)))];
+  const distractors: CommandLine[] = [];
+  const count = rng.int((o.maxDistractors ?? 10) + 1);
+  for (let i = 0; i < count; i++) {
+    const width = pick(rng, WIDTHS);
+    const ins: Ingredient[] = [{ name: inputs[rng.int(inputs.length)], count: pick(rng, COUNTS) }];
+    while (ins.length < width) {
+      const name = rng.float() < 0.5 ? inputs[rng.int(inputs.length)] : fresh();
+      if (!ins.some((x) => x.name === name)) ins.push({ name, count: pick(rng, COUNTS) });
+      else break;
+    }
+    distractors.push(lineOf(fresh(), pick(rng, YIELDS), ins));
+  }
+  return { lines: rng.shuffle([...needed, ...distractors]), goal, depth: o.depth };
+}
+
+/** The first observation of a world, as TextCraft writes one. */
+export function worldOpening(w: World): string {
+  return `Crafting commands:\n${w.lines.map((l) => l.text).join("\n")}\n\nGoal: craft ${w.goal}.`;
+}
+
+/** What a step returns, as TextCraft's. */
+export interface WorldStep {
+  observation: string;
+  reward: 0 | 1;
+  done: boolean;
+}
+
+const CRAFT = /^craft ([^\n]*) using ([^\n]*)/;
+const GET = /^get ([0-9]+) ([^\n]*)/;
+const COUNTED = /^([0-9]+) ([^\n]*)/;
+
+/**
+ * A game of one world under TextCraft's rules and messages (src/env/textcraft/game.ts): `get` fetches any name the
+ * world cannot craft, `craft` needs the exact inputs of one of the item's lines in hand, and crafting the goal ends
+ * the episode with reward 1. Names stand for ids as TextCraft's do (`minecraft:oak_planks`).
+ */
+export class WorldGame {
+  readonly #world: World;
+  readonly #craftable: Set<string>;
+  #inventory = new Map<string, number>();
+
+  constructor(world: World) {
+    this.#world = world;
+    this.#craftable = new Set(world.lines.map((l) => l.output));
+  }
+
+  /** Empties the inventory and returns the opening. */
+  reset(): string {
+    this.#inventory = new Map();
+    return worldOpening(this.#world);
+  }
+
+  /** Runs one action. */
+  step(action: string): WorldStep {
+    const fail = (observation: string): WorldStep => ({ observation, reward: 0, done: false });
+    const get = GET.exec(action);
+    const craft = CRAFT.exec(action);
+    if (craft) {
+      const m = COUNTED.exec(craft[1]);
+      const output = m ? m[2] : craft[1];
+      const given: Ingredient[] = [];
+      for (const segment of craft[2].split(",")) {
+        const c = COUNTED.exec(segment.trim());
+        if (!c) return fail(`Wrong item format: ${segment.trim()}`);
+        given.push({ name: c[2], count: Number(c[1]) });
+      }
+      if (given.some((x) => (this.#inventory.get(x.name) ?? -1) < x.count)) {
+        return fail(`Could not find enough items to craft ${nameToId(output)}`);
+      }
+      const line = this.#world.lines.find((l) => l.output === output && sameInputs(l.inputs, given));
+      if (!line) {
+        return fail(
+          `Could not find a valid recipe for ItemTagWithCount(item_tag=ItemTag(tag=None, item_id=${
+            pyRepr(nameToId(output))
+          }), count=${m ? Number(m[1]) : 1})`,
+        );
+      }
+      for (const x of given) {
+        const left = this.#inventory.get(x.name)! - x.count;
+        if (left === 0) this.#inventory.delete(x.name);
+        else this.#inventory.set(x.name, left);
+      }
+      this.#inventory.set(output, (this.#inventory.get(output) ?? 0) + line.count);
+      const done = output === this.#world.goal;
+      return { observation: `Crafted ${line.count} ${nameToId(output)}`, reward: done ? 1 : 0, done };
+    }
+    if (get) {
+      const name = get[2];
+      if (this.#craftable.has(name)) return fail(`Could not find ${name}`);
+      this.#inventory.set(name, (this.#inventory.get(name) ?? 0) + Number(get[1]));
+      return { observation: `Got ${get[1]} ${name}`, reward: 0, done: false };
+    }
+    if (action.startsWith("inventory")) return fail(this.#inventoryText());
+    return fail(`Could not execute ${action}`);
+  }
+
+  #inventoryText(): string {
+    if (this.#inventory.size === 0) return "Inventory: You are not carrying anything.";
+    let text = "Inventory: ";
+    for (const [name, count] of this.#inventory) text += `[${name}] (${count}) `;
+    return text;
+  }
+}
+
+function sameInputs(want: readonly Ingredient[], given: readonly Ingredient[]): boolean {
+  if (want.length !== given.length) return false;
+  const left = [...given];
+  for (const x of want) {
+    const i = left.findIndex((y) => y.name === x.name && y.count === x.count);
+    if (i < 0) return false;
+    left.splice(i, 1);
+  }
+  return true;
+}
+
+/** An episode as text: the opening, then each reply and what the game answered. */
+export interface TextEpisode {
+  opening: string;
+  turns: { reply: string; observation: string }[];
+  /** Whether the last step crafted the goal. */
+  success: boolean;
+}
+
+/**
+ * A random world whose stack-policy plan (tasks/textcraft/stack.ts) takes at most `maxTurns` turns, and that plan
+ * played through the world's game. Worlds with longer plans are drawn again.
+ */
+export function worldEpisode(
+  rng: Rng,
+  names: readonly string[],
+  o: WorldOptions & { maxTurns: number },
+): { world: World; episode: TextEpisode } {
+  for (let tries = 0;; tries++) {
+    const world = randomWorld(rng, names, o);
+    let turns;
+    try {
+      turns = stackPlan(parseOpening(worldOpening(world)), { maxTurns: o.maxTurns });
+    } catch (e) {
+      if (!(e instanceof RangeError) || tries > 1000) throw e;
+      continue;
+    }
+    const game = new WorldGame(world);
+    const episode: TextEpisode = { opening: game.reset(), turns: [], success: false };
+    for (const t of turns) {
+      const r = game.step(t.action);
+      episode.turns.push({ reply: t.reply, observation: r.observation });
+      episode.success = r.done;
+    }
+    return { world, episode };
+  }
+}
