@@ -46,10 +46,21 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   },
 };
 
-/** The usage text: each subcommand with its summary. */
+/** The usage text: each subcommand with its summary, and examples. */
 export function usage(): string {
   const rows = Object.entries(SUBCOMMANDS).map(([name, s]) => `  ${name.padEnd(10)} ${s.summary}`);
-  return ["Usage: deno task bench <subcommand> [options]   (<subcommand> --help for its options)", ...rows].join("\n");
+  return [
+    "Usage: deno task bench <subcommand> [options]   (<subcommand> --help for its options)",
+    "",
+    "Performance measurements on this machine's WebGPU adapter; speed is reported, never asserted in tests.",
+    "",
+    "Subcommands:",
+    ...rows,
+    "",
+    "Examples:",
+    '  deno task bench kernels --filter "matmul" --json',
+    "  deno task bench model --size tiny",
+  ].join("\n");
 }
 
 /** Runs the named subcommand; an unknown one is a RangeError listing the known ones. */

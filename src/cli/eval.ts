@@ -1,21 +1,46 @@
 /**
  * `deno task eval --model DIR [--model DIR2 ...] --task textcraft [--split test] [--samples-per-task N] [--seed S]
  * [--temperature T] [--max-rounds R] [--limit N] [--env-url URL ...] [--json]`: Avg@n and Pass@n overall and by
- * category, as a table (several models side by side) or as JSON (one object per model, one line each).
+ * category, as a table (several models side by side) or as JSON (one object per model, one line each). A Crucible
+ * checkpoint is played with what its agent was trained with (crucible.json: prompt, round and length limits,
+ * temperature) unless a flag says otherwise, so it scores here what it scored in its run.
  */
 import { parseArgs } from "node:util";
 import { resolveConfig } from "../config/load.ts";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import { loadGpuModel } from "../model/load.ts";
+import { type AgentSettings, readAgentSettings } from "../train/agent_settings.ts";
 import { type EvalResult, evaluate } from "../train/eval.ts";
+import { appendEpisodes } from "../train/metrics.ts";
 import { rolloutOptions } from "../train/rl_step.ts";
 import { checkEnv, openEnv, splitIndices } from "../train/setup.ts";
 import { numberFlag } from "./args.ts";
 import { terminalReporter } from "./progress.ts";
 
-const USAGE = "Usage: deno task eval --model DIR [--model DIR ...] --task NAME [--split test] [--samples-per-task 1] " +
-  "[--seed 0] [--temperature 0] [--max-rounds R] [--limit N] [--env-url URL ...] [--items FILE] [--json]";
+const USAGE = `Usage: deno task eval --model DIR [--model DIR ...] [options]
+
+Plays every task of a split with each model (greedy by default) and prints Avg@n and Pass@n, overall and by
+category (TextCraft: depth), one row per model. A Crucible checkpoint is played with what it was trained with
+(its crucible.json: task, prompt, round and length limits, temperature) unless a flag below says otherwise.
+
+Options:
+  --model DIR            a Hugging Face model directory or a Crucible checkpoint (repeat to compare)
+  --task NAME            the task (default: the checkpoint's, else textcraft)
+  --split NAME           the task's built-in split (default test)
+  --items FILE           an AgentGym-RL-Data-ID item file instead of the split
+  --samples-per-task N   episodes per task: Avg@N and Pass@N (default 1)
+  --temperature T        sampling temperature, 0 = greedy (default: the checkpoint's, else 0)
+  --max-rounds R         round limit per episode (default: the checkpoint's, else the task's)
+  --seed S               seed of the sampling streams (default 0)
+  --limit N              only the first N tasks of the split (default all)
+  --env-url URL          a running AgentGym server (repeatable); default Crucible's embedded TextCraft server
+  --episodes FILE        also append every episode (turns, rewards, conversation) to FILE as JSON lines
+  --json                 one JSON object per model instead of the table
+
+Examples:
+  deno task eval --model models/crucible-tiny
+  deno task eval --model runs/textcraft-20261123-2200/checkpoints/final --model models/crucible-tiny --json`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
@@ -23,7 +48,7 @@ export async function main(args: string[]): Promise<void> {
     args,
     options: {
       model: { type: "string", multiple: true },
-      task: { type: "string", default: "textcraft" },
+      task: { type: "string" },
       split: { type: "string", default: "test" },
       items: { type: "string" },
       "samples-per-task": { type: "string" },
@@ -33,6 +58,7 @@ export async function main(args: string[]): Promise<void> {
       limit: { type: "string" },
       "env-url": { type: "string", multiple: true },
       json: { type: "boolean" },
+      episodes: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -40,9 +66,11 @@ export async function main(args: string[]): Promise<void> {
   if (!v.model?.length) throw new TypeError(`--model DIR is required. ${USAGE}`);
   const samples = numberFlag("--samples-per-task", v["samples-per-task"], 1, { lo: 1, integer: true });
   const seed = numberFlag("--seed", v.seed, 0, { integer: true });
-  const temperature = numberFlag("--temperature", v.temperature, 0, { lo: 0 });
   const limit = numberFlag("--limit", v.limit, 0, { lo: 0, integer: true });
-  const overrides = [`task=${v.task}`, `data.test_split=${v.split}`];
+  // A checkpoint's own settings (crucible.json) apply unless a flag says otherwise.
+  const agents = await Promise.all(v.model.map((dir) => readAgentSettings(dir)));
+  const taskName = v.task ?? agents.find((a) => a)?.task ?? "textcraft";
+  const overrides = [`task=${taskName}`, `data.test_split=${v.split}`];
   if (v.items) overrides.push(`data.test_items=${JSON.stringify(v.items)}`);
   if (v["env-url"]) overrides.push(`env.urls=${JSON.stringify(v["env-url"])}`);
   const config = resolveConfig({ text: "", name: "eval" }, overrides);
@@ -53,29 +81,36 @@ export async function main(args: string[]): Promise<void> {
     await checkEnv(env);
     const all = await splitIndices(config, env.task, "test");
     const indices = limit > 0 ? all.slice(0, limit) : all;
-    const maxRounds = numberFlag("--max-rounds", v["max-rounds"], env.task.maxRounds, { lo: 1, integer: true });
     const gpu = await getGpu();
-    for (const dir of v.model) {
+    for (const [k, dir] of v.model.entries()) {
+      const agent = agents[k];
       const m = await loadGpuModel(gpu, dir);
       if (!m.tokenizer) throw new TypeError(`${dir} has no tokenizer.json`);
-      const r = config.rollout;
+      const maxRounds = numberFlag("--max-rounds", v["max-rounds"], agent?.max_rounds ?? env.task.maxRounds, {
+        lo: 1,
+        integer: true,
+      });
+      const temperature = numberFlag("--temperature", v.temperature, agent?.temperature ?? 0, { lo: 0 });
+      const r = agent ? { ...config.rollout, ...agentLimits(agent) } : config.rollout;
       const generator = new Generator(m.model, {
         slots: r.slots,
         maxLen: Math.min(r.max_prompt_length + r.max_response_length, m.config.maxPositions),
         blockSteps: r.block_steps,
       });
+      const task = agent ? { ...env.task, prompt: agent.prompt } : env.task;
       const bar = reporter.bar(`eval ${dir}`, indices.length * samples);
-      const { result } = await evaluate(
-        { generator, tokenizer: m.tokenizer, client: env.client, task: env.task },
+      const { result, trajectories } = await evaluate(
+        { generator, tokenizer: m.tokenizer, client: env.client, task },
         indices,
         {
-          ...rolloutOptions(config, maxRounds, m.stopIds, temperature),
+          ...rolloutOptions({ ...config, rollout: r }, maxRounds, m.stopIds, temperature),
           samples,
           seed,
           onEpisode: () => bar.tick(),
         },
       );
       bar.done();
+      if (v.episodes) await appendEpisodes(v.episodes, { phase: `eval ${dir}`, step: 0 }, trajectories, m.tokenizer);
       generator.release();
       m.model.weights.release();
       results.push({ model: dir, result });
@@ -84,10 +119,21 @@ export async function main(args: string[]): Promise<void> {
     await env.close();
   }
   if (v.json) {
-    for (const r of results) console.log(JSON.stringify({ model: r.model, task: v.task, split: v.split, ...r.result }));
+    for (const r of results) {
+      console.log(JSON.stringify({ model: r.model, task: taskName, split: v.split, ...r.result }));
+    }
     return;
   }
   console.log(table(results));
+}
+
+/** The length limits a checkpoint was trained with, as rollout config keys. */
+function agentLimits(a: AgentSettings) {
+  return {
+    max_tokens_per_turn: a.max_tokens_per_turn,
+    max_prompt_length: a.max_prompt_length,
+    max_response_length: a.max_response_length,
+  };
 }
 
 /** A text table: one row per model, Avg@n and Pass@n overall and per category. */

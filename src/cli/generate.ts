@@ -9,8 +9,25 @@ import { Generator } from "../model/generate.ts";
 import { loadGpuModel } from "../model/load.ts";
 import { numberFlag } from "./args.ts";
 
-const USAGE = "Usage: deno task generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [--chat] " +
-  "[--max-tokens 64] [--temperature 1] [--top-p 1] [--top-k 0] [--seed 0] [--json]";
+const USAGE = `Usage: deno task generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [options]
+
+Prints a model's continuation of a prompt (KV-cached sampling on the GPU).
+
+Options:
+  --model DIR          a Hugging Face model directory or a Crucible checkpoint
+  --prompt TEXT        the prompt as text (tokenized with the model's tokenizer)
+  --prompt-ids LIST    the prompt as token ids, comma-separated
+  --chat               wrap the prompt as one user message in the model's chat template
+  --max-tokens N       most new tokens (default 64)
+  --temperature T      0 is greedy (default 1)
+  --top-p P            nucleus sampling (default 1)
+  --top-k K            0 keeps every token (default 0)
+  --seed S             seed of the sampling stream (default 0)
+  --json               one object {"ids": [...], "text": "..."} with the new tokens only
+
+Examples:
+  deno task generate --model models/crucible-tiny --prompt "Crafting commands:" --temperature 0
+  deno task generate --model Qwen2.5-0.5B-Instruct --prompt "Hello" --chat --max-tokens 32 --json`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {

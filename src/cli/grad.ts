@@ -13,7 +13,20 @@ import { saveSafetensors } from "../model/safetensors.ts";
 import { TensorSet } from "../model/weights.ts";
 import { nllGrad } from "../train/nll.ts";
 
-const USAGE = "Usage: deno task grad --model DIR --data FILE.jsonl --out GRADS.safetensors";
+const USAGE = `Usage: deno task grad --model DIR --data FILE.jsonl --out GRADS.safetensors
+
+The gradient of the mean negative log-likelihood over masked target tokens, written under each parameter's Hugging
+Face name with the loss (a [1] tensor named "loss"): the tool of last resort for a suspected gradient, to compare
+with PyTorch's on the same data.
+
+Options:
+  --model DIR    a Hugging Face model directory or a Crucible checkpoint
+  --data FILE    JSONL, one {"ids": [...], "mask": [...]} per line: mask[j] = 1 makes token j a target
+  --out FILE     the gradients, as safetensors
+
+Examples:
+  deno task grad --model models/crucible-tiny --data probe.jsonl --out grads.safetensors
+  deno task grad --model Qwen2.5-0.5B-Instruct --data one_sequence.jsonl --out qwen_grads.safetensors`;
 
 /** One example of the data file. */
 export interface GradExample {

@@ -12,7 +12,7 @@ import { runPretraining } from "../train/pretrain_run.ts";
 import { writeReport } from "../train/report.ts";
 import { numberFlag } from "./args.ts";
 import { terminalReporter } from "./progress.ts";
-import { readRunConfig, stopOnSignals } from "./train.ts";
+import { EXIT_STOPPED, readRunConfig, refuseExistingRun, stopOnSignals } from "./train.ts";
 
 const USAGE = `Usage: deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N]
                           [--export DIR] [key.path=value ...]
@@ -28,6 +28,8 @@ Options:
   --minutes N        stop after N minutes with a checkpoint (resume later); default: run to pretrain.steps
   --export DIR       afterwards, write the latest checkpoint to DIR as a model directory with a README card
   key.path=value     config overrides, e.g. pretrain.steps=4 pretrain.chunk_steps=2
+
+Exit codes: 0 pretraining reached pretrain.steps; 3 it stopped early with a checkpoint; 2 an error.
 
 Examples:
   deno task pretrain --minutes 120                       # two hours of the shipped recipe, then resume
@@ -56,7 +58,7 @@ export async function main(args: string[]): Promise<void> {
   if (v.resume) {
     runDir = v.resume.replace(/\/+$/, "");
     const source = { text: await readRunConfig(runDir), name: `${runDir}/config.yaml` };
-    config = resolveConfig(source, overrides);
+    config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
     const changed = changedKeys(resolveConfig(source, []), config);
     if (changed.length > 0) {
       throw new TypeError(
@@ -64,9 +66,12 @@ export async function main(args: string[]): Promise<void> {
       );
     }
   } else {
-    config = resolveConfig(await configSource(names[0] ?? "textcraft_pretrain"), overrides);
+    config = resolveConfig(await configSource(names[0] ?? "textcraft_pretrain"), overrides, {
+      onNote: (n) => console.error(`note: ${n}`),
+    });
   }
   runDir ??= `${config.trainer.runs_dir}/${config.task}-pretrain-${stamp()}`;
+  if (!v.resume) await refuseExistingRun(runDir);
   const stops = stopOnSignals();
   try {
     const s = await runPretraining({
@@ -80,7 +85,10 @@ export async function main(args: string[]): Promise<void> {
     const report = await writeReport(runDir);
     const state = s.finished ? "Finished" : `Stopped at step ${s.step} of ${config.pretrain.steps}`;
     console.log(`${state} after ${(s.seconds / 60).toFixed(1)} min. Report ${report}`);
-    if (!s.finished) console.log(`Resume with: deno task pretrain --resume ${runDir}`);
+    if (!s.finished) {
+      console.log(`Resume with: deno task pretrain --resume ${runDir}`);
+      Deno.exitCode = EXIT_STOPPED;
+    }
     if (v.export) console.log(`Exported ${await exportBaseModel(runDir, v.export)}`);
   } finally {
     stops.release();

@@ -1,12 +1,32 @@
 /**
- * `deno task serve textcraft [--port 36001] [--host 127.0.0.1] [--max-envs 4096]`: runs Crucible's own TextCraft
- * server until interrupted. Other environments are served by their upstream AgentGym servers.
+ * `deno task serve textcraft [options]`: runs Crucible's own TextCraft server until interrupted (`--help` lists the
+ * options). Other environments are served by their upstream AgentGym servers.
  */
 import { parseArgs } from "node:util";
 import { serveTextCraft } from "../env/textcraft/server.ts";
 import { numberFlag } from "./args.ts";
 
-const USAGE = "Usage: deno task serve textcraft [--port 36001] [--host 127.0.0.1] [--max-envs 4096]";
+const USAGE = `Usage: deno task serve textcraft [options]
+
+Serves Crucible's TextCraft with upstream AgentGym's routes, JSON shapes and observation strings.
+
+Options:
+  --port N              port to listen on; 0 picks a free one                           (default 36001)
+  --host NAME           interface to bind; anything beyond loopback (127.0.0.1, ::1,
+                        localhost) accepts environments from the network, and warns     (default 127.0.0.1)
+  --max-envs N          most environments alive at once; /create errors past it         (default 4096)
+  --idle-minutes M      close an environment no request has touched for M minutes;
+                        0 never closes one                                              (default 30)
+  --header-timeout-s S  seconds a request's line and headers may take to arrive;
+                        a slower one gets a 408 and its connection is closed            (default 10)
+  --body-timeout-s S    seconds a request body may take to arrive after its headers;
+                        a slower one gets a 408 and its connection is closed            (default 10)
+  --max-body-bytes N    largest request body; a larger one gets a 413                   (default 65536)
+  -h, --help            this text
+
+Examples:
+  deno task serve textcraft
+  deno task serve textcraft --host 0.0.0.0 --port 36001 --idle-minutes 120 --max-envs 16384`;
 
 /** Parses the command line and starts the named server. */
 export async function main(args: string[]): Promise<void> {
@@ -14,18 +34,29 @@ export async function main(args: string[]): Promise<void> {
     args,
     allowPositionals: true,
     options: {
-      port: { type: "string", default: "36001" },
+      port: { type: "string" },
       host: { type: "string", default: "127.0.0.1" },
-      "max-envs": { type: "string", default: "4096" },
+      "max-envs": { type: "string" },
+      "idle-minutes": { type: "string" },
+      "header-timeout-s": { type: "string" },
+      "body-timeout-s": { type: "string" },
+      "max-body-bytes": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) return console.log(USAGE);
   if (positionals.length !== 1 || positionals[0] !== "textcraft") {
-    throw new RangeError(`Only "textcraft" can be served, got "${positionals.join(" ")}". ${USAGE}`);
+    throw new RangeError(`Only "textcraft" can be served, got "${positionals.join(" ")}"; --help lists the options`);
   }
-  const port = numberFlag("--port", values.port, 36001, { lo: 0, hi: 65535, integer: true });
-  const maxEnvs = numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, integer: true });
-  const server = await serveTextCraft({ port, hostname: values.host, maxEnvs });
+  const int = { integer: true }, seconds = { lo: 0.001, hi: 3600 };
+  const server = await serveTextCraft({
+    port: numberFlag("--port", values.port, 36001, { lo: 0, hi: 65535, ...int }),
+    hostname: values.host,
+    maxEnvs: numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, ...int }),
+    idleMs: numberFlag("--idle-minutes", values["idle-minutes"], 30, { lo: 0, hi: 1e6 }) * 60_000,
+    headersTimeoutMs: numberFlag("--header-timeout-s", values["header-timeout-s"], 10, seconds) * 1000,
+    bodyTimeoutMs: numberFlag("--body-timeout-s", values["body-timeout-s"], 10, seconds) * 1000,
+    maxBodyBytes: numberFlag("--max-body-bytes", values["max-body-bytes"], 65536, { lo: 1, hi: 1 << 30, ...int }),
+  });
   console.log(`TextCraft listening on ${server.url}`);
 }

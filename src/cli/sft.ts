@@ -7,8 +7,25 @@ import { parseArgs } from "node:util";
 import { copy } from "./copy.ts";
 import { main as train } from "./train.ts";
 
-const USAGE = "Usage: deno task sft [NAME|CONFIG.yaml] [--model DIR] [--data FILE|oracle] [--out DIR] " +
-  "[--run-dir DIR] [key.path=value ...]";
+const USAGE = `Usage: deno task sft [NAME|CONFIG.yaml] [options] [key.path=value ...]
+
+Supervised fine-tuning only (loss on the assistant's turns of multi-turn conversations), then an evaluation on the
+test split: deno task train with sft.enabled=true and no RL steps. The data: the task's own demonstrations of its train
+split ("oracle"), or a file of AgentGym conversations ({"conversations": [{"from", "value"}]}) or chat messages
+({"messages": [{"role", "content"}]}), as JSONL or a JSON array.
+
+Options:
+  NAME|CONFIG.yaml   a shipped config (default textcraft) or a YAML file
+  --model DIR        the model to fine-tune (default: the config's)
+  --data FILE|oracle the training data (config sft.data; default oracle)
+  --out DIR          also write the fine-tuned model there as a Hugging Face directory
+  --run-dir DIR      the run folder (default runs/sft-<time>)
+  --env-url URL      a running AgentGym server for the evaluation (repeatable)
+  key.path=value     config overrides (sft.epochs=3 sft.lr=1e-5 ...)
+
+Examples:
+  deno task sft textcraft --out models/textcraft-sft
+  deno task sft webshop --model Qwen2.5-0.5B-Instruct --data webshop_sft.jsonl --env-url http://127.0.0.1:36003`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * `deno task train [NAME|CONFIG.yaml] [--model DIR] [--env-url URL ...] [--run-dir DIR] [--resume RUN_DIR]
- * [key.path=value ...]`: trains as the config says (SFT warm start, then RL), writing a run folder. Ctrl-C saves a
- * checkpoint and prints how to resume; a second Ctrl-C quits at once.
+ * [key.path=value ...]`: trains as the config says (SFT warm start, then RL), writing a run folder. A signal saves
+ * a checkpoint and prints how to resume; a second one quits at once. See USAGE for everything.
  */
 import { parseArgs } from "node:util";
 import { resolveConfig } from "../config/load.ts";
@@ -10,8 +10,30 @@ import { runTraining } from "../train/run.ts";
 import { writeReport } from "../train/report.ts";
 import { terminalReporter } from "./progress.ts";
 
-const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [--model DIR] [--env-url URL ...] ` +
-  "[--run-dir DIR] [--resume RUN_DIR] [key.path=value ...]";
+const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [options] [key.path=value ...]
+
+Trains an agent as the config says: a supervised warm start on the task's demonstrations (sft.*), then RL (GRPO,
+RLOO or REINFORCE++ under a fixed or ScalingInter round schedule), evaluating on the test split, in a run folder
+with config.yaml, metrics.jsonl, rollouts.jsonl, evals.jsonl, checkpoints/ and report.html. Ctrl-C, SIGTERM and
+SIGHUP finish the step, save a checkpoint and print how to resume; a second signal quits at once.
+
+Options:
+  NAME|CONFIG.yaml     a shipped config (default textcraft) or a YAML file holding what it changes
+  --model DIR          the model to start from (a Hugging Face directory or a Crucible checkpoint; config model.path)
+  --env-url URL        a running AgentGym server (repeatable; config env.urls); default the task's embedded server
+  --run-dir DIR        the run folder (default runs/<task>-<time>); it must not hold a run already
+  --resume RUN_DIR     continue a run from its latest checkpoint, bit for bit
+  --fresh-optimizer    with --resume: go on even if the checkpoint's optimizer state is missing
+  key.path=value       config overrides, applied last (e.g. actor.lr=1e-5 trainer.total_steps=50)
+
+Exit codes: 0 the run completed; 3 it stopped early with a checkpoint to resume from; 2 an error.
+
+Examples:
+  deno task train textcraft
+  deno task train textcraft algorithm.rounds_ctrl.type=fixed "algorithm.rounds_ctrl.rounds=[20]" trainer.total_steps=24`;
+
+/** Exit code of a run that stopped early with a checkpoint to resume from. */
+export const EXIT_STOPPED = 3;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
@@ -23,6 +45,7 @@ export async function main(args: string[]): Promise<void> {
       "env-url": { type: "string", multiple: true },
       "run-dir": { type: "string" },
       resume: { type: "string" },
+      "fresh-optimizer": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -40,8 +63,9 @@ export async function main(args: string[]): Promise<void> {
   } else {
     source = await configSource(names[0] ?? "textcraft");
   }
-  const config = resolveConfig(source, overrides);
+  const config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
   runDir ??= v["run-dir"] ?? `${config.trainer.runs_dir}/${config.task}-${stamp()}`;
+  if (!v.resume) await refuseExistingRun(runDir);
   const stops = stopOnSignals();
   try {
     const summary = await runTraining({
@@ -50,11 +74,13 @@ export async function main(args: string[]): Promise<void> {
       resume: v.resume !== undefined,
       reporter: terminalReporter(),
       stopRequested: stops.requested,
+      freshOptimizer: v["fresh-optimizer"],
     });
     const report = await writeReport(runDir);
     const pct = (x?: { avg: number }) => (x ? `${(100 * x.avg).toFixed(1)}%` : "n/a");
     if (summary.interrupted) {
       console.log(`Interrupted. Saved ${summary.lastCheckpoint}. Resume with: deno task train --resume ${runDir}`);
+      Deno.exitCode = EXIT_STOPPED;
     } else {
       console.log(
         `Done in ${(summary.seconds / 60).toFixed(1)} min. Test success: ${pct(summary.sftEval)} after SFT, ` +
@@ -86,6 +112,17 @@ export function stopOnSignals(): { requested: () => boolean; release: () => void
     requested: () => stops > 0,
     release: () => signals.forEach((s) => Deno.removeSignalListener(s, onSignal)),
   };
+}
+
+/** Stops when `dir` already holds a run, so that a new run never overwrites or mixes with an old one. */
+export async function refuseExistingRun(dir: string): Promise<void> {
+  for (const f of ["config.yaml", "metrics.jsonl", "checkpoints"]) {
+    if (await Deno.stat(`${dir}/${f}`).then(() => true, () => false)) {
+      throw new Deno.errors.AlreadyExists(
+        `${dir} already holds a run (${f}); continue it with --resume ${dir}, or give another --run-dir`,
+      );
+    }
+  }
 }
 
 /** The saved config of a run folder, for --resume. */

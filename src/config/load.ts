@@ -5,6 +5,7 @@
  */
 import { parse } from "yaml";
 import type { z } from "zod";
+import { translateOverride } from "./aliases.ts";
 import { RunConfig } from "./schema.ts";
 
 /** Where a configuration came from, for messages. */
@@ -64,9 +65,17 @@ export function applyOverride(raw: Record<string, unknown>, override: string): v
  * const cfg = resolveConfig({ text: "task: textcraft\n", name: "x.yaml" }, ["actor.lr=1e-5"]);
  * ```
  */
-export function resolveConfig(src: ConfigSource, overrides: readonly string[] = []): RunConfig {
+export function resolveConfig(
+  src: ConfigSource,
+  overrides: readonly string[] = [],
+  o: { onNote?: (note: string) => void } = {},
+): RunConfig {
   const raw = parseYaml(src);
-  for (const o of overrides) applyOverride(raw, o);
+  for (const given of overrides) {
+    const t = translateOverride(given);
+    if (t.note) o.onNote?.(t.note);
+    for (const override of t.overrides) applyOverride(raw, override);
+  }
   const r = RunConfig.safeParse(raw);
   if (!r.success) throw new TypeError(explain(r.error, src.name, overrides.length > 0));
   return r.data;
@@ -77,12 +86,50 @@ function explain(error: z.ZodError, name: string, overridden: boolean): string {
   const where = overridden ? `${name} with overrides` : name;
   if (issue.code === "unrecognized_keys") {
     const at = issue.path.join(".");
+    const valid = keysAt(issue.path.map(String));
     const keys = issue.keys.map((k) => (at ? `${at}.${k}` : k));
+    const near = closest(issue.keys[0], valid);
     return `${where}: unknown config key${keys.length > 1 ? "s" : ""} ${keys.map((k) => `"${k}"`).join(", ")}` +
-      `; the keys of ${at || "the top level"} are listed in src/config/schema.ts`;
+      (near ? `; did you mean "${at ? `${at}.` : ""}${near}"?` : "") +
+      ` The keys of ${at || "the top level"} are: ${valid.join(", ")}.`;
   }
   const key = issue.path.join(".") || "(top level)";
   return `${where}: config key "${key}": ${issue.message}`;
+}
+
+/** The keys of the config section at `path` (the top level for []). */
+export function keysAt(path: readonly string[]): string[] {
+  // deno-lint-ignore no-explicit-any
+  let node: any = RunConfig;
+  for (const p of path) {
+    while (node?.def?.innerType) node = node.def.innerType;
+    node = node?.shape?.[p];
+  }
+  while (node?.def?.innerType) node = node.def.innerType;
+  return Object.keys(node?.shape ?? {});
+}
+
+/** The candidate nearest `word` by edit distance, if it is near enough to be a likely typo. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  const distance = (a: string, b: string) => {
+    const d = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      let prev = d[0];
+      d[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const cur = d[j];
+        d[j] = Math.min(d[j] + 1, d[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+        prev = cur;
+      }
+    }
+    return d[b.length];
+  };
+  let best: string | undefined, bestD = Infinity;
+  for (const c of candidates) {
+    const dd = distance(word, c);
+    if (dd < bestD) [best, bestD] = [c, dd];
+  }
+  return bestD <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
 }
 
 function describe(v: unknown): string {

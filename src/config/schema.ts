@@ -22,7 +22,10 @@ const num = () => z.number().finite();
 const Model = z.strictObject({
   /** A Hugging Face model directory; null trains the built-in tiny model. */
   path: z.string().nullable().default(null),
-  /** The tiny model's YAML (configs/models/tiny.yaml shape) when path is null; null = the built-in one. */
+  /**
+   * The built-in model's shape when path is null: a shipped shape's name (tiny, crucible_tiny) or a YAML file like
+   * configs/models/tiny.yaml; null = tiny.
+   */
   tiny: z.string().nullable().default(null),
   /** Re-run each layer's forward in the backward instead of keeping its activations. */
   recompute: z.boolean().default(false),
@@ -36,6 +39,8 @@ const Env = z.strictObject({
   timeout_ms: int(1).default(60000),
   retries: int().default(3),
   max_in_flight: int(1).default(64),
+  /** How long a run waits for its environment to come back when a step's episodes mostly failed, in minutes. */
+  outage_minutes: num().min(0).default(30),
 });
 
 const Data = z.strictObject({
@@ -90,7 +95,8 @@ const LrSchedule = z.strictObject({
 const Actor = z.strictObject({
   lr: num().positive().default(1e-6),
   lr_schedule: LrSchedule.default(LrSchedule.parse({})),
-  betas: z.tuple([num(), num()]).default([0.9, 0.999]),
+  /** AdamW's β1 and β2, each in [0, 1): β2 = 1 makes the bias correction divide by zero. */
+  betas: z.tuple([num().min(0).lt(1), num().min(0).lt(1)]).default([0.9, 0.999]),
   eps: num().positive().default(1e-8),
   weight_decay: num().min(0).default(0.01),
   grad_clip: num().min(0).default(1),
@@ -99,7 +105,7 @@ const Actor = z.strictObject({
   ppo_mini_batch_size: int(1).default(8),
   /** Tokens per micro-batch (one forward/backward); a memory knob only: the loss does not depend on it. */
   ppo_micro_batch_tokens: int(1).default(8192),
-  clip_ratio_low: num().min(0).default(0.2),
+  clip_ratio_low: num().min(0).lt(1).default(0.2),
   clip_ratio_high: num().min(0).default(0.2),
   clip_ratio_c: num().gt(1).default(3),
   loss_agg_mode: z.enum(CONFIG_LOSS_AGG_MODES).default("token-mean"),
@@ -148,6 +154,8 @@ const Pretrain = z.strictObject({
   curriculum_steps: int(1).default(6000),
   /** Share of sequences that are generic copy strings of the task's names (down to a third of it by the end). */
   copy_share: num().min(0).max(1).default(0.15),
+  /** Steps at the start that see copy strings only: the induction circuit forms before the tasks arrive. */
+  copy_warmup_steps: int(0).default(0),
   /** Weight of the loss on the environment's text (command lists, observations) against the replies'. */
   context_loss_weight: num().min(0).default(0.1),
   /** Longest sequence kept, in tokens; longer episodes are drawn again. */
@@ -172,6 +180,8 @@ const Trainer = z.strictObject({
   eval_temperature: num().min(0).default(0),
   /** Test tasks evaluated during training (0 = the whole split). */
   eval_limit: int(0).default(0),
+  /** Optimizer steps skipped in a row (a non-finite gradient) that stop the run, with a checkpoint. */
+  max_skipped_steps: int(1).default(5),
 });
 
 /** The whole run configuration. */

@@ -13,6 +13,10 @@ import { Tokenizer } from "./tokenizer.ts";
 export const MODEL_FILES = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"];
 const GENERATION = "generation_config.json";
 
+/** What a model directory holds, for error messages. */
+export const HF_DIR = "A Hugging Face model directory holds config.json, model.safetensors (or shards with " +
+  "model.safetensors.index.json), tokenizer.json and tokenizer_config.json.";
+
 /** What saveModelDir writes. */
 export interface SaveModelOptions {
   config: ModelConfig;
@@ -26,6 +30,8 @@ export interface SaveModelOptions {
   generationConfig?: Record<string, unknown>;
   /** More files by name: a Uint8Array is written as is, anything else as JSON. */
   extra?: Record<string, unknown>;
+  /** Told when the files are written (not yet in place) and when an old directory was moved aside (tests). */
+  onStage?: (stage: "written" | "aside") => void;
 }
 
 /** What loadModelDir returns. */
@@ -73,11 +79,15 @@ export async function saveModelDir(dir: string, opts: SaveModelOptions): Promise
   try {
     for (const [name, bytes] of files) await writeSynced(`${tmp}/${name}`, bytes());
     await syncDir(tmp);
+    opts.onStage?.("written");
     // rename(2) cannot replace a non-empty directory: move the old one aside first. Between the two renames
     // `dir` is briefly absent (loadModelDir then names the aside copy); it is never half-written.
     const old = `${dir}.old-${stamp}`;
     const had = await exists(dir);
-    if (had) await Deno.rename(dir, old);
+    if (had) {
+      await Deno.rename(dir, old);
+      opts.onStage?.("aside");
+    }
     await Deno.rename(tmp, dir);
     await syncDir(parentOf(dir));
     if (had) await Deno.remove(old, { recursive: true });
@@ -103,9 +113,22 @@ export async function loadModelDir(dir: string, opts: { extra?: string[] } = {})
   }
   const config = parseModelConfig(await readJson(`${dir}/config.json`), `${dir}/config.json`);
   const weights = (await exists(`${dir}/model.safetensors`)) ? `${dir}/model.safetensors` : `${dir}/${SHARD_INDEX}`;
-  if (!(await exists(weights))) throw new SyntaxError(`Loading ${dir}: no model.safetensors nor ${SHARD_INDEX}`);
+  if (!(await exists(weights))) {
+    throw new SyntaxError(
+      `Loading ${dir}: it has no weights (model.safetensors, or ${SHARD_INDEX} with its shards). ${HF_DIR}`,
+    );
+  }
   const ordered = checkTensors(config, await loadSafetensors(weights), weights);
   const tensors = new Map(ordered.map(([name, t]) => [name, t.data]));
+  for (const [name, data] of tensors) {
+    const at = data.findIndex((x) => !Number.isFinite(x));
+    if (at >= 0) {
+      throw new SyntaxError(
+        `Loading ${dir}: tensor "${name}" holds a non-finite value (${data[at]} at index ${at}); ` +
+          "the model diverged or the file is damaged, so it is not used",
+      );
+    }
+  }
   const tokenizer = (await exists(`${dir}/tokenizer.json`)) ? await Tokenizer.load(dir) : undefined;
   if (tokenizer) checkVocab(config, tokenizer, `Loading ${dir}`);
   const generationConfig = (await exists(`${dir}/${GENERATION}`)) ? await readJson(`${dir}/${GENERATION}`) : undefined;
@@ -153,7 +176,8 @@ export function checkTensors(
 function checkVocab(config: ModelConfig, tokenizer: Tokenizer, action: string): void {
   if (tokenizer.vocabSize > config.vocabSize) {
     throw new RangeError(
-      `${action}: the tokenizer has ${tokenizer.vocabSize} ids but vocab_size is ${config.vocabSize}; raise vocab_size`,
+      `${action}: tokenizer.json has ${tokenizer.vocabSize} ids but config.json's vocab_size (the embedding's rows) ` +
+        `is ${config.vocabSize}; the tokenizer belongs to another model`,
     );
   }
 }

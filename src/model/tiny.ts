@@ -5,6 +5,7 @@
 import { parse } from "yaml";
 import { z } from "zod";
 import tinyYaml from "../../configs/models/tiny.yaml" with { type: "text" };
+import crucibleTinyYaml from "../../configs/models/crucible_tiny.yaml" with { type: "text" };
 import { type ModelConfig, parseModelConfig } from "./config.ts";
 import { initParams } from "./init.ts";
 import type { Tokenizer } from "./tokenizer.ts";
@@ -26,6 +27,18 @@ const TinySpec = z.object({
 
 /** The tiny model's settings (configs/models/tiny.yaml, or another YAML of the same shape). */
 export type TinySpec = z.infer<typeof TinySpec>;
+
+/** Shapes shipped in configs/models/, by name: `model.tiny` may name one instead of giving a path. */
+export const TINY_SHAPES: Readonly<Record<string, string>> = { tiny: tinyYaml, crucible_tiny: crucibleTinyYaml };
+
+/** The spec `model.tiny` names: a shipped shape's name, a YAML file's path, or null for configs/models/tiny.yaml. */
+export async function tinySpecOf(nameOrPath: string | null): Promise<TinySpec> {
+  if (nameOrPath === null) return parseTinySpec();
+  if (Object.hasOwn(TINY_SHAPES, nameOrPath)) {
+    return parseTinySpec(TINY_SHAPES[nameOrPath], `configs/models/${nameOrPath}.yaml`);
+  }
+  return parseTinySpec(await Deno.readTextFile(nameOrPath), nameOrPath);
+}
 
 /** Parses a tiny-model YAML, naming the bad key. */
 export function parseTinySpec(text: string = tinyYaml, source = "configs/models/tiny.yaml"): TinySpec {

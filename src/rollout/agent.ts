@@ -75,15 +75,20 @@ export async function runRollouts(
   }
   const r = new Rollout(ctx, o, episodes.length);
   const queue = episodes.map((spec, i) => ({ spec, i }));
-  while (queue.length > 0 || r.live.size > 0) {
-    // Start episodes while slots are free: create, reset and observe in parallel.
-    const starting = queue.splice(0, Math.max(0, ctx.generator.options.slots - r.live.size));
-    await Promise.all(starting.map(({ spec, i }) => r.start(spec, i)));
-    // An episode whose token budget is spent ends before another turn.
-    for (const [i, l] of [...r.live]) {
-      if (l.t.responseIds.length >= o.maxResponseLength) await r.finish(i, l, end(l.t, "length", ctx.task));
+  try {
+    while (queue.length > 0 || r.live.size > 0) {
+      // Start episodes while slots are free: create, reset and observe in parallel.
+      const starting = queue.splice(0, Math.max(0, ctx.generator.options.slots - r.live.size));
+      await Promise.all(starting.map(({ spec, i }) => r.start(spec, i)));
+      // An episode whose token budget is spent ends before another turn.
+      for (const [i, l] of [...r.live]) {
+        if (l.t.responseIds.length >= o.maxResponseLength) await r.finish(i, l, end(l.t, "length", ctx.task));
+      }
+      if (r.live.size > 0) await r.round();
     }
-    if (r.live.size > 0) await r.round();
+  } finally {
+    // On any error, the environments still open are closed, so none is left on the server.
+    await r.abandon();
   }
   return r.results;
 }
@@ -111,9 +116,8 @@ class Rollout {
       t.firstObservation = first;
       t.promptIds = this.#chat.prompt({ ...ctx.task.prompt, observation: first });
       if (t.promptIds.length > o.maxPromptLength) {
-        throw new RangeError(
-          `Task ${spec.task}'s prompt has ${t.promptIds.length} tokens, past max_prompt_length ${o.maxPromptLength}`,
-        );
+        await env.close().catch(() => {});
+        return this.finish(i, undefined, overflow(t, o.maxPromptLength));
       }
       const seq = ctx.generator.open(t.promptIds, spec.seed);
       this.live.set(i, { spec, env, seq, t });
@@ -174,6 +178,15 @@ class Rollout {
     t.logprobs.push(...chunk.map(() => 0));
   }
 
+  /** Closes every live episode's environment and sequence (after an error). */
+  async abandon(): Promise<void> {
+    for (const [i, l] of [...this.live]) {
+      this.live.delete(i);
+      this.ctx.generator.close(l.seq);
+      await l.env.close().catch(() => {});
+    }
+  }
+
   /** Records a finished episode and frees its sequence and environment. */
   async finish(i: number, l: Live | undefined, t: Trajectory): Promise<void> {
     if (l) {
@@ -207,6 +220,15 @@ function emptyTrajectory(spec: EpisodeSpec): Trajectory {
 function end(t: Trajectory, finish: Trajectory["finish"], task: Task): Trajectory {
   t.finish = finish;
   t.success = t.reward !== null && task.isSuccess(t.reward);
+  return t;
+}
+
+function overflow(t: Trajectory, limit: number): Trajectory {
+  t.finish = "prompt_overflow";
+  t.reward = null;
+  t.success = false;
+  t.error = `The prompt has ${t.promptIds.length} tokens, past max_prompt_length ${limit}`;
+  t.promptIds = [];
   return t;
 }
 

@@ -13,8 +13,11 @@ export interface TurnRecord {
   reward: number;
 }
 
-/** How an episode ended: the environment said done, the round limit, the token budget, or a failed server. */
-export type Finish = "done" | "max_rounds" | "length" | "env_failure";
+/**
+ * How an episode ended: the environment said done, the round limit, the token budget, a failed server, or a first
+ * observation too long for max_prompt_length (the environment's data is not trusted to fit).
+ */
+export type Finish = "done" | "max_rounds" | "length" | "env_failure" | "prompt_overflow";
 
 /** One episode's tokens, masks and outcome. */
 export interface Trajectory {
@@ -25,7 +28,7 @@ export interface Trajectory {
   responseIds: number[];
   mask: number[];
   logprobs: number[];
-  /** The last step's reward (upstream's episode reward); null for an environment failure. */
+  /** The last step's reward (upstream's episode reward); null for an environment failure or a prompt overflow. */
   reward: number | null;
   success: boolean;
   rounds: number;
@@ -37,7 +40,8 @@ export interface Trajectory {
 
 /** Whether a trajectory takes part in an update: it has a reward and at least one sampled token. */
 export function trainable(t: Trajectory): boolean {
-  return t.finish !== "env_failure" && t.mask.some((m) => m === 1);
+  return t.reward !== null && t.finish !== "env_failure" && t.finish !== "prompt_overflow" &&
+    t.mask.some((m) => m === 1);
 }
 
 /** Index of the last sampled token of the response (where the outcome reward sits), or -1. */

@@ -13,6 +13,7 @@ import type { TensorSet } from "../model/weights.ts";
 import type { AdamW } from "./optimizer.ts";
 import type { HostModel } from "./setup.ts";
 import { AGENT_FILE, type AgentSettings } from "./agent_settings.ts";
+import { faultPoint } from "./faults.ts";
 
 /** What the trainer needs to continue exactly where it stopped. */
 export interface TrainerState {
@@ -66,11 +67,51 @@ export async function saveCheckpoint(runDir: string, name: string, c: {
     }
     extra[OPTIMIZER] = serializeSafetensors(moments, { dtype: "f32" });
   }
-  await saveModelDir(dir, { config: c.config, tensors, tokenizer: c.tokenizer, dtype: c.dtype ?? "f32", extra });
+  const bad = [...tensors].find(([, t]) => !t.every(Number.isFinite));
+  if (bad) {
+    throw new RangeError(
+      `Not saving ${dir}: parameter ${bad[0]} holds non-finite values. Training diverged; ` +
+        "lower the learning rate or check the optimizer settings (betas, eps), then resume from the last checkpoint",
+    );
+  }
+  await saveModelDir(dir, {
+    config: c.config,
+    tensors,
+    tokenizer: c.tokenizer,
+    dtype: c.dtype ?? "f32",
+    extra,
+    onStage: (stage) => faultPoint(`${stage} ${name}`),
+  });
+  faultPoint(`saved ${name}`);
   const tmp = `${runDir}/checkpoints/latest.tmp-${Deno.pid}`;
   await Deno.writeTextFile(tmp, name + "\n");
   await Deno.rename(tmp, `${runDir}/checkpoints/latest`);
+  faultPoint(`pointed ${name}`);
   return dir;
+}
+
+/**
+ * Removes what a killed save leaves behind in a run's checkpoints folder: half-written `*.tmp-*` directories and
+ * pointers, `*.old-*` copies moved aside, and step checkpoints of `prefix` other than the newest `keep` and the one
+ * `latest` names (older periodic checkpoints a save had not yet pruned).
+ */
+export async function tidyCheckpoints(runDir: string, o: { prefix?: string; keep?: number } = {}): Promise<void> {
+  const root = `${runDir}/checkpoints`;
+  let names: string[];
+  try {
+    names = [];
+    for await (const e of Deno.readDir(root)) names.push(e.name);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return;
+    throw e;
+  }
+  const latest = await Deno.readTextFile(`${root}/latest`).then((t) => t.trim()).catch(() => "");
+  const stale = names.filter((n) => /\.(tmp|old)-/.test(n));
+  if (o.prefix) {
+    const steps = names.filter((n) => n.startsWith(`${o.prefix}-step-`) && !/\.(tmp|old)-/.test(n)).sort();
+    stale.push(...steps.slice(0, Math.max(0, steps.length - (o.keep ?? 1))).filter((n) => n !== latest));
+  }
+  for (const n of stale) await Deno.remove(`${root}/${n}`, { recursive: true }).catch(() => {});
 }
 
 /** A checkpoint read back. */

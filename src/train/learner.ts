@@ -39,3 +39,24 @@ export function phaseOptimizer(l: Learner, c: RunConfig, o: { weightDecay: numbe
     maxGradNorm: o.maxGradNorm,
   });
 }
+
+/** Counts optimizer steps skipped in a row (non-finite gradients) and says when a run should stop. */
+export class SkipGuard {
+  #run = 0;
+
+  constructor(readonly limit: number, readonly lrKey: string, readonly lr: number) {}
+
+  /** Records a step; true when `limit` steps in a row were skipped. */
+  record(applied: boolean): boolean {
+    this.#run = applied ? 0 : this.#run + 1;
+    return this.#run >= this.limit;
+  }
+
+  /** The error that stops the run, naming the likely cause and `next`, the way back. */
+  error(next: string): Error {
+    return new RangeError(
+      `${this.#run} optimizer steps in a row were skipped because the gradient norm was not finite: training is ` +
+        `diverging. The learning rate (${this.lrKey}=${this.lr}) is the likely cause. ${next}`,
+    );
+  }
+}

@@ -27,24 +27,34 @@ export class RunLog {
 
   /** Every episode of a step, with its conversation as text. */
   async rollouts(phase: string, step: number, trajectories: readonly Trajectory[], tok: Tokenizer): Promise<void> {
-    const lines = trajectories.map((t) =>
-      JSON.stringify({
-        phase,
-        step,
-        task: t.task,
-        group: t.group,
-        reward: t.reward,
-        success: t.success,
-        finish: t.finish,
-        rounds: t.rounds,
-        responseTokens: t.responseIds.length,
-        first: t.firstObservation,
-        turns: t.turns,
-        conversation: tok.decode([...t.promptIds, ...t.responseIds]),
-        error: t.error,
-      })
-    );
-    if (lines.length === 0) return;
-    await Deno.writeTextFile(`${this.runDir}/rollouts.jsonl`, lines.join("\n") + "\n", { append: true, create: true });
+    await appendEpisodes(`${this.runDir}/rollouts.jsonl`, { phase, step }, trajectories, tok);
   }
+}
+
+/** Appends one JSON line per episode (task, reward, finish, turns, the conversation as text) to `path`. */
+export async function appendEpisodes(
+  path: string,
+  at: { phase: string; step: number },
+  trajectories: readonly Trajectory[],
+  tok: Tokenizer,
+): Promise<void> {
+  const lines = trajectories.map((t) =>
+    JSON.stringify({
+      phase: at.phase,
+      step: at.step,
+      task: t.task,
+      group: t.group,
+      reward: t.reward,
+      success: t.success,
+      finish: t.finish,
+      rounds: t.rounds,
+      responseTokens: t.responseIds.length,
+      first: t.firstObservation,
+      turns: t.turns,
+      conversation: tok.decode([...t.promptIds, ...t.responseIds]),
+      error: t.error,
+    })
+  );
+  if (lines.length === 0) return;
+  await Deno.writeTextFile(path, lines.join("\n") + "\n", { append: true, create: true });
 }

@@ -8,10 +8,13 @@ import { Rng } from "../util/random.ts";
 import { loadModelDir } from "../model/model_dir.ts";
 import { Transformer } from "../model/transformer.ts";
 import { ChatRenderer } from "../rollout/chat.ts";
-import { phaseOptimizer } from "./learner.ts";
+import { checkpointName, tidyCheckpoints } from "./checkpoint.ts";
+import { phaseOptimizer, SkipGuard } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
-import { rlStep, stepMetrics } from "./rl_step.ts";
+import { rlStep, type RlStepContext, stepMetrics } from "./rl_step.ts";
 import type { Run } from "./run.ts";
+import { checkEnv } from "./setup.ts";
+import type { Trajectory } from "../rollout/trajectory.ts";
 import { lrAt } from "./schedule.ts";
 import type { TrainSequence } from "./sequences.ts";
 import { runSft, sftEpochs, sftPlan } from "./sft.ts";
@@ -27,6 +30,8 @@ export async function sftPhase(run: Run): Promise<boolean> {
   const total = sftPlan(epochs, plan).length;
   const bar = run.rep.bar("sft", total);
   bar.tick(state.sftStep);
+  const guard = new SkipGuard(c.trainer.max_skipped_steps, "sft.lr", c.sft.lr);
+  let diverged = false;
   await runSft(run.learner, opt, {
     epochs,
     settings: {
@@ -40,12 +45,18 @@ export async function sftPhase(run: Run): Promise<boolean> {
       state.sftStep = r.step;
       await run.log.metric({ phase: "sft", time: new Date().toISOString(), ...r });
       bar.tick(1, `loss ${r.loss.toFixed(3)}`);
-      if (c.trainer.save_freq > 0 && r.step % c.trainer.save_freq === 0) await run.save(opt, "sft-latest");
+      diverged = guard.record(r.applied);
+      if (c.trainer.save_freq > 0 && r.step % c.trainer.save_freq === 0 && !diverged) await saveSft(run, opt);
     },
-    stop: run.stopRequested,
+    stop: () => diverged || run.stopRequested(),
   });
+  if (diverged) {
+    await saveSft(run, opt);
+    opt.release();
+    throw guard.error(lowerLr(run, "sft.lr", c.sft.lr));
+  }
   if (state.sftStep < total) {
-    await run.save(opt, "sft-latest");
+    await saveSft(run, opt);
     opt.release();
     return false;
   }
@@ -58,6 +69,16 @@ export async function sftPhase(run: Run): Promise<boolean> {
   await run.save(undefined, "sft-final");
   run.rep.line(`After SFT: test success ${(100 * sftEval.avg).toFixed(1)}%`);
   return true;
+}
+
+function lowerLr(run: Run, key: string, lr: number): string {
+  return `A checkpoint was saved; resume with a lower one: deno task train --resume ${run.dir} ${key}=${lr / 10}`;
+}
+
+/** An SFT step checkpoint; only the newest is kept (SFT's periodic saves are for resuming, not for keeping). */
+async function saveSft(run: Run, opt: AdamW): Promise<void> {
+  await run.save(opt, checkpointName("sft", run.state.sftStep));
+  await tidyCheckpoints(run.dir, { prefix: "sft" });
 }
 
 /** The SFT data of each epoch: the task's demonstrations (rewritten per epoch as it asks) or a trajectory file. */
@@ -86,32 +107,39 @@ async function sftData(run: Run): Promise<(epoch: number) => TrainSequence[]> {
 export async function rlPhase(run: Run): Promise<boolean> {
   const c = run.config, state = run.state;
   const opt = await rlOptimizer(run);
-  const reference = await referenceModel(run);
   const stepsTotal = c.trainer.total_steps;
   const optimizerStepsTotal = stepsTotal * c.actor.ppo_epochs *
     Math.ceil(c.data.train_batch_size / c.actor.ppo_mini_batch_size);
+  const ctx: RlStepContext = {
+    config: c,
+    rollout: run.rollout,
+    learner: run.learner,
+    reference: await referenceModel(run),
+    opt,
+    stopIds: run.host.stopIds,
+    lr: (k) => lrAt(c.actor.lr, c.actor.lr_schedule, k, optimizerStepsTotal),
+  };
   const bar = run.rep.bar("rl", stepsTotal);
   bar.tick(state.rlStep);
-  const stepName = () => `rl-step-${String(state.rlStep).padStart(6, "0")}`;
+  const stepName = () => checkpointName("rl", state.rlStep);
+  const guard = new SkipGuard(c.trainer.max_skipped_steps, "actor.lr", c.actor.lr);
   while (state.rlStep < stepsTotal && !run.stopRequested()) {
     const step = state.rlStep + 1;
-    const prompts = nextPrompts(run.train, c.data.train_batch_size, c.trainer.seed, state.data);
-    const r = await rlStep(
-      {
-        config: c,
-        rollout: run.rollout,
-        learner: run.learner,
-        reference,
-        opt,
-        stopIds: run.host.stopIds,
-        lr: (k) => lrAt(c.actor.lr, c.actor.lr_schedule, k, optimizerStepsTotal),
-      },
-      step,
-      prompts,
-    );
+    const position = { ...state.data };
+    const r = await rlStep(ctx, step, nextPrompts(run.train, c.data.train_batch_size, c.trainer.seed, state.data));
+    if (r.aborted) {
+      // Most episodes failed in the environment: the step does not count; the same prompts run again once it is back.
+      state.data = position;
+      await waitForEnv(run, r.trajectories, () => run.save(opt, stepName()));
+      continue;
+    }
     state.rlStep = step;
     const m = stepMetrics(r);
     await run.log.metric({ phase: "rl", step, time: new Date().toISOString(), ...m });
+    if (r.updates.length > 0 && guard.record(r.updates.some((u) => u.applied))) {
+      await run.save(opt, stepName());
+      throw guard.error(lowerLr(run, "actor.lr", c.actor.lr));
+    }
     await run.log.rollouts("rl", step, r.trajectories, run.host.tokenizer);
     bar.tick(1, `reward ${m.reward_mean.toFixed(2)} success ${(100 * m.success_rate).toFixed(0)}%`);
     run.rep.line(stepLine(step, stepsTotal, m));
@@ -128,6 +156,37 @@ export async function rlPhase(run: Run): Promise<boolean> {
   state.notes.finalEval = await run.evaluate("final", state.rlStep);
   await run.save(opt, "final");
   return true;
+}
+
+/**
+ * Waits for the environment after a step whose episodes mostly failed: it is asked to create an environment again
+ * with growing pauses (1 s, doubling to 1 min) until it answers or env.outage_minutes pass; then the run saves a
+ * checkpoint and stops with an error naming the server.
+ */
+async function waitForEnv(run: Run, ts: readonly Trajectory[], save: () => Promise<unknown>): Promise<void> {
+  const failed = ts.filter((t) => t.finish === "env_failure");
+  const limit = run.config.env.outage_minutes * 60_000, start = performance.now();
+  const urls = run.env.client.transport.health().map((h) => h.url).join(", ");
+  run.rep.line(
+    `The environment failed ${failed.length} of ${ts.length} episodes (${failed[0]?.error ?? "no answer"}); ` +
+      `the step is not counted. Waiting for ${urls} (up to ${run.config.env.outage_minutes} min).`,
+  );
+  for (let pause = 1000;; pause = Math.min(60_000, pause * 2)) {
+    if (run.stopRequested()) return;
+    try {
+      await checkEnv(run.env);
+      run.rep.line(`The environment answers again after ${((performance.now() - start) / 1000).toFixed(0)} s.`);
+      return;
+    } catch {
+      if (performance.now() - start + pause > limit) break;
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+  await save();
+  throw new Error(
+    `The environment at ${urls} did not answer for ${run.config.env.outage_minutes} min; a checkpoint was saved. ` +
+      `Start the server and resume with: deno task train --resume ${run.dir}`,
+  );
 }
 
 /** The RL optimizer, with the moments of a resumed RL-phase checkpoint (never an SFT one's). */

@@ -30,6 +30,8 @@ export interface PretrainData {
   stopId: number;
   /** Token ids of the task's names that are single tokens (for copy strings). */
   nameIds: number[];
+  /** The id of "\n", which ends a line in lookup strings. */
+  newlineId: number;
   /** Openings of the held-out tasks: a training episode with one of them is drawn again. */
   heldOut: ReadonlySet<string>;
 }
@@ -55,23 +57,31 @@ export function pretrainData(
     prompt: task.prompt,
     stopId: o.stopId,
     nameIds: [...nameIds].sort((a, b) => a - b),
+    newlineId: tok.encode("\n")[0],
     heldOut: new Set(o.heldOut),
   };
+}
+
+/** One pretraining batch: its sequences, and which of them are copy strings. */
+export interface PretrainBatch {
+  seqs: TrainSequence[];
+  copies: boolean[];
 }
 
 /**
  * Batch `step`: synthetic episodes rendered as chat (replies trained, mask 1) and a share of copy strings (a
  * random string of names, a separator, the same string; the copy trained), to `batch_tokens` tokens or more.
  */
-export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: number): TrainSequence[] {
+export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: number): PretrainBatch {
   const rng = new Rng(dataSeed(c.seed, step));
   const progress = Math.min(1, step / c.curriculum_steps);
-  const copyShare = c.copy_share * (1 - (2 / 3) * progress);
-  const seqs: TrainSequence[] = [];
+  const copyShare = step <= c.copy_warmup_steps ? 1 : c.copy_share * (1 - (2 / 3) * progress);
+  const seqs: TrainSequence[] = [], copies: boolean[] = [];
   let tokens = 0;
   while (tokens < c.batch_tokens) {
     let q: TrainSequence;
-    if (rng.float() < copyShare) q = copyString(d, rng);
+    const copy = rng.float() < copyShare;
+    if (copy) q = copyString(d, rng);
     else {
       const episode = d.synthetic.episode(rng, progress);
       if (d.heldOut.has(episode.opening)) continue;
@@ -79,16 +89,28 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
       if (q.ids.length > c.max_sequence_tokens) continue;
     }
     seqs.push(q);
+    copies.push(copy);
     tokens += q.ids.length;
   }
-  return seqs;
+  return { seqs, copies };
 }
 
+/**
+ * A generic string that only copying solves: half the time a random string of names, a separator and the same
+ * string again (the copy trained); else 2 to 12 lines of a head name and 1 to 4 more, a separator, one line's head
+ * and the rest of that line (the rest trained): a lookup by content.
+ */
 function copyString(d: PretrainData, rng: Rng): TrainSequence {
-  const n = 8 + rng.int(41);
-  const xs = Array.from({ length: n }, () => d.nameIds[rng.int(d.nameIds.length)]);
-  const ids = [d.stopId, ...xs, d.stopId, ...xs];
-  return { ids, promptLength: n + 2, mask: xs.map(() => 1) };
+  const name = () => d.nameIds[rng.int(d.nameIds.length)];
+  if (rng.float() < 0.5) {
+    const xs = Array.from({ length: 8 + rng.int(41) }, name);
+    return { ids: [d.stopId, ...xs, d.stopId, ...xs], promptLength: xs.length + 2, mask: xs.map(() => 1) };
+  }
+  const lines = Array.from({ length: 2 + rng.int(11) }, () => Array.from({ length: 2 + rng.int(4) }, name));
+  const asked = lines[rng.int(lines.length)];
+  const prompt = [d.stopId, ...lines.flatMap((l) => [...l, d.newlineId]), d.stopId, asked[0]];
+  const answer = [...asked.slice(1), d.newlineId];
+  return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1) };
 }
 
 /** Teacher-forced reading of held-out demonstrations: how much of the replies a greedy policy would write. */

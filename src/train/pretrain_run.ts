@@ -19,7 +19,7 @@ import {
 } from "./checkpoint.ts";
 import { type AgentSettings, agentSettings } from "./agent_settings.ts";
 import { type EvalResult, evaluate } from "./eval.ts";
-import { createLearner, type Learner, phaseOptimizer } from "./learner.ts";
+import { createLearner, type Learner, phaseOptimizer, SkipGuard } from "./learner.ts";
 import { RunLog } from "./metrics.ts";
 import type { AdamW } from "./optimizer.ts";
 import { type CopyAccuracy, copyAccuracy, pretrainBatch, type PretrainData, pretrainData } from "./pretrain.ts";
@@ -122,20 +122,36 @@ async function train(s: Session, e: Evaluation): Promise<PretrainSummary> {
   bar.tick(s.state.sftStep);
   let saved = s.state.sftStep;
   const lr = (k: number) => lrAt(p.lr, p.lr_schedule, k, p.steps);
+  const guard = new SkipGuard(c.trainer.max_skipped_steps, "pretrain.lr", p.lr);
   const t0 = performance.now();
   while (s.state.sftStep < p.steps && !s.o.stopRequested() && performance.now() < e.deadline) {
     const step = s.state.sftStep + 1;
-    const seqs = pretrainBatch(s.data, p, step);
-    const r = await supervisedStep(s.learner, s.opt, {
-      seqs,
+    const batch = pretrainBatch(s.data, p, step);
+    const { sequenceLoss, ...r } = await supervisedStep(s.learner, s.opt, {
+      seqs: batch.seqs,
       microBatchTokens: c.actor.ppo_micro_batch_tokens,
       contextWeight: p.context_loss_weight,
       lr,
     });
+    const mean = (copy: boolean) => {
+      const xs = sequenceLoss.filter((x, i) => batch.copies[i] === copy && Number.isFinite(x));
+      return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
+    };
     s.state.sftStep = step;
     s.state.notes.tokens = Number(s.state.notes.tokens ?? 0) + r.tokens;
-    await log.metric({ phase: "pretrain", step, time: new Date().toISOString(), ...r });
+    await log.metric({
+      phase: "pretrain",
+      step,
+      time: new Date().toISOString(),
+      ...r,
+      task_loss: mean(false),
+      copy_loss: mean(true),
+    });
     bar.tick(1, `loss ${r.loss.toFixed(3)}`);
+    if (guard.record(r.applied)) {
+      await save(s);
+      throw guard.error("Start the pretraining again with a lower pretrain.lr (a resumed one keeps its config).");
+    }
     if (step % p.chunk_steps === 0 || step === p.steps) {
       s.state.notes.seconds = Number(s.state.notes.seconds ?? 0) + (performance.now() - t0) / 1000;
       Object.assign(summary, await endChunk(s, log, e));

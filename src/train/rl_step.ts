@@ -16,6 +16,7 @@ import {
   reinforcePlusPlusAdvantages,
   rlooAdvantages,
 } from "./advantages.ts";
+import { faultPoint } from "./faults.ts";
 import type { Learner } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "./rl_update.ts";
@@ -38,6 +39,8 @@ export interface RlStepContext {
 /** A step's outcome: its trajectories and the numbers of its update. */
 export interface RlStepResult {
   trajectories: Trajectory[];
+  /** True when most episodes failed in the environment: no update was made and the step does not count. */
+  aborted?: boolean;
   rounds: number;
   updates: MiniBatchResult[];
   seconds: { rollout: number; logprobs: number; update: number };
@@ -87,6 +90,17 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
     onEpisode: ctx.onEpisode,
   });
   const t1 = performance.now();
+  faultPoint(`rl rollout ${step}`);
+  const failed = trajectories.filter((t) => t.finish === "env_failure").length;
+  if (failed > trajectories.length / 2) {
+    return {
+      trajectories,
+      rounds,
+      updates: [],
+      aborted: true,
+      seconds: { rollout: (t1 - t0) / 1000, logprobs: 0, update: 0 },
+    };
+  }
   const train = trajectories.filter(trainable);
   if (train.length === 0) {
     return { trajectories, rounds, updates: [], seconds: { rollout: (t1 - t0) / 1000, logprobs: 0, update: 0 } };
@@ -112,6 +126,7 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
     },
   });
   const t3 = performance.now();
+  faultPoint(`rl update ${step}`);
   return {
     trajectories,
     rounds,
@@ -169,10 +184,21 @@ export function tokenAdvantages(c: RunConfig, train: readonly Trajectory[]): num
   }
 }
 
+/**
+ * The share of prompt groups whose episodes do not all earn the same reward: GRPO's signal (a group of equal
+ * rewards has every advantage 0 and teaches nothing).
+ */
+export function signalShare(ts: readonly Trajectory[]): number {
+  const rewards = new Map<number, Set<number>>();
+  for (const t of ts) rewards.set(t.group, (rewards.get(t.group) ?? new Set()).add(t.reward ?? 0));
+  if (rewards.size === 0) return 0;
+  return [...rewards.values()].filter((r) => r.size > 1).length / rewards.size;
+}
+
 /** Step metrics from a step's result (one JSON line of metrics.jsonl, minus time and step). */
 export function stepMetrics(r: RlStepResult): Record<string, number> {
   const ts = r.trajectories;
-  const ok = ts.filter((t) => t.finish !== "env_failure");
+  const ok = ts.filter((t) => t.finish !== "env_failure" && t.finish !== "prompt_overflow");
   const rewards = ok.map((t) => t.reward ?? 0);
   const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
   const mu = mean(rewards);
@@ -185,11 +211,13 @@ export function stepMetrics(r: RlStepResult): Record<string, number> {
     reward_mean: mu,
     reward_std: Math.sqrt(mean(rewards.map((x) => (x - mu) ** 2))),
     success_rate: mean(ok.map((t) => (t.success ? 1 : 0))),
+    groups_with_signal: signalShare(ok),
     rounds_max: r.rounds,
     rounds_mean: mean(ok.map((t) => t.rounds)),
     response_length_mean: mean(ts.map((t) => t.responseIds.length)),
     episodes: ts.length,
-    env_failures: ts.length - ok.length,
+    env_failures: ts.filter((t) => t.finish === "env_failure").length,
+    prompt_overflows: ts.filter((t) => t.finish === "prompt_overflow").length,
     truncated: ts.filter((t) => t.finish === "length").length,
     policy_loss: avg((u) => u.pgLoss),
     kl: avg((u) => u.klLoss),

@@ -16,6 +16,7 @@ import {
   type LoadedCheckpoint,
   loadLatestCheckpoint,
   saveCheckpoint,
+  tidyCheckpoints,
   type TrainerState,
 } from "./checkpoint.ts";
 import { agentSettings } from "./agent_settings.ts";
@@ -25,7 +26,7 @@ import { RunLog } from "./metrics.ts";
 import type { AdamW } from "./optimizer.ts";
 import { rlPhase, sftPhase } from "./phases.ts";
 import { rolloutOptions } from "./rl_step.ts";
-import { checkEnv, type HostModel, loadModel, openEnv, type RunEnv, splitIndices } from "./setup.ts";
+import { checkEnv, checkFiles, type HostModel, loadModel, openEnv, type RunEnv, splitIndices } from "./setup.ts";
 
 /** Progress reporting, implemented by the command line. */
 export interface Reporter {
@@ -43,6 +44,8 @@ export interface RunOptions {
   reporter: Reporter;
   /** Polled between steps: true asks the run to save and stop. */
   stopRequested: () => boolean;
+  /** Resume even when the checkpoint's optimizer state is missing, with fresh moments. */
+  freshOptimizer?: boolean;
 }
 
 /** What a run reports at the end. */
@@ -82,10 +85,21 @@ export interface Run {
 /** Runs (or resumes) training as configured. */
 export async function runTraining(o: RunOptions): Promise<RunSummary> {
   const start = performance.now();
+  await checkFiles(o.config);
+  const created = !(await Deno.stat(o.runDir).then(() => true, () => false));
   await Deno.mkdir(o.runDir, { recursive: true });
-  const env = await openEnv(o.config);
+  let env: RunEnv | undefined;
+  let run: Run;
   try {
-    const run = await startRun(o, env);
+    env = await openEnv(o.config);
+    run = await startRun(o, env);
+  } catch (e) {
+    // A run that fails before it starts leaves no folder behind.
+    await env?.close();
+    if (created) await Deno.remove(o.runDir, { recursive: true }).catch(() => {});
+    throw e;
+  }
+  try {
     const done = (interrupted: boolean): RunSummary => ({
       runDir: o.runDir,
       interrupted,
@@ -107,7 +121,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
   const c = o.config;
   await checkEnv(env);
   const gpu = await getGpu();
-  const resumed = o.resume ? await loadLatestCheckpoint(o.runDir) : undefined;
+  const resumed = o.resume ? await resumePoint(o) : undefined;
   const host = resumed ? hostFromCheckpoint(resumed) : await loadModel(c, env.task);
   if (!o.resume) await Deno.writeTextFile(`${o.runDir}/config.yaml`, stringify(c));
   o.reporter.line(
@@ -142,6 +156,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
     train: await splitIndices(c, env.task, "train"),
     evalSet: c.trainer.eval_limit > 0 ? test.slice(0, c.trainer.eval_limit) : test,
     async save(opt, name) {
+      state.notes.logs = await logSizes(o.runDir);
       run.lastCheckpoint = await saveCheckpoint(o.runDir, name, {
         config: host.config,
         weights: learner.model.weights,
@@ -158,6 +173,45 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
   return run;
 }
 
+/** The run's log files, which a resume cuts back to their length at the checkpoint it resumes from. */
+const LOGS = ["metrics.jsonl", "rollouts.jsonl", "evals.jsonl"];
+
+async function logSizes(runDir: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const f of LOGS) out[f] = await Deno.stat(`${runDir}/${f}`).then((s) => s.size).catch(() => 0);
+  return out;
+}
+
+/**
+ * The checkpoint a resumed run continues from, after clearing what a kill left behind: half-written saves, and log
+ * lines written after the checkpoint (they will be written again, once). A run killed before its first checkpoint
+ * starts over. A checkpoint whose optimizer state is missing is refused unless `freshOptimizer` says otherwise.
+ */
+async function resumePoint(o: RunOptions): Promise<LoadedCheckpoint | undefined> {
+  await tidyCheckpoints(o.runDir, { prefix: "sft" });
+  let r: LoadedCheckpoint | undefined;
+  try {
+    r = await loadLatestCheckpoint(o.runDir);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  const sizes = (r?.state.notes.logs ?? {}) as Record<string, number>;
+  for (const f of LOGS) {
+    const path = `${o.runDir}/${f}`;
+    const size = await Deno.stat(path).then((s) => s.size).catch(() => undefined);
+    if (size !== undefined && size > (sizes[f] ?? 0)) await Deno.truncate(path, sizes[f] ?? 0);
+  }
+  const s = r?.state;
+  const trained = s && ((s.phase === "sft" && s.sftStep > 0) || (s.phase === "rl" && s.rlStep > 0));
+  if (r && trained && !r.moments && !o.freshOptimizer) {
+    throw new Deno.errors.NotFound(
+      `${r.dir}/optimizer.safetensors is missing, so the optimizer's moments cannot be restored; ` +
+        "resume with --fresh-optimizer to go on with fresh moments (the run will no longer match an uninterrupted one)",
+    );
+  }
+  return r;
+}
+
 async function evaluateRun(run: Run, phase: string, step: number): Promise<EvalResult> {
   const c = run.config;
   const bar = run.rep.bar(`eval ${phase}`, run.evalSet.length * c.trainer.eval_samples);
@@ -168,6 +222,12 @@ async function evaluateRun(run: Run, phase: string, step: number): Promise<EvalR
     onEpisode: (t: Trajectory) => bar.tick(1, t.success ? "solved" : t.finish),
   });
   bar.done(`success ${(100 * result.avg).toFixed(1)}%`);
+  if (result.episodes === 0) {
+    throw new Error(
+      `The ${phase} evaluation completed no episode (${result.envFailures} environment failures): ` +
+        "an evaluation without episodes is not 0%. Check the server and resume the run.",
+    );
+  }
   await run.log.evaluation({ phase, step, time: new Date().toISOString(), ...result });
   await run.log.rollouts(`eval-${phase}`, step, trajectories, run.host.tokenizer);
   return result;

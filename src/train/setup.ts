@@ -8,8 +8,9 @@ import { envClient } from "../env/adapters/mod.ts";
 import type { EnvClient } from "../env/client.ts";
 import { loadModelDir, stopTokenIds } from "../model/model_dir.ts";
 import type { ModelConfig } from "../model/config.ts";
-import { buildTinyModel, parseTinySpec } from "../model/tiny.ts";
+import { buildTinyModel, TINY_SHAPES, tinySpecOf } from "../model/tiny.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
+import { readAgentSettings } from "./agent_settings.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { readItemIds } from "../../tasks/splits.ts";
 import { type EmbeddedServer, loadPrompt, type Task, type TaskOptions } from "../../tasks/task.ts";
@@ -26,11 +27,20 @@ export interface RunEnv {
   close(): Promise<void>;
 }
 
-/** The task of a config with its prompt (inline, from a file, or the task's own) and its checked options. */
+/**
+ * The task of a config with its prompt and its checked options. The prompt is the config's (inline or from a
+ * file), else the one the starting model was trained with (its crucible.json), else the task's own; the options are
+ * the model's with the config's on top.
+ */
 export async function configuredTask(c: RunConfig): Promise<{ task: Task; options: TaskOptions }> {
   const base = getTask(c.task);
-  const prompt = c.data.prompt ?? (c.data.prompt_file ? await loadPrompt(c.data.prompt_file, base.prompt) : undefined);
-  return { task: prompt ? { ...base, prompt } : base, options: taskOptions(c, base) };
+  const agent = c.model.path ? await readAgentSettings(c.model.path) : undefined;
+  const trained = agent?.task === base.name ? agent : undefined;
+  const prompt = c.data.prompt ??
+    (c.data.prompt_file ? await loadPrompt(c.data.prompt_file, base.prompt) : undefined) ??
+    trained?.prompt;
+  const raw = { ...trained?.task_options, ...c.task_options };
+  return { task: prompt ? { ...base, prompt } : base, options: taskOptions({ ...c, task_options: raw }, base) };
 }
 
 /** A config's task_options as the task checks them; a task without options accepts none. */
@@ -41,6 +51,31 @@ export function taskOptions(c: RunConfig, task: Task = getTask(c.task)): TaskOpt
     throw new TypeError(`The ${task.name} task takes no options, got "task_options.${keys[0]}"`);
   }
   return {};
+}
+
+/**
+ * Checks that every file the config names exists before a run starts anything (the GPU, a server): the SFT data,
+ * item files, a prompt file, the model directory and the tiny model's YAML. The error names the config key.
+ */
+export async function checkFiles(c: RunConfig): Promise<void> {
+  const files: [string, string | null][] = [
+    ["sft.data", c.sft.enabled && c.sft.data !== "oracle" ? c.sft.data : null],
+    ["data.train_items", c.data.train_items],
+    ["data.test_items", c.data.test_items],
+    ["data.prompt_file", c.data.prompt === null ? c.data.prompt_file : null],
+    ["model.path", c.model.path],
+    ["model.tiny", c.model.path === null && !Object.hasOwn(TINY_SHAPES, c.model.tiny ?? "") ? c.model.tiny : null],
+  ];
+  for (const [key, path] of files) {
+    if (path === null) continue;
+    const found = await Deno.stat(path).then(() => true, () => false);
+    if (found) continue;
+    const hub = key === "model.path" && /^[\w.-]+\/[\w.-]+$/.test(path)
+      ? ` If "${path}" is a Hugging Face hub id: Crucible does not download models; download it elsewhere ` +
+        "(e.g. huggingface-cli download) and pass its local folder."
+      : "";
+    throw new Deno.errors.NotFound(`${key} names ${path}, which does not exist.${hub}`);
+  }
 }
 
 /** Opens the task's environment: the configured servers, or the task's embedded server on a free port. */
@@ -114,7 +149,7 @@ export async function loadModel(c: RunConfig, task: Task): Promise<HostModel> {
   if (!task.vocabulary) {
     throw new RangeError(`The built-in tiny model has no vocabulary for ${task.name}; pass --model DIR`);
   }
-  const spec = c.model.tiny ? parseTinySpec(await Deno.readTextFile(c.model.tiny), c.model.tiny) : parseTinySpec();
+  const spec = await tinySpecOf(c.model.tiny);
   const vocabulary = await task.vocabulary(task.prompt);
   const tiny = buildTinyModel(vocabulary.corpus, spec, vocabulary.phrases);
   return { ...tiny, stopIds: stopTokenIds({ config: tiny.config, tokenizer: tiny.tokenizer }), source: "tiny" };

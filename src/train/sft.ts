@@ -7,6 +7,7 @@ import { Batch } from "../gpu/batch.ts";
 import { Rng } from "../util/random.ts";
 import { PackedInputs, packSequences } from "../model/packing.ts";
 import { nllGrad } from "./nll.ts";
+import { faultPoint } from "./faults.ts";
 import type { Learner } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { microBatches, toPositions, type TrainSequence } from "./sequences.ts";
@@ -88,13 +89,17 @@ export async function runSft(l: Learner, opt: AdamW, o: SftRun): Promise<void> {
   const plan = sftPlan(epochs, s);
   for (let k = o.from; k < plan.length && !stop(); k++) {
     const chosen = plan[k].seqs.map((i) => epochs[plan[k].epoch][i]);
-    const r = await supervisedStep(l, opt, { seqs: chosen, ...s });
+    const { sequenceLoss: _, ...r } = await supervisedStep(l, opt, { seqs: chosen, ...s });
     await o.onStep({ step: k + 1, epoch: plan[k].epoch, ...r });
+    faultPoint(`sft step ${k + 1}`);
   }
 }
 
 /** One supervised optimizer step's numbers. */
-export type SupervisedStep = Omit<SftStep, "step" | "epoch">;
+export interface SupervisedStep extends Omit<SftStep, "step" | "epoch"> {
+  /** Mean NLL of each sequence's trained tokens, in the order given (NaN for a sequence with none). */
+  sequenceLoss: number[];
+}
 
 /**
  * One optimizer step on `seqs`: the mean NLL of their trained (mask 1) tokens, plus `contextWeight` times the NLL of
@@ -140,5 +145,22 @@ export async function supervisedStep(
   let loss = 0;
   read.slice(1).forEach((lp, i) => lp.forEach((v, t) => (loss -= v * weightsOf[i][t])));
   const tokens = chosen.reduce((n, q) => n + q.ids.length, 0);
-  return { loss, tokens, targets, gradNorm: stats.gradNorm, lr, applied: stats.applied };
+  const sequenceLoss = perSequence(chosen, microBatches(chosen, s.microBatchTokens), read.slice(1));
+  return { loss, tokens, targets, gradNorm: stats.gradNorm, lr, applied: stats.applied, sequenceLoss };
+}
+
+// Mean NLL of each sequence's trained tokens, from the micro-batches' per-position log-probabilities.
+function perSequence(seqs: readonly TrainSequence[], groups: number[][], logps: ArrayLike<number>[]): number[] {
+  const out = new Array<number>(seqs.length);
+  groups.forEach((group, g) => {
+    let at = 0;
+    for (const i of group) {
+      const q = seqs[i], trained = toPositions(q, q.mask);
+      let sum = 0, n = 0;
+      for (let p = 0; p + 1 < q.ids.length; p++) if (trained[p]) (sum -= logps[g][at + p]), n++;
+      out[i] = n === 0 ? NaN : sum / n;
+      at += q.ids.length;
+    }
+  });
+  return out;
 }

@@ -128,36 +128,73 @@ export function augmentedEpochs(
 }
 
 const Turn = z.object({ from: z.string(), value: z.string(), loss: z.boolean().nullish() }).loose();
-const Conversation = z.object({ conversations: z.array(Turn).min(3) }).loose();
+const Message = z.object({ role: z.string(), content: z.string() }).loose();
+const Entry = z.object({ conversations: z.array(Turn).min(3).optional(), messages: z.array(Message).min(3).optional() })
+  .loose().refine((e) => (e.conversations === undefined) !== (e.messages === undefined));
+
+/** One entry's turns as AgentGym writes them; chat `messages` map user to human, assistant to gpt. */
+function turnsOf(entry: z.infer<typeof Entry>): z.infer<typeof Turn>[] {
+  if (entry.conversations) return entry.conversations;
+  const ms = entry.messages!;
+  // A system message has no place in the layout RL trains on: it opens the first user turn instead.
+  const system = ms[0].role === "system" ? ms[0].content : undefined;
+  const rest = system === undefined ? ms : ms.slice(1);
+  return rest.map((m, i) => ({
+    from: m.role === "assistant" ? "gpt" : "human",
+    value: i === 0 && system !== undefined ? `${system}\n\n${m.content}` : m.content,
+  }));
+}
+
+/** The entries of a JSON array or JSONL file; a bad line is a SyntaxError naming its line number. */
+function entries(text: string, source: string): unknown[] {
+  const trimmed = text.trim();
+  if (trimmed === "") throw new SyntaxError(`${source} is empty: SFT needs at least one conversation`);
+  if (trimmed.startsWith("[")) {
+    try {
+      return JSON.parse(trimmed);
+    } catch (e) {
+      throw new SyntaxError(`${source}: not a JSON array (${(e as Error).message})`);
+    }
+  }
+  const out: unknown[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (!line.trim()) return;
+    try {
+      out.push(JSON.parse(line));
+    } catch (e) {
+      throw new SyntaxError(`${source} line ${i + 1}: not JSON (${(e as Error).message})`);
+    }
+  });
+  return out;
+}
 
 /**
- * Reads AgentGym trajectories: human/gpt turns alternate after an opening (instructions, acknowledgement, first
- * observation). gpt turns train unless `loss` is false; the acknowledgement is prompt.
+ * Reads supervised trajectories: AgentGym's `{"conversations": [{"from", "value", "loss"?}]}` or the chat
+ * `{"messages": [{"role", "content"}]}` of TRL and OpenAI, as a JSON array or JSONL. Human/gpt (user/assistant)
+ * turns alternate after an opening (instructions, acknowledgement, first observation); gpt turns train unless
+ * `loss` is false; the acknowledgement is prompt.
  */
 export function agentGymSequences(text: string, tok: Tokenizer, stopId: number, source: string): TrainSequence[] {
-  const trimmed = text.trim();
-  let items: unknown[];
-  try {
-    items = trimmed.startsWith("[")
-      ? JSON.parse(trimmed)
-      : trimmed.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
-  } catch (e) {
-    throw new SyntaxError(`${source}: not JSON or JSONL (${(e as Error).message})`);
-  }
+  const items = entries(text, source);
+  if (items.length === 0) throw new SyntaxError(`${source} holds no conversation: SFT needs at least one`);
   const chat = new ChatRenderer(tok);
   return items.map((item, n) => {
-    const r = Conversation.safeParse(item);
-    if (!r.success) throw new SyntaxError(`${source} entry ${n}: needs "conversations" of from/value turns`);
-    const turns = r.data.conversations;
+    const r = Entry.safeParse(item);
+    if (!r.success) {
+      throw new SyntaxError(
+        `${source} entry ${n + 1}: needs "conversations" of from/value turns or "messages" of role/content ones`,
+      );
+    }
+    const turns = turnsOf(r.data);
     const role = (i: number) => (turns[i].from === "gpt" || turns[i].from === "assistant" ? "gpt" : "human");
-    if (role(0) !== "human" || role(1) !== "gpt" || role(2) !== "human") {
-      throw new SyntaxError(`${source} entry ${n}: must open with human, gpt, human turns`);
+    if (turns.length < 3 || role(0) !== "human" || role(1) !== "gpt" || role(2) !== "human") {
+      throw new SyntaxError(`${source} entry ${n + 1}: must open with human, gpt, human (user, assistant, user) turns`);
     }
     const prompt = chat.prompt({ user: turns[0].value, assistant: turns[1].value, observation: turns[2].value });
     const ids = [...prompt], mask: number[] = [];
     for (let i = 3; i < turns.length; i++) {
       if (role(i) !== (i % 2 === 1 ? "gpt" : "human")) {
-        throw new SyntaxError(`${source} entry ${n}: turn ${i} should be ${i % 2 === 1 ? "gpt" : "human"}`);
+        throw new SyntaxError(`${source} entry ${n + 1}: turn ${i + 1} should be ${i % 2 === 1 ? "gpt" : "human"}`);
       }
       const piece = role(i) === "gpt"
         ? [...tok.encode(turns[i].value), stopId]

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { parse } from "yaml";
 import { applyOverride, resolveConfig } from "../../src/config/load.ts";
 import { CONFIG_KL_KINDS, CONFIG_LOSS_AGG_MODES } from "../../src/config/schema.ts";
 import { LOSS_AGG_MODES } from "../../src/train/aggregation.ts";
@@ -45,4 +46,59 @@ Deno.test("every shipped config resolves against the schema", async () => {
     assert.ok(c.task.length > 0, name);
   }
   await assert.rejects(configSource("nope"), /Unknown config "nope"/);
+});
+
+Deno.test("an unknown key names the valid keys at its level and the closest one", () => {
+  assert.throws(
+    () => resolveConfig({ text: "", name: "x" }, ["actor.lrr=1"]),
+    /unknown config key "actor\.lrr"; did you mean "actor\.lr"\? The keys of actor are: lr, lr_schedule, betas/,
+  );
+  assert.throws(() => resolveConfig({ text: "trainr: {}\n", name: "y.yaml" }), /did you mean "trainer"/);
+  assert.throws(
+    () => resolveConfig({ text: "", name: "z" }, ["actor.zzzzzzzz=1"]),
+    (e: Error) => !/did you/.test(e.message),
+  );
+});
+
+Deno.test("verl and AgentGym-RL command lines work as written: aliases, Hydra's +key, a scalar round count", () => {
+  const notes: string[] = [];
+  const c = resolveConfig({ text: "", name: "x" }, [
+    "actor_rollout_ref.actor.optim.lr=2e-6",
+    "+actor_rollout_ref.rollout.n=4",
+    "++data.max_prompt_length=900",
+    "data.max_response_length=3000",
+    "actor_rollout_ref.rollout.max_tokens=200",
+    "algorithm.rounds_ctrl.type=fixed",
+    "algorithm.rounds_ctrl.rounds=20",
+    "trainer.total_training_steps=7",
+    "actor_rollout_ref.actor.clip_ratio=0.3",
+    "actor_rollout_ref.actor.kl_loss_type=low_var_kl",
+    "actor_rollout_ref.rollout.gpu_memory_utilization=0.7",
+    "actor_rollout_ref.rollout.tensor_model_parallel_size=1",
+  ], { onNote: (n) => notes.push(n) });
+  assert.equal(c.actor.lr, 2e-6);
+  assert.equal(c.rollout.n, 4);
+  assert.equal(c.rollout.max_prompt_length, 900);
+  assert.equal(c.rollout.max_response_length, 3000);
+  assert.equal(c.rollout.max_tokens_per_turn, 200);
+  assert.deepEqual(c.algorithm.rounds_ctrl.rounds, [20]);
+  assert.equal(c.trainer.total_steps, 7);
+  assert.deepEqual([c.actor.clip_ratio_low, c.actor.clip_ratio_high], [0.3, 0.3]);
+  assert.ok(notes.some((n) => /gpu_memory_utilization .*ignores it/.test(n)));
+  assert.ok(notes.includes("actor_rollout_ref.actor.optim.lr is actor.lr"));
+});
+
+Deno.test("deno task config prints the resolved config with the task's options filled", async () => {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "src/cli/main.ts", "config", "textcraft", "actor_rollout_ref.actor.optim.lr=3e-6"],
+    cwd: new URL("../../", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const out = new TextDecoder().decode(r.stdout);
+  assert.equal(r.code, 0);
+  const c = parse(out) as Record<string, Record<string, unknown>>;
+  assert.equal(c.actor.lr, 3e-6);
+  assert.equal(typeof c.task_options.oracle_format, "string");
+  assert.match(new TextDecoder().decode(r.stderr), /note: actor_rollout_ref\.actor\.optim\.lr is actor\.lr/);
 });

@@ -24,9 +24,10 @@ export async function withTextCraft(
   }
 }
 
-/** POSTs JSON (or raw text) and returns status and parsed body (text when not JSON). */
+/** POSTs JSON (or raw text, still labelled JSON) and returns status and parsed body (text when not JSON). */
 export async function post(url: string, body: unknown, raw = false): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(url, { method: "POST", body: raw ? body as string : JSON.stringify(body) });
+  const headers = { "content-type": "application/json" };
+  const res = await fetch(url, { method: "POST", headers, body: raw ? body as string : JSON.stringify(body) });
   return { status: res.status, body: parse(await res.text()) };
 }
 
@@ -42,6 +43,15 @@ function parse(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+/** The body a server answers for an id it does not hold (upstream's message, then Crucible's explanation). */
+export function notValid(id: number | string, idle = "30 min"): { error: string } {
+  return {
+    error: `The id ${id} is not valid. No live environment has it: it was closed, unused for ${idle} and reaped, or ` +
+      "created by an earlier run of a server that has restarted since (ids are random and never reused). Create a " +
+      "new environment.",
+  };
 }
 
 /** Index of the task whose goal is `id` (e.g. `minecraft:stick`). */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { get, post, tree, withTextCraft } from "./helpers.ts";
+import { get, notValid, post, tree, withTextCraft } from "./helpers.ts";
 
 Deno.test("routes answer upstream's shapes: create resets to its own id, observation is a bare string", async () => {
   await withTextCraft(async ({ url }) => {
@@ -7,26 +7,28 @@ Deno.test("routes answer upstream's shapes: create resets to its own id, observa
     const a = (await post(`${url}/create`, { commands: null, goal: "minecraft:stick", minecraft_dir: "x" })).body;
     const b = (await post(`${url}/create`, {})).body as Record<string, unknown>;
     assert.deepEqual(Object.keys(a as object), ["id", "observation", "done", "reward"]);
-    assert.equal((a as { id: number }).id, 0);
-    assert.equal(b.id, 1);
-    // Environment 0 reset to task 1 shows what environment 1 got at creation; /observation is the bare string.
-    const reset = (await post(`${url}/reset`, { id: 0, data_idx: 1 })).body as Record<string, unknown>;
-    assert.deepEqual(reset, { id: 0, observation: b.observation, done: false, reward: 0 });
-    assert.deepEqual(await get(`${url}/observation?id=0`), { status: 200, body: b.observation });
-    const goal = tree.goals[1].id.slice("minecraft:".length).replaceAll("_", " ");
+    const id = (a as { id: number }).id;
+    assert.ok(Number.isSafeInteger(id) && Number.isSafeInteger(b.id) && id !== b.id);
+    // Environment a reset to b's id shows what b got at creation (its own id, mod 544); /observation is the bare
+    // string.
+    const reset = (await post(`${url}/reset`, { id, data_idx: b.id })).body as Record<string, unknown>;
+    assert.deepEqual(reset, { id, observation: b.observation, done: false, reward: 0 });
+    assert.deepEqual(await get(`${url}/observation?id=${id}`), { status: 200, body: b.observation });
+    const goal = tree.goals[(b.id as number) % 544].id.slice("minecraft:".length).replaceAll("_", " ");
     assert.ok((b.observation as string).endsWith(`\n\nGoal: craft ${goal}.`));
     // data_idx is taken mod 544 the Python way, and a numeric string is coerced.
-    const last = (await post(`${url}/reset`, { id: 1, data_idx: "543" })).body as { observation: string };
+    const last = (await post(`${url}/reset`, { id: b.id, data_idx: "543" })).body as { observation: string };
     for (const idx of [-1, 544 + 543]) {
       assert.equal(
-        ((await post(`${url}/reset`, { id: 1, data_idx: idx })).body as typeof last).observation,
+        ((await post(`${url}/reset`, { id: b.id, data_idx: idx })).body as typeof last).observation,
         last.observation,
       );
     }
-    assert.notEqual(last.observation, b.observation);
-    const step = (await post(`${url}/step`, { id: 1, action: "inventory" })).body;
+    const first = (await post(`${url}/reset`, { id: b.id, data_idx: 0 })).body as { observation: string };
+    assert.notEqual(last.observation, first.observation);
+    const step = (await post(`${url}/step`, { id: b.id, action: "inventory" })).body;
     assert.deepEqual(step, { observation: "Inventory: You are not carrying anything.", reward: 0, done: false });
-    assert.deepEqual((await get(`${url}/detail?id=1`)).body, {
+    assert.deepEqual((await get(`${url}/detail?id=${b.id}`)).body, {
       observation: "Inventory: You are not carrying anything.",
       done: false,
       reward: 0,
@@ -37,30 +39,27 @@ Deno.test("routes answer upstream's shapes: create resets to its own id, observa
 
 Deno.test("errors: unknown ids, null data_idx, missing routes, commands/goal 500, close twice", async () => {
   await withTextCraft(async ({ url }) => {
-    await post(`${url}/create`, {});
-    const invalid = { status: 200, body: { error: "The id 7 is not valid." } };
+    const { id } = (await post(`${url}/create`, {})).body as { id: number };
+    const invalid = { status: 200, body: notValid(7) };
     assert.deepEqual(await post(`${url}/step`, { id: 7, action: "inventory" }), invalid);
     assert.deepEqual(await post(`${url}/reset`, { id: 7 }), invalid);
     assert.deepEqual(await get(`${url}/observation?id=7`), invalid);
     assert.deepEqual(await get(`${url}/detail?id=7`), invalid);
-    assert.deepEqual(await post(`${url}/reset`, { id: 0, data_idx: null }), {
+    assert.deepEqual(await post(`${url}/reset`, { id, data_idx: null }), {
       status: 200,
       body: { error: "unsupported operand type(s) for %: 'NoneType' and 'int'" },
     });
-    assert.deepEqual(await get(`${url}/commands?id=0`), { status: 500, body: "Internal Server Error" });
-    assert.deepEqual(await get(`${url}/goal?id=0`), { status: 500, body: "Internal Server Error" });
+    assert.deepEqual(await get(`${url}/commands?id=${id}`), { status: 500, body: "Internal Server Error" });
+    assert.deepEqual(await get(`${url}/goal?id=${id}`), { status: 500, body: "Internal Server Error" });
     assert.deepEqual(await get(`${url}/nope`), { status: 404, body: { detail: "Not Found" } });
     assert.deepEqual(await get(`${url}/step`), { status: 405, body: { detail: "Method Not Allowed" } });
-    assert.deepEqual(await post(`${url}/close`, { id: 0 }), { status: 200, body: true });
-    assert.deepEqual(await post(`${url}/close`, { id: 0 }), { status: 200, body: false });
-    assert.deepEqual(await post(`${url}/step`, { id: 0, action: "x" }), {
-      status: 200,
-      body: { error: "The id 0 is not valid." },
-    });
+    assert.deepEqual(await post(`${url}/close`, { id }), { status: 200, body: true });
+    assert.deepEqual(await post(`${url}/close`, { id }), { status: 200, body: false });
+    assert.deepEqual(await post(`${url}/step`, { id, action: "x" }), { status: 200, body: notValid(id) });
     const big = "123456789012345678901234567890";
     assert.deepEqual(await post(`${url}/step`, `{"id": ${big}, "action": ""}`, true), {
       status: 200,
-      body: { error: `The id ${big} is not valid.` },
+      body: notValid(big),
     });
   });
 });
@@ -95,12 +94,12 @@ Deno.test("bad bodies get FastAPI-style 422s, oversized bodies 413, never a cras
 
 Deno.test("the cap on live environments gives a clear error and frees up on close", async () => {
   await withTextCraft(async ({ url }) => {
-    await post(`${url}/create`, {});
+    const { id } = (await post(`${url}/create`, {})).body as { id: number };
     await post(`${url}/create`, {});
     const full = await post(`${url}/create`, {});
     assert.deepEqual(full.body, { error: "Too many live environments (2 of 2); close some with /close first." });
-    await post(`${url}/close`, { id: 0 });
-    assert.equal(((await post(`${url}/create`, {})).body as { id: number }).id, 2);
+    await post(`${url}/close`, { id });
+    assert.ok(Number.isSafeInteger(((await post(`${url}/create`, {})).body as { id: number }).id));
   }, { maxEnvs: 2 });
 });
 

@@ -126,10 +126,10 @@ Deno.test("checkpoint: loading names the missing, extra or misshapen tensor", as
 
     await assert.rejects(
       () => saveModelDir(dir, { config: tiny("qwen2", { vocab_size: 64 }), tensors: new Map(), tokenizer }),
-      /tokenizer has \d+ ids but vocab_size is 64/,
+      /tokenizer\.json has \d+ ids but config\.json.s vocab_size \(the embedding.s rows\) is 64/,
     );
     await Deno.remove(weights);
-    await assert.rejects(() => loadModelDir(dir), /no model\.safetensors/);
+    await assert.rejects(() => loadModelDir(dir), /has no weights \(model\.safetensors/);
     await assert.rejects(
       () => saveModelDir(dir, { config, tensors: new Map() }),
       /"model\.embed_tokens\.weight" is missing/,

@@ -8,6 +8,7 @@ import type { DecodeLimits, Generation } from "../../src/model/generate.ts";
 import type { Tokenizer } from "../../src/model/tokenizer.ts";
 import { wordTokenizer } from "../../src/model/word_tokenizer.ts";
 import { type RolloutOptions, runRollouts, type Sampler } from "../../src/rollout/agent.ts";
+import { trainable } from "../../src/rollout/trajectory.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { fakeServer, tree, withTextCraft } from "../env/helpers.ts";
 
@@ -166,4 +167,31 @@ Deno.test("an environment that fails mid-episode is marked env_failure with a nu
   assert.equal(t.finish, "env_failure");
   assert.equal(t.reward, null);
   assert.ok(t.error && /500/.test(t.error), t.error);
+});
+
+Deno.test("a first observation too long for the prompt ends its episode as a counted prompt_overflow, not a crash", async () => {
+  const huge = "Goal: craft stick. " + "stick ".repeat(22_000); // about 132 KB
+  let closes = 0;
+  const fake = fakeServer((path, body) => {
+    if (path === "/create") return Response.json({ id: 0, observation: "", done: false, reward: 0 });
+    if (path === "/reset") {
+      const index = (body as { data_idx?: number })?.data_idx ?? 0;
+      return Response.json({ id: 0, observation: index === 1 ? huge : "Goal: craft stick." });
+    }
+    if (path === "/close") return closes++, Response.json(true);
+    return Response.json({ observation: "Could not execute inventory", reward: 0, done: false });
+  });
+  const tok = wordTokenizer([textcraft.prompt.user, textcraft.prompt.assistant, "Goal: craft stick.", actionText("x")]);
+  const client = envClient("textcraft", { urls: [fake.url], retries: 0 });
+  const ctx = { generator: new ScriptedSampler(tok, () => []), tokenizer: tok, client, task: textcraft };
+  const specs = [0, 1].map((task) => ({ task, group: task, seed: task }));
+  const [ok, over] = await runRollouts(ctx, specs, { ...OPTIONS, maxRounds: 2, stopIds: [tok.id("<|im_end|>")] });
+  client.close();
+  await fake.close();
+  assert.equal(ok.finish, "max_rounds");
+  assert.equal(over.finish, "prompt_overflow");
+  assert.equal(over.reward, null);
+  assert.match(over.error ?? "", /past max_prompt_length/);
+  assert.ok(!trainable(over), "kept out of the update");
+  assert.equal(closes, 2, "both environments closed");
 });

@@ -47,7 +47,7 @@ Deno.test("AgentGym trajectory files: gpt turns train unless loss is false, the 
   assert.ok(tok.decode(s.ids).includes("<|im_start|>user\nGot 1 oak logs<|im_end|>"));
   assert.throws(
     () => agentGymSequences('[{"conversations": [{"from": "gpt", "value": "x"}]}]', tok, stop, "f"),
-    /f entry 0/,
+    /f entry 1/,
   );
   assert.throws(() => agentGymSequences("{oops", tok, stop, "g.jsonl"), SyntaxError);
 });
@@ -86,4 +86,37 @@ Deno.test("augmented epochs keep each episode's layout, rename consistently, and
       if (firstItem) assert.ok(tok.decode(s.ids.slice(0, s.promptLength)).includes(firstItem), firstItem);
     });
   });
+});
+
+Deno.test("chat messages (TRL, OpenAI) read as AgentGym conversations; a system message opens the first user turn", () => {
+  const messages = {
+    messages: [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Craft things." },
+      { role: "assistant", content: "OK." },
+      { role: "user", content: "Goal: craft stick." },
+      { role: "assistant", content: "Action: get 1 oak logs" },
+    ],
+  };
+  const [m] = agentGymSequences(JSON.stringify(messages), tok, stop, "m.jsonl");
+  const conv = {
+    conversations: [
+      { from: "human", value: "Be brief.\n\nCraft things." },
+      { from: "gpt", value: "OK." },
+      { from: "human", value: "Goal: craft stick." },
+      { from: "gpt", value: "Action: get 1 oak logs" },
+    ],
+  };
+  const [c] = agentGymSequences(JSON.stringify(conv), tok, stop, "c.jsonl");
+  assert.deepEqual(m, c);
+});
+
+Deno.test("bad SFT files: empty, a broken JSONL line (named), an entry of neither form", () => {
+  assert.throws(() => agentGymSequences("  \n", tok, stop, "e.jsonl"), /e\.jsonl is empty/);
+  assert.throws(() => agentGymSequences("[]", tok, stop, "a.json"), /holds no conversation/);
+  const good = JSON.stringify({
+    conversations: [{ from: "human", value: "a" }, { from: "gpt", value: "b" }, { from: "human", value: "c" }],
+  });
+  assert.throws(() => agentGymSequences(`${good}\n\n{"conversations": [`, tok, stop, "b.jsonl"), /b\.jsonl line 3/);
+  assert.throws(() => agentGymSequences(`{"turns": []}`, tok, stop, "n.jsonl"), /entry 1: needs "conversations"/);
 });

@@ -1,32 +1,48 @@
 /**
- * Crucible's TextCraft server: upstream's routes, JSON shapes and messages (spec section 1.3) over `Deno.serve`.
- * Requests run one at a time on the event loop and every environment owns its state and generator, so concurrent
- * requests on different environments cannot interfere. Beyond upstream: loopback by default, a cap on live
- * environments, and a body-size limit.
+ * Crucible's TextCraft server: upstream's routes, JSON shapes and messages (spec section 1.3) over HTTP/1.1
+ * (`listen.ts`). Requests run one at a time on the event loop and every environment owns its state and generator, so
+ * concurrent requests on different environments cannot interfere. Beyond upstream, and invisible to a well-behaved
+ * client: loopback by default (with a warning when bound wider), random ids never reused across restarts, idle
+ * environments reaped, a cap on live environments, the request guards of `guard.ts` (same origin, JSON bodies, size
+ * and time limits on bodies) and the listener's header and request timeouts.
  *
  * @example
  * ```ts
  * const server = await serveTextCraft({ port: 0 });
- * const res = await fetch(`${server.url}/create`, { method: "POST", body: "{}" });
- * console.log(await res.json()); // {id: 0, observation: "Crafting commands:\n...", done: false, reward: 0}
+ * const headers = { "content-type": "application/json" };
+ * const res = await fetch(`${server.url}/create`, { method: "POST", headers, body: "{}" });
+ * console.log(await res.json()); // {id: 5871243096151183, observation: "Crafting commands:\n...", ...}
  * await server.shutdown();
  * ```
  */
+import { EnvTable } from "./envs.ts";
 import { TextCraftGame, type TextCraftStep } from "./game.ts";
+import { json, readJson, refuseCrossOrigin, refuseNonJson, text } from "./guard.ts";
+import { listen } from "./listen.ts";
 import { PythonError } from "./python.ts";
 import { CraftingTree } from "./tree.ts";
-import { checkBody, type Checked, checkQuery, type Field, parseJson, toJson } from "./validate.ts";
+import { checkBody, type Checked, checkQuery, type Field } from "./validate.ts";
 
 /** Server settings; all optional. */
 export interface TextCraftServerOptions {
   /** Port to listen on; 0 picks a free one. Default 36001, the port of upstream's README. */
   port?: number;
-  /** Interface to bind. Default 127.0.0.1; upstream binds 0.0.0.0. */
+  /** Interface to bind. Default 127.0.0.1; upstream binds 0.0.0.0. Anything beyond loopback gets a warning. */
   hostname?: string;
   /** Most environments alive at once; `/create` answers an error past it. Default 4096. */
   maxEnvs?: number;
   /** Largest request body accepted, in bytes; larger gets a 413. Default 65536. */
   maxBodyBytes?: number;
+  /** Time for a request body to arrive once its headers have, in milliseconds; then a 408. Default 10000. */
+  bodyTimeoutMs?: number;
+  /** Time for a request's line and headers to arrive, in milliseconds; then a 408. Default 10000. */
+  headersTimeoutMs?: number;
+  /** An environment no request has touched for this long is closed; 0 never closes one. Default 30 minutes. */
+  idleMs?: number;
+  /** The server's own origin, the one `Origin` a request may carry (serveTextCraft sets it). Default: none may. */
+  origin?: string | (() => string);
+  /** Where the warning about a non-loopback bind goes. Default `console.error`. */
+  warn?: (message: string) => void;
   /** A loaded tree to share (tests load it once). */
   tree?: CraftingTree;
   /** Games to serve instead of TextCraft's own over the tree (e.g. synthetic worlds, one per task index). */
@@ -41,7 +57,7 @@ export interface ServedGame {
 
 /** A running server. */
 export interface TextCraftServer {
-  /** Base URL, e.g. `http://127.0.0.1:36001`. */
+  /** Base URL, e.g. `http://127.0.0.1:36001`; also the one origin a browser request may come from. */
   url: string;
   port: number;
   /** Stops listening and waits for open requests to finish. */
@@ -60,6 +76,17 @@ const CREATE: Record<string, Field> = {
 };
 const RESET: Record<string, Field> = { ...ID, data_idx: { type: "int", required: false, default: 0n } };
 const STEP: Record<string, Field> = { ...ID, action: { type: "str", required: true } };
+const MODELS: Record<string, Record<string, Field>> = {
+  "POST /create": CREATE,
+  "POST /reset": RESET,
+  "POST /step": STEP,
+  "GET /observation": ID,
+  "GET /detail": ID,
+  "GET /commands": ID,
+  "GET /goal": ID,
+  "POST /close": ID,
+};
+const PATHS = new Set(Object.keys(MODELS).concat("GET /").map((r) => r.split(" ")[1]));
 
 /**
  * Builds the request handler (exported for in-process tests and for embedding in another server) over TextCraft's
@@ -71,10 +98,17 @@ export function textCraftHandler(
 ): (req: Request) => Promise<Response> {
   const newGame = typeof source === "function" ? source : () => new TextCraftGame(source);
   const maxEnvs = options.maxEnvs ?? 4096;
-  const maxBody = options.maxBodyBytes ?? 65536;
-  const envs = new Map<bigint, Env>();
-  let nextId = 0n;
-  const notValid = (id: bigint) => ({ error: `The id ${id} is not valid.` });
+  const limits = { maxBytes: options.maxBodyBytes ?? 65536, timeoutMs: options.bodyTimeoutMs ?? 10_000 };
+  const idleMs = options.idleMs ?? 30 * 60_000;
+  const envs = new EnvTable<Env>({ idleMs });
+  const origin = options.origin ?? "";
+  const ownOrigin = typeof origin === "string" ? () => origin : origin;
+  // Upstream's message first, so clients that match on it still do; then what may have happened.
+  const reaped = idleMs > 0 ? `, unused for ${duration(idleMs)} and reaped,` : "";
+  const notValid = (id: bigint) => ({
+    error: `The id ${id} is not valid. No live environment has it: it was closed${reaped} or created by an earlier ` +
+      `run of a server that has restarted since (ids are random and never reused). Create a new environment.`,
+  });
 
   const routes: Record<string, (input: Record<string, unknown>) => unknown> = {
     "GET /": () => "This is environment TextCraft.",
@@ -82,12 +116,13 @@ export function textCraftHandler(
       if (envs.size >= maxEnvs) {
         return { error: `Too many live environments (${envs.size} of ${maxEnvs}); close some with /close first.` };
       }
-      const id = nextId++;
       const game = newGame();
-      // Upstream resets a new environment to the task whose index is its own id; `commands` and `goal` are unused.
-      const observation = game.reset(id);
-      envs.set(id, { game, info: { observation, done: false, reward: 0, deleted: false } });
-      return { id, observation, done: false, reward: 0 };
+      const env: Env = { game, info: { observation: "", done: false, reward: 0, deleted: false } };
+      const id = envs.add(env);
+      // Upstream resets a new environment to the task whose index is its own id (so id mod the task count here);
+      // `commands` and `goal` are unused.
+      env.info.observation = game.reset(id);
+      return { id, observation: env.info.observation, done: false, reward: 0 };
     },
     "POST /reset": ({ id, data_idx }) => {
       const env = envs.get(id as bigint);
@@ -114,30 +149,21 @@ export function textCraftHandler(
     "GET /detail": ({ id }) => envs.get(id as bigint)?.info ?? notValid(id as bigint),
     "POST /close": ({ id }) => envs.delete(id as bigint),
   };
-  const models: Record<string, Record<string, Field>> = {
-    "POST /create": CREATE,
-    "POST /reset": RESET,
-    "POST /step": STEP,
-    "GET /observation": ID,
-    "GET /detail": ID,
-    "GET /commands": ID,
-    "GET /goal": ID,
-    "POST /close": ID,
-  };
-  const paths = new Set(Object.keys(models).concat("GET /").map((r) => r.split(" ")[1]));
 
   return async (req: Request): Promise<Response> => {
+    const refused = refuseCrossOrigin(req, ownOrigin());
+    if (refused) return refused;
     const url = new URL(req.url);
     const route = `${req.method} ${url.pathname}`;
-    if (!(route in models) && route !== "GET /") {
-      return paths.has(url.pathname) ? json({ detail: "Method Not Allowed" }, 405) : json({ detail: "Not Found" }, 404);
+    if (!(route in MODELS) && route !== "GET /") {
+      return PATHS.has(url.pathname) ? json({ detail: "Method Not Allowed" }, 405) : json({ detail: "Not Found" }, 404);
     }
     let checked: Checked = { ok: true, values: {} };
-    if (req.method === "GET" && route in models) checked = checkQuery(url.searchParams, models[route]);
+    if (req.method === "GET" && route in MODELS) checked = checkQuery(url.searchParams, MODELS[route]);
     else if (req.method === "POST") {
-      const body = await readBody(req, maxBody);
+      const body = refuseNonJson(req) ?? await readJson(req, limits);
       if (body instanceof Response) return body;
-      checked = checkBody(body, models[route]);
+      checked = checkBody(body, MODELS[route]);
     }
     if (!checked.ok) return json({ detail: checked.problems }, 422);
     // Upstream's wrapper has no get_commands or get_goal, so these routes always fail inside the handler.
@@ -146,54 +172,38 @@ export function textCraftHandler(
   };
 }
 
-// Reads a JSON body, refusing more than `limit` bytes; undefined when the body is empty.
-async function readBody(req: Request, limit: number): Promise<unknown | Response> {
-  const declared = Number(req.headers.get("content-length") ?? "0");
-  const tooLarge = () => json({ detail: `Request body is larger than the limit of ${limit} bytes.` }, 413);
-  if (declared > limit) return tooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of req.body ?? []) {
-    size += chunk.length;
-    if (size > limit) return tooLarge();
-    chunks.push(chunk);
-  }
-  if (size === 0) return undefined;
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) bytes.set(c, (at += c.length) - c.length);
-  try {
-    return parseJson(new TextDecoder().decode(bytes));
-  } catch (e) {
-    const problem = {
-      type: "json_invalid",
-      loc: ["body", 0],
-      msg: "JSON decode error",
-      input: {},
-      ctx: { error: String(e) },
-    };
-    return json({ detail: [problem] }, 422);
-  }
-}
-
-function json(value: unknown, status: number): Response {
-  return new Response(toJson(value), { status, headers: { "content-type": "application/json" } });
-}
-
-function text(body: string, status: number): Response {
-  return new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
-}
-
-/** Starts a TextCraft server and resolves once it listens. */
+/** Starts a TextCraft server and resolves once it listens; warns (see `warn`) when bound beyond loopback. */
 export async function serveTextCraft(options: TextCraftServerOptions = {}): Promise<TextCraftServer> {
   const source = options.games ?? options.tree ?? await CraftingTree.load();
   const hostname = options.hostname ?? "127.0.0.1";
-  const { promise: listening, resolve } = Promise.withResolvers<number>();
-  const server = Deno.serve(
-    { port: options.port ?? 36001, hostname, onListen: ({ port }) => resolve(port) },
-    textCraftHandler(source, options),
-  );
-  const port = await listening;
-  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
-  return { url: `http://${host}:${port}`, port, shutdown: () => server.shutdown() };
+  const headersTimeoutMs = options.headersTimeoutMs ?? 10_000;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
+  // The origin (and the base of request URLs) needs the port; it is set before any request can be answered.
+  let url = "";
+  const handler = textCraftHandler(source, { ...options, origin: () => url });
+  const server = await listen(handler, () => url, {
+    hostname,
+    port: options.port ?? 36001,
+    headersTimeoutMs,
+    requestTimeoutMs: headersTimeoutMs + bodyTimeoutMs + 1000,
+  });
+  url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${server.port}`;
+  if (!isLoopback(hostname)) {
+    (options.warn ?? console.error)(
+      `warning: TextCraft is bound to ${hostname}, beyond loopback, so it accepts environments from the network: ` +
+        `anyone who can reach port ${server.port} can create, step and close environments (there is no ` +
+        `authentication). Bind 127.0.0.1 (the default) unless that is what you want.`,
+    );
+  }
+  return { url, port: server.port, shutdown: server.shutdown };
+}
+
+/** Whether `hostname` is a loopback address or name (127.0.0.0/8, ::1, localhost). */
+export function isLoopback(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+function duration(ms: number): string {
+  return ms >= 60_000 ? `${ms / 60_000} min` : `${ms / 1000} s`;
 }

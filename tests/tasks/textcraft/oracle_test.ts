@@ -74,10 +74,11 @@ Deno.test("the same index gives the same text in two separate server processes",
   const servers = await Promise.all([start(), start()]);
   try {
     const texts = await Promise.all(servers.map(async ({ url }) => {
-      const { id } = await (await fetch(`${url}/create`, { method: "POST", body: "{}" })).json();
+      const headers = { "content-type": "application/json" };
+      const { id } = await (await fetch(`${url}/create`, { method: "POST", headers, body: "{}" })).json();
       const out: string[] = [];
       for (const data_idx of [0, 77, 160, 300, 450, 520, 540]) {
-        const res = await fetch(`${url}/reset`, { method: "POST", body: JSON.stringify({ id, data_idx }) });
+        const res = await fetch(`${url}/reset`, { method: "POST", headers, body: JSON.stringify({ id, data_idx }) });
         out.push((await res.json()).observation);
       }
       return out;

@@ -1,0 +1,40 @@
+/**
+ * `deno task config [NAME|CONFIG.yaml] [key.path=value ...]`: prints the resolved run configuration as YAML (every
+ * key, defaults filled, overrides and verl aliases applied), as verl's `--cfg job` does, without running anything.
+ */
+import { parseArgs } from "node:util";
+import { stringify } from "yaml";
+import { resolveConfig } from "../config/load.ts";
+import { configSource, PRESET_NAMES } from "../config/presets.ts";
+import { taskOptions } from "../train/setup.ts";
+
+const USAGE = `Usage: deno task config [NAME|CONFIG.yaml] [key.path=value ...]
+
+Prints the resolved configuration of a run: the config file over the schema's defaults, with the overrides
+applied last (verl's and AgentGym-RL's dotted names and Hydra's +key=value are accepted), and the task's own options
+(task_options) checked and filled by the task.
+
+Options:
+  NAME|CONFIG.yaml   a shipped config (${PRESET_NAMES.join(", ")}) or a YAML file; default textcraft
+  key.path=value     overrides, as deno task train takes them
+
+Examples:
+  deno task config textcraft
+  deno task config textcraft actor_rollout_ref.actor.optim.lr=1e-6 algorithm.rounds_ctrl.rounds=20`;
+
+/** Runs the command. */
+export async function main(args: string[]): Promise<void> {
+  const { values: v, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { help: { type: "boolean", short: "h" } },
+  });
+  if (v.help) return console.log(USAGE);
+  const overrides = positionals.filter((p) => p.includes("="));
+  const names = positionals.filter((p) => !p.includes("="));
+  if (names.length > 1) throw new TypeError(`Give one config name or file, got ${names.join(", ")}. See --help.`);
+  const config = resolveConfig(await configSource(names[0] ?? "textcraft"), overrides, {
+    onNote: (n) => console.error(`note: ${n}`),
+  });
+  console.log(stringify({ ...config, task_options: { ...taskOptions(config) } }).trimEnd());
+}

@@ -1,0 +1,50 @@
+/**
+ * `deno task report RUN_DIR [RUN_DIR ...] [--out FILE]`: rebuilds a run's report.html from its logs, or writes one
+ * report that overlays several runs (one series per run in each chart). Lines that cannot be read are named on
+ * stderr and in the page, and skipped.
+ */
+import { parseArgs } from "node:util";
+import { writeComparison } from "../train/report.ts";
+
+const USAGE = `Usage: deno task report RUN_DIR [RUN_DIR ...] [--out FILE]
+
+Builds the static report of run folders from their config.yaml, metrics.jsonl, evals.jsonl and rollouts.jsonl: every
+logged scalar charted in groups (smoothing, x by step or wall time, hover values, drag to zoom), the evaluations by
+category, and an episode browser. One file, no server or network needed: open it from disk. A line that cannot be
+read (cut off, or holding NaN or Infinity) is named on stderr and in the page, and skipped.
+
+Options:
+  RUN_DIR       a run folder written by deno task train or deno task pretrain; several are overlaid for comparison
+  --out FILE    where to write the page (default RUN_DIR/report.html for one run, FIRST_RUN_DIR/compare.html for
+                several)
+  -h, --help    this help
+
+Examples:
+  deno task report runs/textcraft-20250101-120000
+  deno task report runs/grpo runs/rloo --out /tmp/grpo-vs-rloo.html`;
+
+/** Runs the command. */
+export async function main(args: string[]): Promise<void> {
+  const { values: v, positionals: dirs } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { out: { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
+  if (v.help) return console.log(USAGE);
+  if (dirs.length === 0) throw new RangeError(`deno task report needs a run folder\n${USAGE}`);
+  for (const dir of dirs) {
+    const info = await Deno.stat(dir).catch(() => undefined);
+    if (!info?.isDirectory) {
+      throw new RangeError(`Run folder "${dir}" does not exist; pass the folder a run wrote (e.g. runs/<task>-<time>)`);
+    }
+    const logs = await Promise.all(
+      ["metrics", "evals", "rollouts"].map((f) => Deno.stat(`${dir}/${f}.jsonl`).catch(() => undefined)),
+    );
+    if (logs.every((l) => l === undefined)) {
+      throw new RangeError(`"${dir}" holds no metrics.jsonl, evals.jsonl or rollouts.jsonl; is it a run folder?`);
+    }
+  }
+  const first = dirs[0].replace(/\/+$/, "");
+  const out = v.out ?? (dirs.length === 1 ? `${first}/report.html` : `${first}/compare.html`);
+  console.log(`Wrote ${await writeComparison(dirs, out)}`);
+}

@@ -1,0 +1,26 @@
+// Every command's --help explains itself: what it does, every option with its meaning, and two examples.
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const COMMANDS = ["train", "pretrain", "eval", "config", "sft", "generate", "grad", "serve", "bench", "report"];
+
+async function help(args: string[]): Promise<string> {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "src/cli/main.ts", ...args, "--help"],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
+  return new TextDecoder().decode(r.stdout);
+}
+
+for (const command of COMMANDS) {
+  Deno.test(`deno task ${command} --help lists its options and gives two examples`, async () => {
+    const text = await help([command]);
+    assert.match(text, new RegExp(`^Usage: deno task ${command}`));
+    assert.match(text, /\n(Options|Subcommands):\n/);
+    const examples = text.split("\nExamples:\n")[1]?.split("\n").filter((l) => l.trim().startsWith("deno ")) ?? [];
+    assert.ok(examples.length >= 2, `${command}: examples ${JSON.stringify(examples)}`);
+  });
+}

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { TextCraftGame } from "../../../src/env/textcraft/game.ts";
+import { idToName } from "../../../src/env/textcraft/python.ts";
+import { Rng } from "../../../src/util/random.ts";
+import { parseOpening, stackPlan } from "../../../tasks/textcraft/stack.ts";
+import { randomWorld, type World, worldEpisode, WorldGame, worldOpening } from "../../../tasks/textcraft/worlds.ts";
+import { tree } from "../../env/helpers.ts";
+
+const NAMES = [...tree.items].map(idToName);
+
+/** The longest chain of crafts below an item in a world (0 for a fetched item). */
+function depthOf(w: World, item: string, seen = new Set<string>()): number {
+  const lines = w.lines.filter((l) => l.output === item);
+  if (lines.length === 0 || seen.has(item)) return 0;
+  const next = new Set(seen).add(item);
+  return 1 + Math.max(...lines.flatMap((l) => l.inputs.map((x) => depthOf(w, x.name, next))));
+}
+
+Deno.test("worlds have the asked depth, TextCraft's shapes, and a plan the world's game accepts", () => {
+  const rng = new Rng(11);
+  for (const depth of [1, 2, 3, 4]) {
+    for (let n = 0; n < 100; n++) {
+      const { world, episode } = worldEpisode(rng, NAMES, { depth, maxTurns: 24 });
+      assert.equal(depthOf(world, world.goal), depth, worldOpening(world));
+      for (const l of world.lines) {
+        assert.ok(l.inputs.length >= 1 && l.inputs.length <= 4, l.text);
+        assert.equal(new Set(l.inputs.map((x) => x.name)).size, l.inputs.length, l.text);
+        assert.ok(l.inputs.every((x) => x.count >= 1 && x.count <= 9), l.text);
+      }
+      assert.ok(world.lines.length <= 60, `${world.lines.length} lines`);
+      assert.ok(episode.success, worldOpening(world));
+      assert.ok(episode.turns.length <= 24);
+      assert.ok(episode.turns.every((t) => !/^(Could not|Wrong)/.test(t.observation)));
+    }
+  }
+});
+
+Deno.test("a world is a function of the generator's state; names differ from world to world", () => {
+  const a = randomWorld(new Rng(3), NAMES, { depth: 2 });
+  const b = randomWorld(new Rng(3), NAMES, { depth: 2 });
+  const c = randomWorld(new Rng(4), NAMES, { depth: 2 });
+  assert.deepEqual(a, b);
+  assert.notEqual(a.goal, c.goal);
+  assert.throws(() => randomWorld(new Rng(1), NAMES, { depth: 5 }), /depth is 1 to 4, got 5/);
+  assert.throws(() => randomWorld(new Rng(1), NAMES.slice(0, 10), { depth: 1 }), /at least 40 names/);
+});
+
+Deno.test("the generator never reads TextCraft's recipes: its module graph, made-up names, and few real lines", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", new URL("../../../tasks/textcraft/worlds.ts", import.meta.url).pathname],
+    stdout: "piped",
+  }).output();
+  const modules: string[] = JSON.parse(new TextDecoder().decode(out.stdout)).modules.map((m: { specifier: string }) =>
+    m.specifier
+  );
+  for (const forbidden of ["recipes.tsv", "tree.ts", "facts_tables.ts", "facts_gen.ts", "minecraft-data"]) {
+    assert.ok(!modules.some((m) => m.includes(forbidden)), `worlds.ts reaches ${forbidden}`);
+  }
+  const made = Array.from({ length: 60 }, (_, i) => `thing${i}`);
+  const w = worldEpisode(new Rng(5), made, { depth: 3, maxTurns: 24 });
+  assert.ok(w.episode.success);
+  assert.ok(w.world.lines.every((l) => made.includes(l.output)));
+  // Real recipe lines over real names: a generator that copied the tables would reproduce many of them.
+  const real = new Set<string>();
+  const game = new TextCraftGame(tree);
+  for (let i = 0; i < tree.goals.length; i++) {
+    for (const l of game.reset(BigInt(i)).split("\n")) if (l.startsWith("craft ")) real.add(l);
+  }
+  const rng = new Rng(9);
+  let lines = 0, same = 0;
+  for (let n = 0; n < 400; n++) {
+    for (const l of randomWorld(rng, NAMES, { depth: 1 + (n % 4) }).lines) lines++, same += real.has(l.text) ? 1 : 0;
+  }
+  assert.ok(same / lines < 0.002, `${same} of ${lines} generated lines are TextCraft's`);
+});
+
+Deno.test("the world's game answers as TextCraft's does, message for message, on the game's own lists", () => {
+  const game = new TextCraftGame(tree);
+  let compared = 0;
+  for (let i = 0; i < tree.goals.length; i += 7) {
+    const opening = game.reset(BigInt(i));
+    const parsed = parseOpening(opening);
+    // Tags need the game's tag table, which a world does not have.
+    if (parsed.lines.some((l) => l.inputs.some((x) => tree.tags.has(`minecraft:${x.name.replaceAll(" ", "_")}`)))) {
+      continue;
+    }
+    const world: World = { lines: parsed.lines, goal: parsed.goal, depth: 0 };
+    const sim = new WorldGame(world);
+    assert.equal(sim.reset(), opening);
+    const first = parsed.lines[0];
+    const wrong = [first.text, `get 1 ${parsed.goal}`, "look around", "inventory", `craft 1 ${first.output}`];
+    const plan = stackPlan(parsed).map((t) => t.action);
+    for (const action of [...wrong, ...plan.slice(0, -1), "inventory", plan[plan.length - 1]]) {
+      assert.deepEqual(sim.step(action), game.step(action), `task ${i}: ${action}`);
+    }
+    compared++;
+  }
+  assert.ok(compared > 40, `tasks compared: ${compared}`);
+});

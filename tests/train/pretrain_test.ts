@@ -1,0 +1,129 @@
+// Pretraining: batches drawn from (seed, step) alone, held-out tasks never trained on, and the command's promises
+// on a tiny budget: the same seed rebuilds the same weights, a resumed run ends where an uninterrupted one does, a
+// changed config is refused on resume, and the export is a model directory with its card.
+import assert from "node:assert/strict";
+import { RunConfig } from "../../src/config/schema.ts";
+import { buildTinyModel } from "../../src/model/tiny.ts";
+import { resolveConfig } from "../../src/config/load.ts";
+import { dataSeed, pretrainBatch, pretrainData } from "../../src/train/pretrain.ts";
+import { runPretraining } from "../../src/train/pretrain_run.ts";
+import { textcraft } from "../../tasks/textcraft/mod.ts";
+import { textCraftVocabulary } from "../../tasks/textcraft/vocabulary.ts";
+import { tree } from "../env/helpers.ts";
+import { noGpu } from "../no_gpu.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const synthetic = await textcraft.synthetic!({});
+const vocabulary = textCraftVocabulary(tree, textcraft.prompt);
+const tok = buildTinyModel(vocabulary.corpus, undefined, vocabulary.phrases).tokenizer;
+const stopId = tok.id("<|im_end|>");
+const settings = RunConfig.parse({ pretrain: { batch_tokens: 1500, seed: 3 } }).pretrain;
+
+Deno.test("a batch is a function of (seed, step): the same twice, another at the next step, at least batch_tokens", () => {
+  const d = pretrainData(textcraft, synthetic, tok, { stopId, heldOut: [] });
+  const a = pretrainBatch(d, settings, 5), b = pretrainBatch(d, settings, 5), c = pretrainBatch(d, settings, 6);
+  assert.deepEqual(a, b);
+  assert.notDeepEqual(a, c);
+  for (const { seqs: batch } of [a, c]) {
+    assert.ok(batch.reduce((n, q) => n + q.ids.length, 0) >= settings.batch_tokens);
+    assert.ok(batch.every((q) => q.ids.length <= settings.max_sequence_tokens));
+    assert.ok(batch.every((q) => q.mask.length === q.ids.length - q.promptLength));
+  }
+  assert.notEqual(dataSeed(3, 5), dataSeed(3, 5, 2), "held-out tasks come from another stream");
+});
+
+Deno.test("a training episode whose opening is a held-out task's is drawn again", () => {
+  const plain = pretrainData(textcraft, synthetic, tok, { stopId, heldOut: [] });
+  const first = pretrainBatch(plain, settings, 1).seqs;
+  const decoded = first.map((q) => tok.decode(q.ids));
+  const world = decoded.find((t) => t.includes("Crafting commands:"))!;
+  const opening = /Crafting commands:[\s\S]*?Goal: craft [^.]+\./.exec(world)![0];
+  const guarded = pretrainData(textcraft, synthetic, tok, { stopId, heldOut: [opening] });
+  assert.ok(!pretrainBatch(guarded, settings, 1).seqs.some((q) => tok.decode(q.ids).includes(opening)));
+  const heldOut = Array.from({ length: 16 }, (_, i) => synthetic.heldOut(424242, i).opening);
+  for (let step = 1; step <= 20; step++) {
+    const texts = pretrainBatch(plain, settings, step).seqs.map((q) => tok.decode(q.ids));
+    assert.ok(!texts.some((t) => heldOut.some((h) => t.includes(h))), `step ${step} holds a held-out world`);
+  }
+});
+
+const TINY = "hidden_size: 32\nintermediate_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 2\n" +
+  "num_key_value_heads: 1\nrope_theta: 10000\nrms_norm_eps: 1.0e-6\ntie_word_embeddings: true\n" +
+  "max_position_embeddings: 4096\ninit_std: 0.05\nseed: 3\n";
+
+async function pretrain(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "src/cli/main.ts", "pretrain", ...args],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const d = new TextDecoder();
+  return { code: r.code, out: d.decode(r.stdout), err: d.decode(r.stderr) };
+}
+
+async function sha(path: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(path));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+Deno.test({
+  name: "pretrain: the same seed rebuilds the same weights; a resumed run ends where an uninterrupted one does",
+  ignore: noGpu,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    const budget = [
+      `model.tiny=${dir}/tiny.yaml`,
+      "pretrain.steps=3",
+      "pretrain.chunk_steps=2",
+      "pretrain.eval_tasks=4",
+      "pretrain.batch_tokens=800",
+    ];
+    for (const run of ["a", "b"]) {
+      const r = await pretrain(["--run-dir", `${dir}/${run}`, ...budget]);
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.out, /Finished after/);
+    }
+    const weights = (run: string) => sha(`${dir}/${run}/checkpoints/pretrain-step-000003/model.safetensors`);
+    assert.equal(await weights("a"), await weights("b"), "rebuilt bit for bit");
+    // Stopped after its first step (mid-chunk: a checkpoint is saved on the way out), then resumed: the same
+    // weights as the run never stopped.
+    const config = resolveConfig({ text: Deno.readTextFileSync(`${ROOT}configs/textcraft_pretrain.yaml`), name: "t" }, [
+      ...budget,
+    ]);
+    const lines = () => {
+      try {
+        return Deno.readTextFileSync(`${dir}/c/metrics.jsonl`).trim().split("\n").length;
+      } catch {
+        return 0;
+      }
+    };
+    const quiet = { bar: () => ({ tick() {}, done() {} }), line() {} };
+    const first = await runPretraining({
+      config,
+      runDir: `${dir}/c`,
+      resume: false,
+      reporter: quiet,
+      stopRequested: () => lines() >= 1,
+    });
+    assert.deepEqual([first.step, first.finished], [1, false]);
+    assert.equal(Deno.readTextFileSync(`${dir}/c/checkpoints/latest`).trim(), "pretrain-step-000001");
+    const changed = await pretrain(["--resume", `${dir}/c`, "pretrain.lr=0.1"]);
+    assert.equal(changed.code, 2);
+    assert.match(changed.err, /changed config \(pretrain\.lr\)/);
+    const resumed = await pretrain(["--resume", `${dir}/c`, "--export", `${dir}/model`]);
+    assert.equal(resumed.code, 0, resumed.err);
+    assert.equal(await weights("c"), await weights("a"), "resumed bit for bit");
+    const evals = (await Deno.readTextFile(`${dir}/a/evals.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(evals.map((e) => e.step), [2, 3]);
+    assert.ok(evals.every((e) => e.tasks === 4 && typeof e.copy.names === "number"));
+    for (const f of ["config.json", "model.safetensors", "tokenizer.json", "crucible.json", "README.md"]) {
+      await Deno.stat(`${dir}/model/${f}`);
+    }
+    assert.equal(await sha(`${dir}/model/model.safetensors`), await weights("c"));
+    const card = await Deno.readTextFile(`${dir}/model/README.md`);
+    assert.match(card, /3 optimizer steps/);
+    assert.match(card, /never reads the\s+game's recipe tables/);
+  },
+});
