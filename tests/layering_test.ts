@@ -37,7 +37,11 @@ function floorOf(path: string): [string, number] | undefined {
 async function graph(): Promise<Map<string, Set<string>>> {
   const edges = new Map<string, Set<string>>();
   for (const entry of ENTRIES) {
-    const out = await new Deno.Command(Deno.execPath(), { args: ["info", "--json", "--lock=tests/deno.lock", entry], cwd: ROOT, stdout: "piped" })
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", "--lock=tests/deno.lock", entry],
+      cwd: ROOT,
+      stdout: "piped",
+    })
       .output();
     assert.equal(out.code, 0, `deno info ${entry}`);
     const info = JSON.parse(new TextDecoder().decode(out.stdout));

@@ -16,6 +16,7 @@ import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
 import { main as model, MODEL_USAGE } from "./bench/model.ts";
 import { main as recall, RECALL_USAGE } from "./bench/recall.ts";
 import { main as train, TRAIN_USAGE } from "./bench/train.ts";
+import { main as vsTorch, VS_TORCH_USAGE } from "./bench/vs_torch.ts";
 
 interface Subcommand {
   summary: string;
@@ -38,6 +39,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "the default main job end to end: wall time, test success after SFT and final, the gap",
     usage: TRAIN_USAGE,
     run: train,
+  },
+  "vs-torch": {
+    summary: "Crucible against PyTorch on this CPU, side by side, with the ratios (training and decode tokens/s)",
+    usage: VS_TORCH_USAGE,
+    run: vsTorch,
   },
   recall: {
     summary: "steps the tiny model needs to learn copying, induction and lookup (what TextCraft's warm start asks)",

@@ -54,6 +54,11 @@ export interface GeneratorOptions {
 export class Generator {
   readonly cache: KvCache;
   readonly blockSteps: number;
+  /**
+   * Time and tokens spent so far: prefill (the prompt and environment replies entering the cache, submitted and
+   * timed on their own) and decode (sampling, blockSteps tokens per sequence per block). Callers take differences.
+   */
+  readonly timing = { prefillSeconds: 0, decodeSeconds: 0, prefillTokens: 0, decodeTokens: 0 };
   #seqs = new Map<number, SeqState>();
   #free: number[];
   #next = 0;
@@ -119,9 +124,13 @@ export class Generator {
     return out;
   }
 
-  /** Prefills pending tokens and samples blockSteps tokens for each state; one submit, one readback. */
+  /**
+   * Prefills pending tokens and samples blockSteps tokens for each state: one submit and one readback, or two
+   * submits when the block starts with a real prefill (its time is measured apart from decoding's).
+   */
   async #block(states: SeqState[], settings: SampleSettings) {
     const gpu = this.model.gpu, N = states.length, maxLen = this.options.maxLen;
+    const t0 = performance.now();
     const batch = new Batch(gpu);
     const tokens: InferTokens = { ...emptyTokens(), select: new Uint32Array(N) };
     const all = {
@@ -149,10 +158,33 @@ export class Generator {
       kvStart: Uint32Array.from(all.start),
       kvEnd: Uint32Array.from(all.end),
     });
-    const steps = this.blockSteps;
-    const sampled: Tensor[] = [], logps: Tensor[] = [], host: Tensor[] = [];
-    let logits = inferForward(batch, this.cache, tokens);
+    const logits = inferForward(batch, this.cache, tokens);
     const lengths = states.map((s) => s.length + s.pending.length);
+    if (all.ids.length > N) {
+      // A prefill (more than one new token for some sequence): submitted and waited for on its own, to be timed.
+      await batch.submit();
+      await gpu.device.queue.onSubmittedWorkDone();
+      const t1 = performance.now();
+      this.timing.prefillSeconds += (t1 - t0) / 1000;
+      this.timing.prefillTokens += all.ids.length;
+      return this.#sample(states, settings, logits, lengths, t1);
+    }
+    return this.#sample(states, settings, logits, lengths, t0, batch);
+  }
+
+  /** Samples blockSteps tokens per state after the forward that made `logits`; one submit, one readback. */
+  async #sample(
+    states: SeqState[],
+    settings: SampleSettings,
+    first: Tensor,
+    lengths: number[],
+    t0: number,
+    open?: Batch,
+  ) {
+    const gpu = this.model.gpu, N = states.length, maxLen = this.options.maxLen, steps = this.blockSteps;
+    const batch = open ?? new Batch(gpu);
+    const sampled: Tensor[] = [], logps: Tensor[] = [], host: Tensor[] = [];
+    let logits = first;
     for (let k = 0; k <= steps; k++) {
       const ids = empty(gpu, [N], "u32", "sampled", true), logprob = empty(gpu, [N], "f32", "logprob", true);
       const u = fromHost(gpu, drawUniformsPer(states), [N]);
@@ -180,6 +212,8 @@ export class Generator {
       s.length += s.pending.length;
       s.pending = [];
     });
+    this.timing.decodeSeconds += (performance.now() - t0) / 1000;
+    this.timing.decodeTokens += N * steps;
     return {
       ids: states.map((_, n) => sampled.map((__, k) => read[k][n])),
       logprobs: states.map((_, n) => logps.map((__, k) => read[steps + 1 + k][n])),

@@ -35,6 +35,8 @@ export interface RolloutOptions {
   stopIds: readonly number[];
   /** Called when an episode ends (progress bars). */
   onEpisode?: (t: Trajectory) => void;
+  /** Accumulates the wall time spent waiting for the environment (create, reset, observe, step), in seconds. */
+  timing?: { envSeconds: number };
 }
 
 /**
@@ -79,7 +81,9 @@ export async function runRollouts(
     while (queue.length > 0 || r.live.size > 0) {
       // Start episodes while slots are free: create, reset and observe in parallel.
       const starting = queue.splice(0, Math.max(0, ctx.generator.options.slots - r.live.size));
+      const t0 = performance.now();
       await Promise.all(starting.map(({ spec, i }) => r.start(spec, i)));
+      if (o.timing) o.timing.envSeconds += (performance.now() - t0) / 1000;
       // An episode whose token budget is spent ends before another turn.
       for (const [i, l] of [...r.live]) {
         if (l.t.responseIds.length >= o.maxResponseLength) await r.finish(i, l, end(l.t, "length", ctx.task));
@@ -139,7 +143,9 @@ class Rollout {
       })),
       this.o.sampling,
     );
+    const t0 = performance.now();
     await Promise.all(entries.map(([i, l], n) => this.#step(i, l, gens[n])));
+    if (this.o.timing) this.o.timing.envSeconds += (performance.now() - t0) / 1000;
   }
 
   async #step(i: number, l: Live, g: Generation): Promise<void> {

@@ -4,6 +4,7 @@
  * the advantages and the update, and counted.
  */
 import type { RunConfig } from "../config/schema.ts";
+import type { Generator } from "../model/generate.ts";
 import type { Transformer } from "../model/transformer.ts";
 import { type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
 import { roundsAt, type RoundsSchedule } from "../rollout/scheduler.ts";
@@ -43,7 +44,8 @@ export interface RlStepResult {
   aborted?: boolean;
   rounds: number;
   updates: MiniBatchResult[];
-  seconds: { rollout: number; logprobs: number; update: number };
+  /** Wall time per phase; the rollout's splits into prefill, decode and waiting for the environment. */
+  seconds: { rollout: number; prefill: number; decode: number; env: number; logprobs: number; update: number };
 }
 
 /** The round schedule of a config. */
@@ -85,11 +87,20 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
   const specs = prompts.flatMap((task, g) =>
     Array.from({ length: n }, (_, k) => ({ task, group: g, seed: episodeSeed(c.trainer.seed, step, g * n + k) }))
   );
+  const g = ctx.rollout.generator as Partial<Generator>, before = { ...g.timing };
+  const timing = { envSeconds: 0 };
   const trajectories = await runRollouts(ctx.rollout, specs, {
     ...rolloutOptions(c, rounds, ctx.stopIds),
     onEpisode: ctx.onEpisode,
+    timing,
   });
   const t1 = performance.now();
+  const phase = {
+    rollout: (t1 - t0) / 1000,
+    prefill: (g.timing?.prefillSeconds ?? 0) - (before.prefillSeconds ?? 0),
+    decode: (g.timing?.decodeSeconds ?? 0) - (before.decodeSeconds ?? 0),
+    env: timing.envSeconds,
+  };
   faultPoint(`rl rollout ${step}`);
   const failed = trajectories.filter((t) => t.finish === "env_failure").length;
   if (failed > trajectories.length / 2) {
@@ -98,12 +109,12 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
       rounds,
       updates: [],
       aborted: true,
-      seconds: { rollout: (t1 - t0) / 1000, logprobs: 0, update: 0 },
+      seconds: { ...phase, logprobs: 0, update: 0 },
     };
   }
   const train = trajectories.filter(trainable);
   if (train.length === 0) {
-    return { trajectories, rounds, updates: [], seconds: { rollout: (t1 - t0) / 1000, logprobs: 0, update: 0 } };
+    return { trajectories, rounds, updates: [], seconds: { ...phase, logprobs: 0, update: 0 } };
   }
   const seqs = await updateSequences(ctx, train);
   const t2 = performance.now();
@@ -131,7 +142,7 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
     trajectories,
     rounds,
     updates,
-    seconds: { rollout: (t1 - t0) / 1000, logprobs: (t2 - t1) / 1000, update: (t3 - t2) / 1000 },
+    seconds: { ...phase, logprobs: (t2 - t1) / 1000, update: (t3 - t2) / 1000 },
   };
 }
 
@@ -227,10 +238,14 @@ export function stepMetrics(r: RlStepResult): Record<string, number> {
     ppo_kl: avg((u) => u.ppoKl),
     grad_norm: avg((u) => u.gradNorm),
     skipped_updates: r.updates.filter((u) => !u.applied).length,
+    skipped_microbatches: r.updates.reduce((n, u) => n + u.skipped, 0),
     lr: last?.lr ?? 0,
     sampled_tokens: sampled,
     tokens_per_s: seconds > 0 ? allTokens / seconds : 0,
     time_rollout_s: r.seconds.rollout,
+    time_prefill_s: r.seconds.prefill,
+    time_decode_s: r.seconds.decode,
+    time_env_s: r.seconds.env,
     time_logprobs_s: r.seconds.logprobs,
     time_update_s: r.seconds.update,
   };

@@ -33,6 +33,8 @@ export interface UpdateSettings {
   temperature: number;
   /** Learning rate of each optimizer step, by 1-based optimizer step count. */
   lr: (optimizerStep: number) => number;
+  /** Compute every micro-batch, even those whose gradient is exactly 0 (tests compare the two). */
+  computeAll?: boolean;
 }
 
 /** What one optimizer step did. */
@@ -40,6 +42,8 @@ export interface MiniBatchResult extends PolicyMetrics {
   gradNorm: number;
   applied: boolean;
   lr: number;
+  /** Micro-batches whose gradient is exactly 0 (every advantage 0, no KL or entropy term): not computed. */
+  skipped: number;
 }
 
 /** Runs the update over `seqs`; returns one result per optimizer step taken. */
@@ -73,8 +77,15 @@ async function miniBatchStep(
   grads.clear(batch);
   const statsTensors = [];
   const release: (() => void)[] = [];
+  // Without a KL or entropy term, a token's gradient is its weight times its advantage times the surrogate's slope.
+  const advantageOnly = !s.computeAll && (s.loss.klKind === "none" || !s.loss.klCoef) && !s.loss.entropyCoef;
+  let skipped = 0;
   for (const group of microBatches(mini, s.microBatchTokens)) {
     const part = group.map((i) => mini[i]);
+    if (advantageOnly && part.every((q) => q.advantages.every((a, j) => a === 0 || q.mask[j] === 0))) {
+      skipped++; // every gradient of this micro-batch is 0: no forward or backward to run
+      continue;
+    }
     const cat = (f: (q: UpdateSequence, i: number) => ArrayLike<number>) => {
       const out: number[] = [];
       part.forEach((q, k) => out.push(...toPositions(q, f(q, group[k]))));
@@ -103,5 +114,5 @@ async function miniBatchStep(
   const read = await batch.read([opt.stats, ...statsTensors]);
   for (const r of release) r();
   const step: StepStats = opt.commit(read[0]);
-  return { ...policyMetrics(read.slice(1), s.loss), gradNorm: step.gradNorm, applied: step.applied, lr };
+  return { ...policyMetrics(read.slice(1), s.loss), gradNorm: step.gradNorm, applied: step.applied, lr, skipped };
 }

@@ -41,6 +41,22 @@ export interface TrainBenchReport {
   interrupted: boolean;
   /** Whether the run meets the main job's bar: gap >= 15 points or final >= 90%, and at most 30 minutes. */
   meetsBar: boolean | null;
+  /** Seconds of all RL steps by phase (the rollout split into prefill, decode and waiting for the environment). */
+  phases: Record<string, number>;
+  /** Mean share of prompt groups per RL step whose episodes differ in reward (GRPO's signal). */
+  signal: number | null;
+}
+
+/** Sums the RL steps' phase times and averages their signal share, from the run's metrics.jsonl. */
+export async function rlPhases(runDir: string): Promise<{ phases: Record<string, number>; signal: number | null }> {
+  const text = await Deno.readTextFile(`${runDir}/metrics.jsonl`).catch(() => "");
+  const rl = text.split("\n").filter((l) => l.includes('"phase":"rl"')).map((l) => JSON.parse(l));
+  const phases: Record<string, number> = {};
+  for (const key of ["prefill", "decode", "env", "logprobs", "update"]) {
+    phases[key] = rl.reduce((a, m) => a + (m[`time_${key}_s`] ?? 0), 0);
+  }
+  const signal = rl.length === 0 ? null : rl.reduce((a, m) => a + (m.groups_with_signal ?? 0), 0) / rl.length;
+  return { phases, signal };
 }
 
 /** Runs the `train` subcommand. */
@@ -72,6 +88,7 @@ export async function main(args: string[]): Promise<void> {
   await writeReport(runDir);
   const wallSeconds = (performance.now() - t0) / 1000;
   const report = trainReport({
+    ...await rlPhases(runDir),
     config: source.name,
     overrides: positionals,
     runDir,
@@ -87,6 +104,8 @@ export async function main(args: string[]): Promise<void> {
 
 /** The report of a finished run. */
 export function trainReport(r: {
+  phases?: Record<string, number>;
+  signal?: number | null;
   config: string;
   overrides: string[];
   runDir: string;
@@ -113,6 +132,8 @@ export function trainReport(r: {
     meetsBar: final === null || gapPoints === null
       ? null
       : inTime && (gapPoints >= GOAL_GAIN_POINTS || final >= GOAL_SUCCESS),
+    phases: r.phases ?? {},
+    signal: r.signal ?? null,
   };
 }
 
@@ -133,6 +154,12 @@ export function reportLines(r: TrainBenchReport): string[] {
       r.gapPoints === null ? "n/a" : `${r.gapPoints >= 0 ? "+" : ""}${r.gapPoints.toFixed(1)} points`
     }`,
     `  meets the bar    ${bar}`,
+    `  RL time          ${
+      Object.entries(r.phases).map(([k, x]) => `${k} ${x.toFixed(1)} s`).join(", ") || "n/a"
+    } (the rollout is prefill + decode + environment)`,
+    `  GRPO signal      ${
+      r.signal === null ? "n/a" : `${(100 * r.signal).toFixed(0)}% of groups per step differ in reward`
+    }`,
     `  run folder       ${r.runDir}`,
   ];
 }

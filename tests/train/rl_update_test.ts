@@ -1,0 +1,80 @@
+// The update skips micro-batches whose gradient is exactly 0 (every advantage 0, no KL or entropy term), and the
+// weights come out bit for bit as when every micro-batch is computed; with an entropy term nothing is skipped.
+import assert from "node:assert/strict";
+import { parseModelConfig } from "../../src/model/config.ts";
+import { initParams } from "../../src/model/init.ts";
+import { createLearner } from "../../src/train/learner.ts";
+import { AdamW } from "../../src/train/optimizer.ts";
+import { rlUpdate, type UpdateSequence } from "../../src/train/rl_update.ts";
+import { Rng } from "../../src/util/random.ts";
+import { noGpu, testGpu } from "../no_gpu.ts";
+
+const config = parseModelConfig({
+  model_type: "qwen2",
+  vocab_size: 40,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  tie_word_embeddings: true,
+  max_position_embeddings: 128,
+});
+
+/** Groups 0-1 have zero advantages, group 2 does not; one sequence per micro-batch (24 tokens, budget 24). */
+function sequences(): UpdateSequence[] {
+  const rng = new Rng(4);
+  return [0, 1, 2].map((group) => {
+    const ids = Array.from({ length: 24 }, () => rng.int(40));
+    const mask = ids.slice(8).map((_, j) => (j % 3 === 2 ? 0 : 1));
+    return {
+      ids,
+      promptLength: 8,
+      mask,
+      group,
+      advantages: mask.map(() => (group === 2 ? 0.7 : 0)),
+      oldLogp: mask.map(() => -3),
+    };
+  });
+}
+
+async function update(computeAll: boolean, entropyCoef = 0) {
+  const gpu = await testGpu();
+  const l = createLearner(gpu, { config, tensors: initParams(config, 9, { std: 0.05 }) });
+  const opt = new AdamW(gpu, l.model.weights, l.grads, {
+    beta1: 0.9,
+    beta2: 0.99,
+    eps: 1e-8,
+    weightDecay: 0,
+    maxGradNorm: 1,
+  });
+  const results = await rlUpdate(l, opt, {
+    seqs: sequences(),
+    ppoEpochs: 1,
+    miniBatchGroups: 3,
+    microBatchTokens: 24,
+    lossAggMode: "token-mean",
+    temperature: 1,
+    lr: () => 0.01,
+    loss: { klKind: "none", klCoef: 0, entropyCoef },
+    computeAll,
+  });
+  const weights = await l.model.weights.toHost();
+  for (const t of [l.model.weights, l.grads]) t.release();
+  opt.release();
+  return { results, weights };
+}
+
+Deno.test({
+  name: "micro-batches with only zero advantages are skipped, and the weights are bit-identical to computing them",
+  ignore: noGpu,
+  async fn() {
+    const skip = await update(false), all = await update(true);
+    assert.deepEqual(skip.results.map((r) => r.skipped), [2]);
+    assert.deepEqual(all.results.map((r) => r.skipped), [0]);
+    assert.equal(skip.results[0].gradNorm, all.results[0].gradNorm);
+    for (const [name, w] of all.weights) assert.deepEqual(skip.weights.get(name), w, name);
+    const entropy = await update(false, 0.01);
+    assert.deepEqual(entropy.results.map((r) => r.skipped), [0], "an entropy term has a gradient everywhere");
+  },
+});
