@@ -21,7 +21,38 @@ export async function runMain(main: (args: string[]) => Promise<void>): Promise<
   try {
     await main(Deno.args);
   } catch (e) {
-    console.error(`error: ${e instanceof Error ? e.message : String(e)}`);
+    console.error(`error: ${humanMessage(e)}`);
     Deno.exit(2);
   }
+}
+
+const OPS: Record<string, string> = {
+  readfile: "read",
+  open: "open",
+  writefile: "write",
+  mkdir: "create the folder",
+  stat: "find",
+  remove: "remove",
+  rename: "rename",
+  readdir: "list",
+  copy: "copy",
+  truncate: "truncate",
+};
+
+/**
+ * An error's message for a user: an operating system error that no command explained ("No such file or directory
+ * (os error 2): readfile 'x'") becomes a sentence naming the action and the path, with a hint where one is known.
+ */
+export function humanMessage(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  const raw = /^(.+?) \(os error \d+\)(?:: (\w+) '(.*)')?(?:: (.*))?$/.exec(message);
+  if (!raw) return message;
+  const reason = raw[1].charAt(0).toLowerCase() + raw[1].slice(1);
+  const hint = e instanceof Deno.errors.PermissionDenied
+    ? " (check the permissions of the file or folder)"
+    : e instanceof Deno.errors.AddrInUse
+    ? " (another program holds the port: pick another one)"
+    : "";
+  if (raw[2] && raw[3] !== undefined) return `Cannot ${OPS[raw[2]] ?? raw[2]} ${raw[3]}: ${reason}${hint}`;
+  return `${reason}${raw[4] ? `: ${raw[4]}` : ""}${hint}`;
 }

@@ -29,8 +29,8 @@ const Model = z.strictObject({
   tiny: z.string().nullable().default(null),
   /** Re-run each layer's forward in the backward instead of keeping its activations. */
   recompute: z.boolean().default(false),
-  /** Storage dtype of saved checkpoints. */
-  save_dtype: z.enum(["f32", "f16"]).default("f32"),
+  /** Storage dtype of saved checkpoints; auto keeps the starting model's (f32 for the built-in one). */
+  save_dtype: z.enum(["auto", "f32", "f16", "bf16"]).default("auto"),
 });
 
 const Env = z.strictObject({

@@ -13,6 +13,8 @@ import { Tokenizer } from "./tokenizer.ts";
 export const MODEL_FILES = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"];
 const GENERATION = "generation_config.json";
 
+const TORCH_DTYPE: Record<SaveDType, string> = { f32: "float32", f16: "float16", bf16: "bfloat16" };
+
 /** What a model directory holds, for error messages. */
 export const HF_DIR = "A Hugging Face model directory holds config.json, model.safetensors (or shards with " +
   "model.safetensors.index.json), tokenizer.json and tokenizer_config.json.";
@@ -37,6 +39,8 @@ export interface SaveModelOptions {
 /** What loadModelDir returns. */
 export interface LoadedModel {
   config: ModelConfig;
+  /** The dtype the weights are stored in (the most common one when they mix): a checkpoint is saved the same way. */
+  dtype: SaveDType;
   /** Every tensor of paramTable(config), by Hugging Face name, in table order. */
   tensors: Map<string, Float32Array>;
   tokenizer?: Tokenizer;
@@ -59,7 +63,7 @@ export async function saveModelDir(dir: string, opts: SaveModelOptions): Promise
   const ordered = checkTensors(opts.config, withShapes(opts.config, opts.tensors, dir), `Saving ${dir}`);
   const dtype = opts.dtype ?? "f32";
   const files: [string, () => Uint8Array][] = [
-    ["config.json", () => json({ ...toHfConfig(opts.config), torch_dtype: dtype === "f16" ? "float16" : "float32" })],
+    ["config.json", () => json({ ...toHfConfig(opts.config), torch_dtype: TORCH_DTYPE[dtype] })],
     ["model.safetensors", () => serializeSafetensors(ordered, { dtype })],
   ];
   if (opts.tokenizer) {
@@ -109,7 +113,14 @@ export async function saveModelDir(dir: string, opts: SaveModelOptions): Promise
 export async function loadModelDir(dir: string, opts: { extra?: string[] } = {}): Promise<LoadedModel> {
   dir = dir.replace(/\/+$/, "");
   if (!(await exists(dir))) {
-    throw new Deno.errors.NotFound(`Loading model directory ${dir}: not found${await aside(dir)}`);
+    const hub = /^[\w.-]+\/[\w.-]+$/.test(dir) && !dir.startsWith(".")
+      ? `. If "${dir}" is a Hugging Face hub id: Crucible does not download models; download it elsewhere ` +
+        "(for example `huggingface-cli download " + dir + " --local-dir DIR`) and pass the local folder"
+      : "";
+    throw new Deno.errors.NotFound(`Loading model directory ${dir}: not found${await aside(dir)}${hub}`);
+  }
+  if (!(await exists(`${dir}/config.json`))) {
+    throw new Deno.errors.NotFound(`Loading ${dir}: it has no config.json, so it is not a model directory. ${HF_DIR}`);
   }
   const config = parseModelConfig(await readJson(`${dir}/config.json`), `${dir}/config.json`);
   const weights = (await exists(`${dir}/model.safetensors`)) ? `${dir}/model.safetensors` : `${dir}/${SHARD_INDEX}`;
@@ -120,6 +131,9 @@ export async function loadModelDir(dir: string, opts: { extra?: string[] } = {})
   }
   const ordered = checkTensors(config, await loadSafetensors(weights), weights);
   const tensors = new Map(ordered.map(([name, t]) => [name, t.data]));
+  const counts = new Map<SaveDType, number>();
+  for (const [, t] of ordered) counts.set(t.stored ?? "f32", (counts.get(t.stored ?? "f32") ?? 0) + t.data.length);
+  const dtype = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] ?? "f32";
   for (const [name, data] of tensors) {
     const at = data.findIndex((x) => !Number.isFinite(x));
     if (at >= 0) {
@@ -134,7 +148,7 @@ export async function loadModelDir(dir: string, opts: { extra?: string[] } = {})
   const generationConfig = (await exists(`${dir}/${GENERATION}`)) ? await readJson(`${dir}/${GENERATION}`) : undefined;
   const extra: Record<string, unknown> = {};
   for (const name of opts.extra ?? []) extra[name] = await readJson(`${dir}/${name}`);
-  return { config, tensors, tokenizer, generationConfig, extra };
+  return { config, dtype, tensors, tokenizer, generationConfig, extra };
 }
 
 /** Ids that end generation: eos of generation_config.json, of config.json and of the tokenizer, deduplicated. */

@@ -4,7 +4,8 @@
  * each name to `{dtype, shape, data_offsets: [begin, end]}` (offsets relative to the data start) beside an optional
  * `__metadata__` of strings.
  *
- * Reading converts F32, F16, BF16 (and F64) to Float32Array; writing produces F32 or F16. Every entry is validated
+ * Reading converts F32, F16, BF16 (and F64) to Float32Array; writing produces F32, F16 or BF16 (rounded to nearest,
+ * ties to even), so a model read and written in its own dtype comes back bit for bit. Every entry is validated
  * before any tensor is converted, so a corrupt file throws a SyntaxError naming the file and the tensor and nothing
  * is half-loaded. Assumes a little-endian host (every WebGPU platform is).
  */
@@ -13,10 +14,12 @@
 export interface HostTensor {
   shape: number[];
   data: Float32Array;
+  /** The dtype the file stored it in (F64 reads as f32); absent for tensors made in memory. */
+  stored?: SaveDType;
 }
 
 /** Storage dtypes Crucible writes. */
-export type SaveDType = "f32" | "f16";
+export type SaveDType = "f32" | "f16" | "bf16";
 
 const BYTES: Record<string, number> = { F64: 8, F32: 4, F16: 2, BF16: 2 };
 /** Every dtype the format defines, to tell an unsupported dtype (TypeError) from a malformed one (SyntaxError). */
@@ -94,7 +97,8 @@ export function parseSafetensors(
   // Everything is valid: only now convert.
   const tensors = new Map<string, HostTensor>();
   for (const e of entries) {
-    tensors.set(e.name, { shape: e.shape, data: toF32(bytes, dataStart + e.begin, e) });
+    const stored = e.dtype === "F16" ? "f16" : e.dtype === "BF16" ? "bf16" : "f32";
+    tensors.set(e.name, { shape: e.shape, data: toF32(bytes, dataStart + e.begin, e), stored });
   }
   return { tensors, metadata };
 }
@@ -164,6 +168,7 @@ export function serializeSafetensors(
   opts: { dtype?: SaveDType; metadata?: Record<string, string> } = {},
 ): Uint8Array {
   const dtype = opts.dtype ?? "f32";
+  if (!["f32", "f16", "bf16"].includes(dtype)) throw new RangeError(`Cannot write safetensors as ${dtype}`);
   const size = dtype === "f32" ? 4 : 2;
   const header: Record<string, unknown> = { __metadata__: { format: "pt", ...opts.metadata } };
   const list = [...tensors];
@@ -184,9 +189,20 @@ export function serializeSafetensors(
   out.set(json, 8);
   let at = 8 + padded;
   for (const [, t] of list) {
-    const values = dtype === "f32" ? t.data : Float16Array.from(t.data);
+    const values = dtype === "f32" ? t.data : dtype === "f16" ? Float16Array.from(t.data) : toBf16(t.data);
     out.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), at);
     at += values.byteLength;
+  }
+  return out;
+}
+
+/** f32 to bf16, rounded to nearest with ties to even; NaN stays a (quiet) NaN. */
+function toBf16(x: Float32Array): Uint16Array {
+  const bits = new Uint32Array(x.buffer, x.byteOffset, x.length);
+  const out = new Uint16Array(x.length);
+  for (let i = 0; i < x.length; i++) {
+    const b = bits[i];
+    out[i] = Number.isNaN(x[i]) ? (b >>> 16) | 0x40 : (b + 0x7fff + ((b >>> 16) & 1)) >>> 16;
   }
   return out;
 }

@@ -7,7 +7,7 @@
  */
 import { loadModelDir, saveModelDir, stopTokenIds } from "../model/model_dir.ts";
 import type { ModelConfig } from "../model/config.ts";
-import { loadSafetensors, serializeSafetensors } from "../model/safetensors.ts";
+import { loadSafetensors, type SaveDType, serializeSafetensors } from "../model/safetensors.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import type { TensorSet } from "../model/weights.ts";
 import type { AdamW } from "./optimizer.ts";
@@ -49,7 +49,7 @@ export async function saveCheckpoint(runDir: string, name: string, c: {
   tokenizer?: Tokenizer;
   opt?: AdamW;
   state: TrainerState;
-  dtype?: "f32" | "f16";
+  dtype?: SaveDType;
   /** The agent's settings (crucible.json), so the checkpoint evaluates the same anywhere. */
   agent?: AgentSettings;
 }): Promise<string> {
@@ -118,6 +118,7 @@ export async function tidyCheckpoints(runDir: string, o: { prefix?: string; keep
 export interface LoadedCheckpoint {
   dir: string;
   config: ModelConfig;
+  dtype: SaveDType;
   tensors: Map<string, Float32Array>;
   tokenizer?: Tokenizer;
   state: TrainerState;
@@ -148,7 +149,15 @@ export async function loadLatestCheckpoint(runDir: string): Promise<LoadedCheckp
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
-  return { dir, config: loaded.config, tensors: loaded.tensors, tokenizer: loaded.tokenizer, state, moments };
+  return {
+    dir,
+    config: loaded.config,
+    dtype: loaded.dtype,
+    tensors: loaded.tensors,
+    tokenizer: loaded.tokenizer,
+    state,
+    moments,
+  };
 }
 
 /** A checkpoint's model as a run uses it: weights, tokenizer and stop ids. */
@@ -156,6 +165,7 @@ export function hostFromCheckpoint(r: LoadedCheckpoint): HostModel {
   if (!r.tokenizer) throw new SyntaxError(`${r.dir} has no tokenizer.json`);
   return {
     config: r.config,
+    dtype: r.dtype,
     tensors: r.tensors,
     tokenizer: r.tokenizer,
     stopIds: stopTokenIds({ config: r.config, tokenizer: r.tokenizer }),

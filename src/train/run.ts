@@ -163,7 +163,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
         tokenizer: host.tokenizer,
         opt,
         state: { ...state, optimizerStep: opt?.step ?? state.optimizerStep },
-        dtype: c.model.save_dtype,
+        dtype: c.model.save_dtype === "auto" ? host.dtype : c.model.save_dtype,
         agent: agentSettings(c, env.task, env.options),
       });
       return run.lastCheckpoint;

@@ -9,6 +9,7 @@ import type { EnvClient } from "../env/client.ts";
 import { loadModelDir, stopTokenIds } from "../model/model_dir.ts";
 import type { ModelConfig } from "../model/config.ts";
 import { buildTinyModel, TINY_SHAPES, tinySpecOf } from "../model/tiny.ts";
+import type { SaveDType } from "../model/safetensors.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import { readAgentSettings } from "./agent_settings.ts";
 import { getTask } from "../../tasks/mod.ts";
@@ -124,6 +125,8 @@ export async function checkEnv(env: RunEnv): Promise<void> {
 /** A model's host-side parts. */
 export interface HostModel {
   config: ModelConfig;
+  /** The dtype its weights were stored in. */
+  dtype: SaveDType;
   tensors: Map<string, Float32Array>;
   tokenizer: Tokenizer;
   stopIds: number[];
@@ -140,6 +143,7 @@ export async function loadModel(c: RunConfig, task: Task): Promise<HostModel> {
     }
     return {
       config: m.config,
+      dtype: m.dtype,
       tensors: m.tensors,
       tokenizer: m.tokenizer,
       stopIds: stopTokenIds(m),
@@ -152,7 +156,12 @@ export async function loadModel(c: RunConfig, task: Task): Promise<HostModel> {
   const spec = await tinySpecOf(c.model.tiny);
   const vocabulary = await task.vocabulary(task.prompt);
   const tiny = buildTinyModel(vocabulary.corpus, spec, vocabulary.phrases);
-  return { ...tiny, stopIds: stopTokenIds({ config: tiny.config, tokenizer: tiny.tokenizer }), source: "tiny" };
+  return {
+    ...tiny,
+    dtype: "f32",
+    stopIds: stopTokenIds({ config: tiny.config, tokenizer: tiny.tokenizer }),
+    source: "tiny",
+  };
 }
 
 /** The task indices of a split: an item file when configured, else the task's built-in split. */

@@ -122,3 +122,19 @@ Deno.test({
     assert.match(bad.stderr, /line 1: needs "ids" and "mask"/);
   },
 });
+
+Deno.test("raw operating-system errors become sentences; hub ids and folders without a model are explained", async () => {
+  const { humanMessage } = await import("../../src/cli/args.ts");
+  const { loadModelDir } = await import("../../src/model/model_dir.ts");
+  let raw: unknown;
+  try {
+    Deno.readTextFileSync("/nonexistent-crucible/x.json");
+  } catch (e) {
+    raw = e;
+  }
+  assert.equal(humanMessage(raw), "Cannot read /nonexistent-crucible/x.json: no such file or directory");
+  assert.equal(humanMessage(new Error("plain")), "plain");
+  await assert.rejects(() => loadModelDir("Qwen/Qwen2.5-0.5B-Instruct"), /hub id: Crucible does not download models/);
+  const empty = await Deno.makeTempDir();
+  await assert.rejects(() => loadModelDir(empty), /no config\.json, so it is not a model directory\. A Hugging Face/);
+});

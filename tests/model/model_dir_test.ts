@@ -218,3 +218,38 @@ function entriesOf(config: ModelConfig, seed: number): [string, HostTensor][] {
   const shapes = new Map(paramTable(config).map((p) => [p.name, p.shape]));
   return [...initParams(config, seed)].map(([name, data]) => [name, { shape: shapes.get(name)!, data }]);
 }
+
+Deno.test("an f32, f16 or bf16 model is saved in its own dtype and round-trips bit for bit", async () => {
+  const config = tiny("qwen2", { tie_word_embeddings: true });
+  for (const dtype of ["f32", "f16", "bf16"] as const) {
+    await withDir(async (dir) => {
+      const first = `${dir}/a`, second = `${dir}/b`;
+      await saveModelDir(first, { config, tensors: initParams(config, 5, { std: 0.3 }), tokenizer, dtype });
+      const loaded = await loadModelDir(first);
+      assert.equal(loaded.dtype, dtype);
+      assert.equal(
+        JSON.parse(await Deno.readTextFile(`${first}/config.json`)).torch_dtype,
+        {
+          f32: "float32",
+          f16: "float16",
+          bf16: "bfloat16",
+        }[dtype],
+      );
+      await saveModelDir(second, { config, tensors: loaded.tensors, tokenizer, dtype: loaded.dtype });
+      assert.deepEqual(
+        await Deno.readFile(`${second}/model.safetensors`),
+        await Deno.readFile(`${first}/model.safetensors`),
+      );
+    });
+  }
+});
+
+Deno.test("bf16 rounds to nearest, ties to even, as PyTorch does", async () => {
+  const { parseSafetensors, serializeSafetensors } = await import("../../src/model/safetensors.ts");
+  // 1 + 2^-8 is halfway between bf16's 1 and 1 + 2^-7: ties to even gives 1; just above it rounds up.
+  const values = new Float32Array([1 + 2 ** -8, 1 + 2 ** -8 + 2 ** -20, 1 + 3 * 2 ** -8, -2.5, 0]);
+  const bytes = serializeSafetensors(new Map([["x", { shape: [5], data: values }]]), { dtype: "bf16" });
+  const back = parseSafetensors(bytes).tensors.get("x")!;
+  assert.equal(back.stored, "bf16");
+  assert.deepEqual([...back.data], [1, 1 + 2 ** -7, 1 + 2 * 2 ** -7, -2.5, 0]);
+});
