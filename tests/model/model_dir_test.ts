@@ -253,3 +253,16 @@ Deno.test("bf16 rounds to nearest, ties to even, as PyTorch does", async () => {
   assert.equal(back.stored, "bf16");
   assert.deepEqual([...back.data], [1, 1 + 2 ** -7, 1 + 2 * 2 ** -7, -2.5, 0]);
 });
+
+Deno.test("a model whose weights hold a NaN or an infinity is refused at load, naming the tensor", async () => {
+  const config = tiny("qwen2", { tie_word_embeddings: true });
+  await withDir(async (dir) => {
+    const tensors = initParams(config, 5, { std: 0.3 });
+    tensors.get("model.norm.weight")![3] = NaN;
+    await saveModelDir(dir, { config, tensors, tokenizer });
+    await assert.rejects(
+      () => loadModelDir(dir),
+      /tensor "model\.norm\.weight" holds a non-finite value \(NaN at index 3\)/,
+    );
+  });
+});

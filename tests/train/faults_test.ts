@@ -187,3 +187,42 @@ Deno.test({
     assert.equal(fresh.code, 0, fresh.err);
   },
 });
+
+Deno.test({
+  name: "SIGTERM and SIGHUP stop a run as Ctrl-C does: the step finishes, a checkpoint is saved, exit code 3",
+  ignore: noGpu || Deno.build.os === "windows",
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    for (const signal of ["SIGTERM", "SIGHUP"] as const) {
+      const run = `${dir}/${signal}`;
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          "src/cli/main.ts",
+          "train",
+          "textcraft",
+          "--run-dir",
+          run,
+          ...budget(dir),
+          "sft.epochs=0.3",
+        ],
+        cwd: ROOT,
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      // Signal once the first SFT step is logged.
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 50));
+        if ((await Deno.readTextFile(`${run}/metrics.jsonl`).catch(() => "")).includes('"phase":"sft"')) break;
+      }
+      child.kill(signal);
+      const r = await child.output();
+      const out = new TextDecoder().decode(r.stdout);
+      assert.equal(r.code, 3, `${signal}: ${new TextDecoder().decode(r.stderr)}`);
+      assert.match(out, /Interrupted\. Saved .*Resume with: deno task train --resume/);
+      assert.match(Deno.readTextFileSync(`${run}/checkpoints/latest`), /^sft-step-/);
+    }
+  },
+});
