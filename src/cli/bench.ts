@@ -12,6 +12,7 @@
  * deno task bench model --size tiny
  * ```
  */
+import { FAULTS_USAGE, main as faults } from "./bench/faults.ts";
 import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
 import { main as model, MODEL_USAGE } from "./bench/model.ts";
 import { main as recall, RECALL_USAGE } from "./bench/recall.ts";
@@ -44,6 +45,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "Crucible against PyTorch on this CPU, side by side, with the ratios (training and decode tokens/s)",
     usage: VS_TORCH_USAGE,
     run: vsTorch,
+  },
+  faults: {
+    summary: "kills resumed bit for bit, hostile requests against the server with memory, an outage waited out",
+    usage: FAULTS_USAGE,
+    run: faults,
   },
   recall: {
     summary: "steps the tiny model needs to learn copying, induction and lookup (what TextCraft's warm start asks)",
