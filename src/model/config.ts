@@ -33,6 +33,8 @@ export interface ModelConfig {
   /** RMSNorm of each q and k head before RoPE (Qwen3). */
   qkNorm: boolean;
   maxPositions: number;
+  /** A critic: one value per position from `score.weight`/`score.bias` instead of an LM head. */
+  valueHead: boolean;
   bosTokenId?: number;
   eosTokenIds: number[];
 }
@@ -41,6 +43,7 @@ const ARCHITECTURES: Record<string, Architecture> = { qwen2: "qwen2", qwen3: "qw
 
 const Raw = z.object({
   model_type: z.string(),
+  architectures: z.array(z.string()).nullish(),
   vocab_size: z.number().int().positive(),
   hidden_size: z.number().int().positive(),
   intermediate_size: z.number().int().positive(),
@@ -121,6 +124,7 @@ export function parseModelConfig(json: unknown, source = "config.json"): ModelCo
     attentionBias: architecture === "qwen2",
     qkNorm: architecture === "qwen3",
     maxPositions: r.max_position_embeddings ?? 32768,
+    valueHead: (r.architectures ?? []).some((a) => a.endsWith("ForTokenClassification")),
     bosTokenId: r.bos_token_id ?? undefined,
     eosTokenIds: eos === undefined || eos === null ? [] : Array.isArray(eos) ? eos : [eos],
   };
@@ -132,13 +136,9 @@ function refuse(source: string, field: string, bad: boolean, what: string): void
 
 /** The `config.json` Hugging Face tools expect for a configuration (inverse of parseModelConfig). */
 export function toHfConfig(c: ModelConfig): Record<string, unknown> {
-  const names: Record<Architecture, string> = {
-    qwen2: "Qwen2ForCausalLM",
-    qwen3: "Qwen3ForCausalLM",
-    llama: "LlamaForCausalLM",
-  };
+  const names: Record<Architecture, string> = { qwen2: "Qwen2", qwen3: "Qwen3", llama: "Llama" };
   const out: Record<string, unknown> = {
-    architectures: [names[c.architecture]],
+    architectures: [`${names[c.architecture]}For${c.valueHead ? "TokenClassification" : "CausalLM"}`],
     model_type: c.architecture,
     vocab_size: c.vocabSize,
     hidden_size: c.hiddenSize,
@@ -155,6 +155,7 @@ export function toHfConfig(c: ModelConfig): Record<string, unknown> {
     torch_dtype: "float32",
   };
   if (c.architecture !== "qwen2") out.attention_bias = false;
+  if (c.valueHead) Object.assign(out, { id2label: { "0": "LABEL_0" }, label2id: { LABEL_0: 0 } });
   if (c.bosTokenId !== undefined) out.bos_token_id = c.bosTokenId;
   if (c.eosTokenIds.length > 0) out.eos_token_id = c.eosTokenIds.length === 1 ? c.eosTokenIds[0] : c.eosTokenIds;
   return out;

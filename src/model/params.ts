@@ -41,8 +41,14 @@ export function layerNames(l: number) {
 export const EMBED = "model.embed_tokens.weight";
 export const FINAL_NORM = "model.norm.weight";
 export const LM_HEAD = "lm_head.weight";
+/** A critic's value head, as Hugging Face's *ForTokenClassification with one label names it (verl's critic). */
+export const VALUE_HEAD = "score.weight";
+export const VALUE_BIAS = "score.bias";
 
-/** Every parameter of a model in checkpoint order. With tied embeddings there is no `lm_head.weight`. */
+/**
+ * Every parameter of a model in checkpoint order. With tied embeddings there is no `lm_head.weight`; a critic (a
+ * value head) has `score.weight` and `score.bias` instead of an LM head.
+ */
 export function paramTable(c: ModelConfig): ParamSpec[] {
   const C = c.hiddenSize, I = c.intermediateSize, D = c.headDim;
   const HD = c.numHeads * D, KD = c.numKvHeads * D;
@@ -65,7 +71,10 @@ export function paramTable(c: ModelConfig): ParamSpec[] {
     out.push(matrix(n.gate, [I, C]), matrix(n.up, [I, C]), matrix(n.down, [C, I]));
   }
   out.push(norm(FINAL_NORM, C));
-  if (!c.tieWordEmbeddings) out.push(matrix(LM_HEAD, [c.vocabSize, C]));
+  if (c.valueHead) {
+    // A zero value head: a fresh critic predicts 0 everywhere and learns from the returns.
+    out.push({ name: VALUE_HEAD, shape: [1, C], init: "zeros", decay: true }, bias(VALUE_BIAS, 1));
+  } else if (!c.tieWordEmbeddings) out.push(matrix(LM_HEAD, [c.vocabSize, C]));
   return out;
 }
 

@@ -14,9 +14,9 @@ import { type RopeTable, ropeTable } from "../ops/rope.ts";
 import type { ModelConfig } from "./config.ts";
 import { type HeadGrad, headPass } from "./head.ts";
 import { type LayerActs, layerBackward, type LayerContext, layerForward, releaseActs } from "./layer.ts";
-import { act } from "./linear.ts";
+import { act, linear, linearBackward } from "./linear.ts";
 import type { PackedInputs } from "./packing.ts";
-import { EMBED, FINAL_NORM, LM_HEAD } from "./params.ts";
+import { EMBED, FINAL_NORM, LM_HEAD, VALUE_BIAS, VALUE_HEAD } from "./params.ts";
 import { TensorSet } from "./weights.ts";
 
 /** Options of one forward. */
@@ -74,12 +74,57 @@ export class Transformer {
    * caller's to read and release.
    */
   forward(batch: Batch, inputs: PackedInputs, o: ForwardOptions = {}): ForwardResult {
-    const c = this.config, w = this.weights, T = inputs.tokens, C = c.hiddenSize;
     if (o.grads && !o.lossGrad) throw new TypeError("A forward with gradients needs a lossGrad");
+    if (this.config.valueHead) throw new TypeError("This model has a value head: use values(), not forward()");
+    const c = this.config, w = this.weights, T = inputs.tokens, C = c.hiddenSize;
+    const trunk = this.#trunk(batch, inputs, o.grads !== undefined);
+    const result = { logp: act(batch, [T], "logp"), entropy: act(batch, [T], "entropy") };
+    const g = o.grads;
+    const dnf = g ? act(batch, [T, C], "dnf") : undefined;
+    const head = c.tieWordEmbeddings ? EMBED : LM_HEAD;
+    headPass(batch, {
+      nf: trunk.nf,
+      head: w.get(head),
+      targets: inputs.targets,
+      ...result,
+      temperature: o.temperature,
+      grad: o.lossGrad && g ? o.lossGrad : undefined,
+      dnf,
+      dHead: g?.get(head),
+      logits: o.logits,
+    });
+    this.#finish(batch, inputs, trunk, g && dnf ? { grads: g, dnf } : undefined);
+    return result;
+  }
+
+  /**
+   * A critic's forward (a model whose config has a value head, `score.weight` [1, C] and `score.bias` [1]): the
+   * value of every position [T, 1], and with `grads` and `dValues` [T, 1] the backward of Σ dValues · values.
+   */
+  values(batch: Batch, inputs: PackedInputs, o: { grads?: TensorSet; dValues?: Tensor } = {}): Tensor {
+    if (!this.config.valueHead) throw new TypeError("This model has no value head (a critic's config.json has one)");
+    if (o.grads && !o.dValues) throw new TypeError("A value backward needs dValues");
+    const w = this.weights, T = inputs.tokens, C = this.config.hiddenSize;
+    const trunk = this.#trunk(batch, inputs, o.grads !== undefined);
+    const values = act(batch, [T, 1], "values");
+    linear(batch, trunk.nf, w.get(VALUE_HEAD), values, { bias: w.get(VALUE_BIAS) });
+    const g = o.grads;
+    let dnf: Tensor | undefined;
+    if (g && o.dValues) {
+      dnf = act(batch, [T, C], "dnf");
+      const head = { w: w.get(VALUE_HEAD), dw: g.get(VALUE_HEAD), db: g.get(VALUE_BIAS) };
+      linearBackward(batch, { dy: o.dValues, x: trunk.nf, dx: dnf, ...head });
+    }
+    this.#finish(batch, inputs, trunk, g && dnf ? { grads: g, dnf } : undefined);
+    return values;
+  }
+
+  /** Embedding, every layer and the final norm; the activations the backward needs are kept when training. */
+  #trunk(batch: Batch, inputs: PackedInputs, training: boolean): Trunk {
+    const c = this.config, w = this.weights, T = inputs.tokens, C = c.hiddenSize;
     let maxPos = 0;
     for (const p of inputs.batch.positions) maxPos = Math.max(maxPos, p);
     const ctx: LayerContext = { config: c, weights: w, rope: this.rope(maxPos + 1) };
-    const training = o.grads !== undefined;
     const recompute = training && this.options.recompute === true;
     // xs[l] is the input of layer l; xs[L] the output of the last one.
     const xs: Tensor[] = [act(batch, [T, C], "x0")];
@@ -93,44 +138,45 @@ export class Transformer {
       if (!training) xs[l].release();
     }
     const nf = act(batch, [T, C], "nf");
-    const rstdF = act(batch, [T]);
-    rmsnormForward(batch, { x: xs[c.numLayers], w: w.get(FINAL_NORM), y: nf, rstd: rstdF, eps: c.rmsNormEps });
-    const result = { logp: act(batch, [T], "logp"), entropy: act(batch, [T], "entropy") };
-    const g = o.grads;
-    const dnf = g ? act(batch, [T, C], "dnf") : undefined;
-    const head = c.tieWordEmbeddings ? EMBED : LM_HEAD;
-    headPass(batch, {
-      nf,
-      head: w.get(head),
-      targets: inputs.targets,
-      ...result,
-      temperature: o.temperature,
-      grad: o.lossGrad && g ? o.lossGrad : undefined,
-      dnf,
-      dHead: g?.get(head),
-      logits: o.logits,
-    });
-    if (!g) {
-      for (const t of [nf, rstdF, xs[c.numLayers]]) t.release();
-      return result;
+    const rstd = act(batch, [T]);
+    rmsnormForward(batch, { x: xs[c.numLayers], w: w.get(FINAL_NORM), y: nf, rstd, eps: c.rmsNormEps });
+    return { ctx, xs, saved, nf, rstd, recompute };
+  }
+
+  /** Releases the trunk's activations, after the backward through it from dnf when training. */
+  #finish(batch: Batch, inputs: PackedInputs, t: Trunk, back?: { grads: TensorSet; dnf: Tensor }): void {
+    const c = this.config, w = this.weights, T = inputs.tokens, C = c.hiddenSize, L = c.numLayers;
+    if (!back) {
+      for (const x of [t.nf, t.rstd, t.xs[L]]) x.release();
+      return;
     }
+    const g = back.grads;
     const dX = act(batch, [T, C], "dX");
     const final = { w: w.get(FINAL_NORM), dw: g.get(FINAL_NORM), betaW: 1 };
-    rmsnormBackward(batch, { dy: dnf!, r: xs[c.numLayers], rstd: rstdF, dr: dX, ...final });
-    for (const t of [nf, rstdF, dnf!, xs[c.numLayers]]) t.release();
-    for (let l = c.numLayers - 1; l >= 0; l--) {
-      let acts = saved[l];
-      if (recompute) {
+    rmsnormBackward(batch, { dy: back.dnf, r: t.xs[L], rstd: t.rstd, dr: dX, ...final });
+    for (const x of [t.nf, t.rstd, back.dnf, t.xs[L]]) x.release();
+    for (let l = L - 1; l >= 0; l--) {
+      let acts = t.saved[l];
+      if (t.recompute) {
         const scratch = act(batch, [T, C]);
-        acts = layerForward(batch, ctx, l, inputs, xs[l], scratch);
+        acts = layerForward(batch, t.ctx, l, inputs, t.xs[l], scratch);
         scratch.release();
       }
-      layerBackward(batch, ctx, l, inputs, acts, dX, g);
+      layerBackward(batch, t.ctx, l, inputs, acts, dX, g);
       releaseActs(acts);
-      xs[l].release();
+      t.xs[l].release();
     }
     embeddingBackward(batch, inputs.buckets, dX, g.get(EMBED));
     dX.release();
-    return result;
   }
+}
+
+/** What the backward needs of a trunk's forward. */
+interface Trunk {
+  ctx: LayerContext;
+  xs: Tensor[];
+  saved: LayerActs[];
+  nf: Tensor;
+  rstd: Tensor;
+  recompute: boolean;
 }

@@ -56,6 +56,17 @@ function rope(x: Float64Array, pos: number[], heads: number, D: number, theta: n
 
 /** Logits [T, V] of every position of the packed sequences. */
 export function modelLogitsRef(c: ModelConfig, p: RefParams, batch: RefBatch): Float64Array {
+  const nf = finalHiddenRef(c, p, batch);
+  return linear(nf, c.tieWordEmbeddings ? p.get("model.embed_tokens.weight")! : p.get("lm_head.weight")!, c.hiddenSize);
+}
+
+/** A critic's values [T] (`score.weight` [1, C], `score.bias` [1]) of every position of the packed sequences. */
+export function modelValuesRef(c: ModelConfig, p: RefParams, batch: RefBatch): Float64Array {
+  return linear(finalHiddenRef(c, p, batch), p.get("score.weight")!, c.hiddenSize, p.get("score.bias")!);
+}
+
+/** The final normalised hidden states [T, C]. */
+function finalHiddenRef(c: ModelConfig, p: RefParams, batch: RefBatch): Float64Array {
   const get = (n: string) => {
     const t = p.get(n);
     if (!t) throw new Error(`reference: missing ${n}`);
@@ -113,8 +124,7 @@ export function modelLogitsRef(c: ModelConfig, p: RefParams, batch: RefBatch): F
     const down = linear(h, get(n.down), I);
     x = x2.map((val, i) => val + down[i]);
   }
-  const nf = rmsnorm(x, get("model.norm.weight"), c.rmsNormEps);
-  return linear(nf, c.tieWordEmbeddings ? E : get("lm_head.weight"), C);
+  return rmsnorm(x, get("model.norm.weight"), c.rmsNormEps);
 }
 
 /** Per-position log-probability of the next token (0 at each sequence's last position) and entropy. */
