@@ -39,6 +39,10 @@ export const VERL_ALIASES: Readonly<Record<string, string>> = {
   "data.train_file": "data.train_items",
   "data.val_file": "data.test_items",
   "trainer.total_training_steps": "trainer.total_steps",
+  "trainer.critic_warmup": "critic.warmup_steps",
+  "critic.optim.lr": "critic.lr",
+  "critic.optim.weight_decay": "critic.weight_decay",
+  "critic.grad_clip": "critic.grad_clip",
   "trainer.default_local_dir": "trainer.runs_dir",
 };
 
@@ -67,7 +71,10 @@ const IGNORED_PREFIXES = [
   "trainer.project_name",
   "trainer.experiment_name",
   "trainer.val_before_train",
-  "trainer.critic_warmup",
+  "critic.model.",
+  "critic.ppo_micro_batch_size",
+  "critic.ppo_micro_batch_size_per_gpu",
+  "critic.ppo_max_token_len_per_gpu",
 ];
 
 /** An override after translation: the Crucible overrides to apply (none when ignored) and a note for the user. */

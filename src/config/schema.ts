@@ -79,9 +79,14 @@ const RoundsCtrl = z.strictObject({
 });
 
 const Algorithm = z.strictObject({
-  adv_estimator: z.enum(["grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"]).default("grpo"),
+  /** gae trains a critic (config section critic) and uses its values; the others need none. */
+  adv_estimator: z.enum(["grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "gae"]).default(
+    "grpo",
+  ),
   norm_adv_by_std_in_grpo: z.boolean().default(true),
   gamma: num().default(1),
+  /** GAE's λ (verl's algorithm.lam). */
+  lam: num().min(0).max(1).default(1),
   rounds_ctrl: RoundsCtrl.default(RoundsCtrl.parse({})),
 });
 
@@ -115,6 +120,22 @@ const Actor = z.strictObject({
   kl_loss_type: z.enum(CONFIG_KL_KINDS).default("low_var_kl"),
   /** Recompute the behaviour log-probs with a forward pass (verl's default) instead of the sampler's. */
   recompute_old_logprob: z.boolean().default(true),
+});
+
+const Critic = z.strictObject({
+  /** The critic's learning rate (verl's critic.optim.lr). */
+  lr: num().positive().default(1e-5),
+  /** Clip range of the value loss around the old values (verl's critic.cliprange_value). */
+  cliprange_value: num().min(0).default(0.5),
+  /** RL steps at the start that train only the critic (verl's trainer.critic_warmup). */
+  warmup_steps: int(0).default(0),
+  /**
+   * true: the value head reads the actor's own features and only the head trains (one backbone); false: the critic
+   * is a copy of the starting model with its own backbone, as verl's critic is.
+   */
+  share_backbone: z.boolean().default(false),
+  weight_decay: num().min(0).default(0.01),
+  grad_clip: num().min(0).default(1),
 });
 
 const Sft = z.strictObject({
@@ -196,6 +217,8 @@ export const RunConfig = z.strictObject({
   rollout: Rollout.default(Rollout.parse({})),
   algorithm: Algorithm.default(Algorithm.parse({})),
   actor: Actor.default(Actor.parse({})),
+  /** The critic of PPO with GAE (algorithm.adv_estimator=gae); verl's critic.* names. */
+  critic: Critic.default(Critic.parse({})),
   sft: Sft.default(Sft.parse({})),
   /** `deno task pretrain`: a base model from the task's synthetic tasks. */
   pretrain: Pretrain.default(Pretrain.parse({})),

@@ -42,6 +42,40 @@ export function checkpointName(phase: TrainerState["phase"], step: number): stri
   return `${phase}-step-${String(step).padStart(6, "0")}`;
 }
 
+/** The critic's weights and its optimizer's moments beside a checkpoint's model. */
+const CRITIC = "critic.safetensors";
+const CRITIC_OPTIMIZER = "critic_optimizer.safetensors";
+
+/** An optimizer's moments as one safetensors file (`m.<name>`, `v.<name>`), f32. */
+async function momentsFile(weights: TensorSet, opt: AdamW): Promise<Uint8Array> {
+  const [m, v] = await Promise.all([opt.m.toHost(), opt.v.toHost()]);
+  const moments: [string, { shape: number[]; data: Float32Array }][] = [];
+  for (const spec of weights.specs) {
+    moments.push([`m.${spec.name}`, { shape: spec.shape, data: m.get(spec.name)! }]);
+    moments.push([`v.${spec.name}`, { shape: spec.shape, data: v.get(spec.name)! }]);
+  }
+  return serializeSafetensors(moments, { dtype: "f32" });
+}
+
+/** Reads a moments file; undefined when the checkpoint has none. */
+async function readMoments(path: string): Promise<Moments | undefined> {
+  try {
+    const opt = await loadSafetensors(path);
+    const m = new Map<string, Float32Array>(), v = new Map<string, Float32Array>();
+    for (const [key, t] of opt) (key.startsWith("m.") ? m : v).set(key.slice(2), t.data);
+    return { m, v };
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    return undefined;
+  }
+}
+
+/** An optimizer's moments by parameter name. */
+export interface Moments {
+  m: Map<string, Float32Array>;
+  v: Map<string, Float32Array>;
+}
+
 /** Saves model, optimizer and state into `<runDir>/checkpoints/<name>` and points `latest` at it. */
 export async function saveCheckpoint(runDir: string, name: string, c: {
   config: ModelConfig;
@@ -52,20 +86,21 @@ export async function saveCheckpoint(runDir: string, name: string, c: {
   dtype?: SaveDType;
   /** The agent's settings (crucible.json), so the checkpoint evaluates the same anywhere. */
   agent?: AgentSettings;
+  /** PPO's critic: its weights and moments sit next to the actor's (critic.safetensors, critic_optimizer...). */
+  critic?: { weights: TensorSet; opt: AdamW };
 }): Promise<string> {
   const dir = `${runDir}/checkpoints/${name}`;
   await Deno.mkdir(`${runDir}/checkpoints`, { recursive: true });
   const tensors = await c.weights.toHost();
   const extra: Record<string, unknown> = { [STATE]: c.state };
   if (c.agent) extra[AGENT_FILE] = c.agent;
-  if (c.opt) {
-    const [m, v] = await Promise.all([c.opt.m.toHost(), c.opt.v.toHost()]);
-    const moments: [string, { shape: number[]; data: Float32Array }][] = [];
-    for (const spec of c.weights.specs) {
-      moments.push([`m.${spec.name}`, { shape: spec.shape, data: m.get(spec.name)! }]);
-      moments.push([`v.${spec.name}`, { shape: spec.shape, data: v.get(spec.name)! }]);
-    }
-    extra[OPTIMIZER] = serializeSafetensors(moments, { dtype: "f32" });
+  if (c.opt) extra[OPTIMIZER] = await momentsFile(c.weights, c.opt);
+  if (c.critic) {
+    const w = await c.critic.weights.toHost();
+    extra[CRITIC] = serializeSafetensors(
+      c.critic.weights.specs.map((s) => [s.name, { shape: s.shape, data: w.get(s.name)! }]),
+    );
+    extra[CRITIC_OPTIMIZER] = await momentsFile(c.critic.weights, c.critic.opt);
   }
   const bad = [...tensors].find(([, t]) => !t.every(Number.isFinite));
   if (bad) {
@@ -123,7 +158,9 @@ export interface LoadedCheckpoint {
   tokenizer?: Tokenizer;
   state: TrainerState;
   /** Moments by parameter name, when the checkpoint has optimizer state. */
-  moments?: { m: Map<string, Float32Array>; v: Map<string, Float32Array> };
+  moments?: Moments;
+  /** PPO's critic, when the run has one: its weights by name and its optimizer's moments. */
+  critic?: { tensors: Map<string, Float32Array>; moments?: Moments };
 }
 
 /** Loads the checkpoint `latest` names in a run folder; a clear error when there is none. */
@@ -140,16 +177,19 @@ export async function loadLatestCheckpoint(runDir: string): Promise<LoadedCheckp
   const loaded = await loadModelDir(dir, { extra: [STATE] });
   const state = loaded.extra[STATE] as TrainerState;
   if (state?.version !== 1) throw new SyntaxError(`${dir}/${STATE}: not a Crucible trainer state (version 1)`);
-  let moments: LoadedCheckpoint["moments"];
+  const moments = await readMoments(`${dir}/${OPTIMIZER}`);
+  let critic: LoadedCheckpoint["critic"];
   try {
-    const opt = await loadSafetensors(`${dir}/${OPTIMIZER}`);
-    const m = new Map<string, Float32Array>(), v = new Map<string, Float32Array>();
-    for (const [key, t] of opt) (key.startsWith("m.") ? m : v).set(key.slice(2), t.data);
-    moments = { m, v };
+    const w = await loadSafetensors(`${dir}/${CRITIC}`);
+    critic = {
+      tensors: new Map([...w].map(([k, t]) => [k, t.data])),
+      moments: await readMoments(`${dir}/${CRITIC_OPTIMIZER}`),
+    };
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
   return {
+    critic,
     dir,
     config: loaded.config,
     dtype: loaded.dtype,

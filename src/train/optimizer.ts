@@ -43,6 +43,8 @@ export class AdamW {
     readonly params: TensorSet,
     readonly grads: TensorSet,
     readonly settings: AdamwConfig = ADAMW_DEFAULTS,
+    /** Which parameters it updates (and whose gradients its norm counts); default all. */
+    readonly only: (name: string) => boolean = () => true,
   ) {
     this.m = TensorSet.zeros(gpu, params.config);
     this.v = TensorSet.zeros(gpu, params.config);
@@ -52,8 +54,9 @@ export class AdamW {
   /** Records the gradient norm and the update of every parameter at learning rate `lr`. */
   record(batch: Batch, lr: number): void {
     const s = this.settings;
-    gradNorm(batch, [...this.grads.tensors.values()], this.stats, s.maxGradNorm);
+    gradNorm(batch, [...this.grads.tensors].filter(([n]) => this.only(n)).map(([, t]) => t), this.stats, s.maxGradNorm);
     for (const spec of this.params.specs) {
+      if (!this.only(spec.name)) continue;
       const name = spec.name;
       adamw(
         batch,

@@ -9,6 +9,7 @@ import { loadModelDir } from "../model/model_dir.ts";
 import { Transformer } from "../model/transformer.ts";
 import { ChatRenderer } from "../rollout/chat.ts";
 import { checkpointName, tidyCheckpoints } from "./checkpoint.ts";
+import { Critic } from "./critic.ts";
 import { phaseOptimizer, SkipGuard } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { rlStep, type RlStepContext, stepMetrics } from "./rl_step.ts";
@@ -110,10 +111,12 @@ export async function rlPhase(run: Run): Promise<boolean> {
   const stepsTotal = c.trainer.total_steps;
   const optimizerStepsTotal = stepsTotal * c.actor.ppo_epochs *
     Math.ceil(c.data.train_batch_size / c.actor.ppo_mini_batch_size);
+  run.critic = c.algorithm.adv_estimator === "gae" ? await startCritic(run) : undefined;
   const ctx: RlStepContext = {
     config: c,
     rollout: run.rollout,
     learner: run.learner,
+    critic: run.critic,
     reference: await referenceModel(run),
     opt,
     stopIds: run.host.stopIds,
@@ -201,6 +204,17 @@ async function rlOptimizer(run: Run): Promise<AdamW> {
     await run.save(undefined, "rl-reference");
   }
   return opt;
+}
+
+/**
+ * PPO's critic: from a resumed RL checkpoint's critic (weights and moments), else a copy of the actor as RL starts
+ * (after SFT) with a zero value head.
+ */
+async function startCritic(run: Run): Promise<Critic> {
+  const r = run.resumed?.state.phase === "rl" ? run.resumed.critic : undefined;
+  const critic = new Critic(run.learner, run.config, r?.tensors ?? await run.learner.model.weights.toHost());
+  if (r?.moments) critic.opt.restore(r.moments.m, r.moments.v, Number(run.resumed?.state.notes.criticStep ?? 0));
+  return critic;
 }
 
 /** The frozen reference policy for the KL loss: the weights RL started from, as saved in the run folder. */

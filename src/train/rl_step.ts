@@ -5,12 +5,14 @@
  */
 import type { RunConfig } from "../config/schema.ts";
 import type { Generator } from "../model/generate.ts";
+import type { Critic, CriticStep } from "./critic.ts";
 import type { Transformer } from "../model/transformer.ts";
 import { type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
 import { roundsAt, type RoundsSchedule } from "../rollout/scheduler.ts";
 import { trainable, type Trajectory } from "../rollout/trajectory.ts";
 import {
   broadcastAdvantages,
+  gaeAdvantages,
   grpoAdvantages,
   outcomeRewards,
   reinforceBaselineAdvantages,
@@ -30,6 +32,8 @@ export interface RlStepContext {
   learner: Learner;
   /** The frozen reference policy for the KL loss, if used. */
   reference?: Transformer;
+  /** PPO's critic (algorithm.adv_estimator=gae). */
+  critic?: Critic;
   opt: AdamW;
   stopIds: number[];
   /** Learning rate by 1-based optimizer step. */
@@ -42,6 +46,8 @@ export interface RlStepResult {
   trajectories: Trajectory[];
   /** True when most episodes failed in the environment: no update was made and the step does not count. */
   aborted?: boolean;
+  /** The critic's updates (PPO with GAE). */
+  critic?: CriticStep[];
   rounds: number;
   updates: MiniBatchResult[];
   /** Wall time per phase; the rollout's splits into prefill, decode and waiting for the environment. */
@@ -118,14 +124,31 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
   }
   const seqs = await updateSequences(ctx, train);
   const t2 = performance.now();
-  const a = c.actor;
-  const updates = await rlUpdate(ctx.learner, ctx.opt, {
+  const critic = ctx.critic ? await criticUpdates(ctx, seqs) : [];
+  // During the critic's warm-up only the critic learns.
+  const actorLearns = !ctx.critic || step > c.critic.warmup_steps;
+  const updates = actorLearns ? await actorUpdate(ctx, seqs) : [];
+  const t3 = performance.now();
+  faultPoint(`rl update ${step}`);
+  return {
+    trajectories,
+    rounds,
+    updates,
+    critic,
+    seconds: { ...phase, logprobs: (t2 - t1) / 1000, update: (t3 - t2) / 1000 },
+  };
+}
+
+/** The actor's update with the config's loss settings (the KL term only with a reference policy). */
+function actorUpdate(ctx: RlStepContext, seqs: readonly UpdateSequence[]): Promise<MiniBatchResult[]> {
+  const a = ctx.config.actor;
+  return rlUpdate(ctx.learner, ctx.opt, {
     seqs,
     ppoEpochs: a.ppo_epochs,
     miniBatchGroups: a.ppo_mini_batch_size,
     microBatchTokens: a.ppo_micro_batch_tokens,
     lossAggMode: a.loss_agg_mode,
-    temperature: samplingTemperature(c),
+    temperature: samplingTemperature(ctx.config),
     lr: ctx.lr,
     loss: {
       clipLow: a.clip_ratio_low,
@@ -136,14 +159,27 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
       entropyCoef: a.entropy_coeff,
     },
   });
-  const t3 = performance.now();
-  faultPoint(`rl update ${step}`);
-  return {
-    trajectories,
-    rounds,
-    updates,
-    seconds: { ...phase, logprobs: (t2 - t1) / 1000, update: (t3 - t2) / 1000 },
-  };
+}
+
+/** The critic's updates: ppo_epochs passes over mini-batches of ppo_mini_batch_size prompts, as the actor's. */
+async function criticUpdates(ctx: RlStepContext, seqs: readonly UpdateSequence[]): Promise<CriticStep[]> {
+  const a = ctx.config.actor, out: CriticStep[] = [];
+  const groups = [...new Set(seqs.map((q) => q.group))];
+  for (let epoch = 0; epoch < a.ppo_epochs; epoch++) {
+    for (let g0 = 0; g0 < groups.length; g0 += a.ppo_mini_batch_size) {
+      const chosen = new Set(groups.slice(g0, g0 + a.ppo_mini_batch_size));
+      const mini = seqs.filter((q) => chosen.has(q.group));
+      out.push(
+        await ctx.critic!.update(
+          mini,
+          mini.map((q) => q.oldValues!),
+          mini.map((q) => q.returns!),
+          ctx.config.critic.lr,
+        ),
+      );
+    }
+  }
+  return out;
 }
 
 /** The temperature the policy sampled at (greedy counts as 1), which the update's log-probabilities use too. */
@@ -154,15 +190,34 @@ function samplingTemperature(c: RunConfig): number {
 /** The trainable episodes as update sequences: advantages, behaviour and reference log-probabilities. */
 async function updateSequences(ctx: RlStepContext, train: readonly Trajectory[]): Promise<UpdateSequence[]> {
   const c = ctx.config;
-  const advantages = tokenAdvantages(c, train);
-  const seqs: UpdateSequence[] = train.map((t, i) => ({
+  const seqs: UpdateSequence[] = train.map((t) => ({
     ids: [...t.promptIds, ...t.responseIds],
     promptLength: t.promptIds.length,
     mask: t.mask,
     group: t.group,
-    advantages: advantages[i],
+    advantages: [],
     oldLogp: t.logprobs,
   }));
+  if (c.algorithm.adv_estimator === "gae") {
+    if (!ctx.critic) throw new RangeError("algorithm.adv_estimator=gae needs a critic");
+    // The critic values each response token from the state before it; GAE runs over the trainable tokens only.
+    const values = await ctx.critic.values(seqs);
+    const gae = gaeAdvantages(
+      outcomeRewards(train.map((t) => t.reward ?? 0), seqs.map((q) => q.mask)),
+      values,
+      seqs.map((q) => q.mask),
+      {
+        gamma: c.algorithm.gamma,
+        lambda: c.algorithm.lam,
+      },
+    );
+    seqs.forEach((q, i) =>
+      Object.assign(q, { advantages: gae.advantages[i], oldValues: values[i], returns: gae.returns[i] })
+    );
+  } else {
+    const advantages = tokenAdvantages(c, train);
+    seqs.forEach((q, i) => (q.advantages = advantages[i]));
+  }
   const lp = { temperature: samplingTemperature(c), maxTokens: c.actor.ppo_micro_batch_tokens };
   if (c.actor.recompute_old_logprob) {
     const old = await sequenceLogprobs(ctx.learner.gpu, ctx.learner.model, seqs, lp);
@@ -192,7 +247,20 @@ export function tokenAdvantages(c: RunConfig, train: readonly Trajectory[]): num
       return reinforcePlusPlusAdvantages(outcomeRewards(scores, masks), masks, { gamma: c.algorithm.gamma }).advantages;
     case "reinforce_plus_plus_baseline":
       return reinforceBaselineAdvantages(scores, groups, masks);
+    case "gae":
+      throw new RangeError("GAE's advantages need the critic's values: they are computed in the RL step");
   }
+}
+
+/** The critic's numbers of a step (verl's names), when there is a critic. */
+function criticMetrics(steps: readonly CriticStep[]): Record<string, number> {
+  if (steps.length === 0) return {};
+  const mean = (f: (s: CriticStep) => number) => steps.reduce((a, s) => a + f(s), 0) / steps.length;
+  return {
+    value_loss: mean((s) => s.valueLoss),
+    vf_clipfrac: mean((s) => s.clipfrac),
+    critic_grad_norm: mean((s) => s.gradNorm),
+  };
 }
 
 /**
@@ -239,6 +307,7 @@ export function stepMetrics(r: RlStepResult): Record<string, number> {
     grad_norm: avg((u) => u.gradNorm),
     skipped_updates: r.updates.filter((u) => !u.applied).length,
     skipped_microbatches: r.updates.reduce((n, u) => n + u.skipped, 0),
+    ...criticMetrics(r.critic ?? []),
     lr: last?.lr ?? 0,
     sampled_tokens: sampled,
     tokens_per_s: seconds > 0 ? allTokens / seconds : 0,

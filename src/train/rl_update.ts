@@ -20,6 +20,9 @@ export interface UpdateSequence extends TrainSequence {
   advantages: number[];
   oldLogp: number[];
   refLogp?: number[];
+  /** PPO with a critic: the critic's values before the update, and the GAE returns it learns. */
+  oldValues?: number[];
+  returns?: number[];
 }
 
 /** Settings of the update. */

@@ -20,6 +20,7 @@ import {
   type TrainerState,
 } from "./checkpoint.ts";
 import { agentSettings } from "./agent_settings.ts";
+import type { Critic } from "./critic.ts";
 import { type EvalResult, evaluate } from "./eval.ts";
 import { createLearner, type Learner } from "./learner.ts";
 import { RunLog } from "./metrics.ts";
@@ -73,6 +74,8 @@ export interface Run {
   /** The checkpoint a resumed run started from (its state as loaded, never the live one). */
   resumed?: LoadedCheckpoint;
   rollout: RolloutContext;
+  /** PPO's critic, once the RL phase made one (algorithm.adv_estimator=gae). */
+  critic?: Critic;
   train: number[];
   evalSet: number[];
   lastCheckpoint?: string;
@@ -157,6 +160,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
     evalSet: c.trainer.eval_limit > 0 ? test.slice(0, c.trainer.eval_limit) : test,
     async save(opt, name) {
       state.notes.logs = await logSizes(o.runDir);
+      if (run.critic) state.notes.criticStep = run.critic.opt.step;
       run.lastCheckpoint = await saveCheckpoint(o.runDir, name, {
         config: host.config,
         weights: learner.model.weights,
@@ -165,6 +169,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
         state: { ...state, optimizerStep: opt?.step ?? state.optimizerStep },
         dtype: c.model.save_dtype === "auto" ? host.dtype : c.model.save_dtype,
         agent: agentSettings(c, env.task, env.options),
+        critic: run.critic ? { weights: run.critic.model.weights, opt: run.critic.opt } : undefined,
       });
       return run.lastCheckpoint;
     },

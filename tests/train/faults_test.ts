@@ -226,3 +226,29 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "PPO with a critic runs end to end, saves the critic beside the actor, and resumes bit for bit",
+  ignore: noGpu,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    const gae = [...budget(dir), "algorithm.adv_estimator=gae", "critic.lr=0.001"];
+    const straight = await train(["--run-dir", `${dir}/straight`, ...gae]);
+    assert.equal(straight.code, 0, straight.err);
+    const metrics = Deno.readTextFileSync(`${dir}/straight/metrics.jsonl`).trim().split("\n").map((l) => JSON.parse(l));
+    assert.ok(metrics.filter((m) => m.phase === "rl").every((m) => Number.isFinite(m.value_loss)));
+    await Deno.stat(`${dir}/straight/checkpoints/final/critic.safetensors`);
+    const killed = await train(["--run-dir", `${dir}/k`, ...gae], { CRUCIBLE_KILL_AT: "rl update 2" });
+    assert.equal(killed.signal, "SIGKILL");
+    const resumed = await train(["--resume", `${dir}/k`]);
+    assert.equal(resumed.code, 0, resumed.err);
+    for (const f of ["model.safetensors", "critic.safetensors"]) {
+      assert.equal(
+        await sha(`${dir}/k/checkpoints/final/${f}`),
+        await sha(`${dir}/straight/checkpoints/final/${f}`),
+        f,
+      );
+    }
+  },
+});
