@@ -46,11 +46,14 @@ export interface BenchModel {
   params: number;
   /** Why the vocabulary is what it is. */
   vocabNote: string;
+  /** The parameters on the host, where kept (the tiny model: the onnx engine is measured on it too). */
+  tensors?: ReadonlyMap<string, Float32Array>;
 }
 
 /** The built-in tiny model exactly as `deno task train textcraft` builds it (its vocabulary, its seeded weights). */
 export async function tinyModel(gpu: Gpu): Promise<BenchModel> {
-  const c = resolveConfig(await configSource("textcraft"), []);
+  // The built-in tiny model whatever the main job starts from, so the benchmark keeps measuring one shape.
+  const c = resolveConfig(await configSource("textcraft"), ["model.path=null", "model.tiny=null"]);
   const base = getTask(c.task);
   const host = await loadModel(c, c.data.prompt ? { ...base, prompt: c.data.prompt } : base);
   return {
@@ -59,6 +62,7 @@ export async function tinyModel(gpu: Gpu): Promise<BenchModel> {
     model: Transformer.fromHost(gpu, host.config, host.tensors),
     params: paramCount(host.config),
     vocabNote: "the word-level TextCraft vocabulary of configs/models/tiny.yaml's model",
+    tensors: host.tensors,
   };
 }
 
