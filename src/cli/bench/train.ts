@@ -15,7 +15,8 @@ import { type Reporter, runTraining } from "../../train/run.ts";
 import { terminalReporter } from "../progress.ts";
 
 /** Usage text of the `train` subcommand. */
-export const TRAIN_USAGE = "Usage: deno task bench train [--json] [--run-dir DIR] [key.path=value ...]\n" +
+export const TRAIN_USAGE = "Usage: deno task bench train [--json] [--run-dir DIR] [--no-extra] [key.path=value ...]\n" +
+  "  --no-extra      skip the evaluations outside the timed job (the base model's success, the final Pass@4)\n" +
   "  key.path=value  overrides of configs/textcraft.yaml, e.g. trainer.total_steps=1 sft.epochs=0.01 " +
   "trainer.eval_limit=2\n" +
   "  --run-dir DIR   the run folder (default: <trainer.runs_dir>/bench-train-<time>; it must not exist)\n" +
@@ -45,6 +46,16 @@ export interface TrainBenchReport {
   phases: Record<string, number>;
   /** Mean share of prompt groups per RL step whose episodes differ in reward (GRPO's signal). */
   signal: number | null;
+  /** The starting model's greedy test success, before any training of this job. */
+  baseSuccess: number | null;
+  /** Avg@1 by category (TextCraft: depth) of the base, after SFT and final. */
+  byDepth: Record<string, Record<string, number>>;
+  /** The final checkpoint's Pass@4 (4 samples per task at temperature 1). */
+  pass4: number | null;
+}
+
+function depths(e?: EvalResult): Record<string, number> {
+  return Object.fromEntries(Object.entries(e?.byCategory ?? {}).map(([k, r]) => [k, r.avg]));
 }
 
 /** Sums the RL steps' phase times and averages their signal share, from the run's metrics.jsonl. */
@@ -67,6 +78,7 @@ export async function main(args: string[]): Promise<void> {
     options: {
       json: { type: "boolean", default: false },
       "run-dir": { type: "string" },
+      "no-extra": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -87,7 +99,15 @@ export async function main(args: string[]): Promise<void> {
   const summary = await runTraining({ config, runDir, resume: false, reporter, stopRequested: () => false });
   await writeReport(runDir);
   const wallSeconds = (performance.now() - t0) / 1000;
+  // Outside the timed job: the starting model's greedy success and the final checkpoint's Pass@4.
+  const extra = values["no-extra"] ? {} : {
+    base: config.model.path ? await evalJson([config.model.path]) : undefined,
+    pass4: summary.lastCheckpoint
+      ? await evalJson([summary.lastCheckpoint, "--samples-per-task", "4", "--temperature", "1"])
+      : undefined,
+  };
   const report = trainReport({
+    ...extra,
     ...await rlPhases(runDir),
     config: source.name,
     overrides: positionals,
@@ -102,8 +122,21 @@ export async function main(args: string[]): Promise<void> {
   else reportLines(report).forEach((l) => console.log(l));
 }
 
+/** `deno task eval --json` on a model, in a subprocess (the same program), for numbers outside the timed job. */
+async function evalJson(args: string[]): Promise<EvalResult> {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", Deno.mainModule, "eval", "--model", ...args, "--json"],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (r.code !== 0) throw new Error(`deno task eval --model ${args.join(" ")} failed`);
+  return JSON.parse(new TextDecoder().decode(r.stdout).trim().split("\n").pop()!) as EvalResult;
+}
+
 /** The report of a finished run. */
 export function trainReport(r: {
+  base?: EvalResult;
+  pass4?: EvalResult;
   phases?: Record<string, number>;
   signal?: number | null;
   config: string;
@@ -134,6 +167,13 @@ export function trainReport(r: {
       : inTime && (gapPoints >= GOAL_GAIN_POINTS || final >= GOAL_SUCCESS),
     phases: r.phases ?? {},
     signal: r.signal ?? null,
+    baseSuccess: r.base?.avg ?? null,
+    byDepth: {
+      base: depths(r.base),
+      sft: depths(r.sft),
+      final: depths(r.final),
+    },
+    pass4: r.pass4?.pass ?? null,
   };
 }
 
@@ -148,8 +188,13 @@ export function reportLines(r: TrainBenchReport): string[] {
   return [
     `bench train: ${r.config}${r.overrides.length ? ` with ${r.overrides.join(" ")}` : ""} on ${r.adapter}`,
     `  wall time        ${min.toFixed(1)} min (${r.wallSeconds.toFixed(0)} s)${r.interrupted ? ", interrupted" : ""}`,
-    `  test success     ${pct(r.sftSuccess)} after SFT only, ${pct(r.finalSuccess)} final` +
-    `${r.testTasks === null ? "" : ` (${r.testTasks} test tasks)`}`,
+    `  test success     ${pct(r.baseSuccess)} base, ${pct(r.sftSuccess)} after SFT, ${pct(r.finalSuccess)} final` +
+    `${r.testTasks === null ? "" : ` (${r.testTasks} test tasks, greedy Avg@1)`}; Pass@4 ${pct(r.pass4)}`,
+    ...Object.entries(r.byDepth).filter(([, d]) => Object.keys(d).length > 0).map(([k, d]) =>
+      `  by depth (${k})${" ".repeat(Math.max(1, 6 - k.length))}${
+        Object.entries(d).map(([c, x]) => `${c} ${pct(x)}`).join(", ")
+      }`
+    ),
     `  gap              ${
       r.gapPoints === null ? "n/a" : `${r.gapPoints >= 0 ? "+" : ""}${r.gapPoints.toFixed(1)} points`
     }`,
