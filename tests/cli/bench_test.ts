@@ -10,7 +10,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 
 async function bench(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "src/cli/main.ts", "bench", ...args],
+    args: ["run", "-A", "--lock=tests/deno.lock", "src/cli/main.ts", "bench", ...args],
     cwd: ROOT,
     stdout: "piped",
     stderr: "piped",
@@ -110,6 +110,8 @@ Deno.test({
     assert.ok(hot.length > 5);
     assert.ok(hot.some((h) => h.kernel.startsWith("attention")) && hot.some((h) => h.kernel.startsWith("adamw")));
     assert.ok(Math.abs(hot.reduce((a, h) => a + h.share, 0) - 1) < 1e-6);
+    const onnx = m.onnx as Record<string, number>;
+    assert.ok(positive(onnx.tokensPerS) && positive(onnx.crucibleOneSeqTokensPerS), JSON.stringify(onnx));
   },
 });
 
@@ -142,7 +144,7 @@ Deno.test({
       assert.equal(rows.length, 1, r.out);
       const t = rows[0];
       assert.ok(positive(t.wallSeconds));
-      for (const k of ["sftSuccess", "finalSuccess"]) {
+      for (const k of ["sftSuccess", "finalSuccess", "pass4"]) {
         assert.ok(typeof t[k] === "number" && t[k] >= 0 && t[k] <= 1, `${k} ${t[k]}`);
       }
       assert.ok(Math.abs(Number(t.gapPoints) - 100 * (Number(t.finalSuccess) - Number(t.sftSuccess))) < 1e-9);
@@ -174,7 +176,7 @@ Deno.test("bench train's report: the gap in points, the main job's bar, and n/a 
   assert.equal(good.meetsBar, true);
   const lines = reportLines(good).join("\n");
   assert.match(lines, /wall time\s+25\.0 min \(1500 s\)/);
-  assert.match(lines, /31\.0% after SFT only, 52\.0% final \(100 test tasks\)/);
+  assert.match(lines, /31\.0% after SFT, 52\.0% final \(100 test tasks, greedy Avg@1\)/);
   assert.match(lines, /gap\s+\+21\.0 points/);
   assert.equal(trainReport({ ...base, wallSeconds: 1900, sft: evalOf(0.31), final: evalOf(0.52) }).meetsBar, false);
   assert.equal(trainReport({ ...base, wallSeconds: 60, sft: evalOf(0.5), final: evalOf(0.91) }).meetsBar, true);
@@ -182,5 +184,5 @@ Deno.test("bench train's report: the gap in points, the main job's bar, and n/a 
   const noRl = trainReport({ ...base, wallSeconds: 60, sft: evalOf(0.4) });
   assert.equal(noRl.gapPoints, null);
   assert.equal(noRl.meetsBar, null);
-  assert.match(reportLines(noRl).join("\n"), /40\.0% after SFT only, n\/a final/);
+  assert.match(reportLines(noRl).join("\n"), /40\.0% after SFT, n\/a final/);
 });

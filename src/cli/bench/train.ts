@@ -100,10 +100,11 @@ export async function main(args: string[]): Promise<void> {
   await writeReport(runDir);
   const wallSeconds = (performance.now() - t0) / 1000;
   // Outside the timed job: the starting model's greedy success and the final checkpoint's Pass@4.
+  const limit = config.trainer.eval_limit > 0 ? ["--limit", String(config.trainer.eval_limit)] : [];
   const extra = values["no-extra"] ? {} : {
-    base: config.model.path ? await evalJson([config.model.path]) : undefined,
+    base: config.model.path ? await evalJson([config.model.path, ...limit]) : undefined,
     pass4: summary.lastCheckpoint
-      ? await evalJson([summary.lastCheckpoint, "--samples-per-task", "4", "--temperature", "1"])
+      ? await evalJson([summary.lastCheckpoint, "--samples-per-task", "4", "--temperature", "1", ...limit])
       : undefined,
   };
   const report = trainReport({
