@@ -4,8 +4,12 @@
  *
  * A reply is the stack of items being crafted, root (the goal) first, then the action:
  *
- *   blue carpet 1: 2 blue wool | blue wool 2: 1 blue dye, 1 white wool | blue dye 1: 1 lapis lazuli
+ *   Thought: blue carpet 1: 2 blue wool | blue wool 2: 1 blue dye, 1 white wool | blue dye 1: 1 lapis lazuli
  *   Action: get 1 lapis lazuli
+ *
+ * Every name follows a space, as in the command list (`Thought:` opens the reply for that reason): the word-level
+ * tokenizer gives a name after a space and a name at the start of a text different tokens, and copying the goal
+ * into the first frame must be a copy of the same token.
  *
  * Each frame is an item, how many more times it must be crafted (ceil(needed / the recipe's yield)), and its
  * recipe's inputs as the command list writes them (a tag such as `planks` replaced by the member chosen for it).
@@ -142,5 +146,5 @@ export function ingredientsText(inputs: readonly Ingredient[]): string {
 
 function stackReply(stack: readonly Frame[], action: string): string {
   const frames = stack.map((f) => `${f.line.output} ${f.k}: ${ingredientsText(f.inputs)}`);
-  return `${frames.join(" | ")}\nAction: ${action}`;
+  return `Thought: ${frames.join(" | ")}\nAction: ${action}`;
 }

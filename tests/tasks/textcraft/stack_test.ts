@@ -3,6 +3,7 @@ import { TextCraftGame } from "../../../src/env/textcraft/game.ts";
 import { tagMembers } from "../../../tasks/textcraft/demos.ts";
 import { parseOpening, stackPlan } from "../../../tasks/textcraft/stack.ts";
 import { tree } from "../../env/helpers.ts";
+import { wordTokenizer } from "../../../src/model/word_tokenizer.ts";
 
 const OPENING = [
   "Crafting commands:",
@@ -32,7 +33,7 @@ Deno.test("an opening parses into lines and a goal; a malformed one is a SyntaxE
 
 Deno.test("the stack policy, worked by hand: frames root first, crafts repeated, the first line of an item", () => {
   const replies = stackPlan(parseOpening(OPENING)).map((t) => t.reply);
-  const carpet = "blue carpet 1: 2 blue wool";
+  const carpet = "Thought: blue carpet 1: 2 blue wool";
   const wool = (k: number) => `blue wool ${k}: 1 blue dye, 1 white wool`;
   // Two blue wool at one per craft: blue wool is crafted twice, each time from a fresh blue dye and white wool.
   const round = (k: number) => [
@@ -43,6 +44,18 @@ Deno.test("the stack policy, worked by hand: frames root first, crafts repeated,
     `${carpet} | ${wool(k)}\nAction: craft 1 blue wool using 1 blue dye, 1 white wool`,
   ];
   assert.deepEqual(replies, [...round(2), ...round(1), `${carpet}\nAction: craft 3 blue carpet using 2 blue wool`]);
+  // Every name is the token that follows a space, as in the command list and the goal.
+  const tok = wordTokenizer(["Crafting commands:", OPENING, replies.join("\n")], {
+    phrases: ["blue carpet", "blue wool", "blue dye", "white wool", "lapis lazuli", "red carpet", "white carpet"],
+  });
+  const spaced = new Set(
+    ["blue carpet", "blue wool", "blue dye", "white wool", "lapis lazuli"].map((n) => tok.id(` ${n}`)),
+  );
+  const bare = new Set(["blue carpet", "blue wool", "blue dye", "white wool", "lapis lazuli"].map((n) => tok.id(n)));
+  for (const r of replies) {
+    const ids = tok.encode(r);
+    assert.ok(ids.some((id) => spaced.has(id)) && !ids.some((id) => bare.has(id)), r);
+  }
 });
 
 Deno.test("a goal without a line, or a recipe loop, is a RangeError", () => {
