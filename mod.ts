@@ -115,6 +115,15 @@ export { type ForwardOptions, Transformer } from "./src/model/transformer.ts";
 export { type HeadChunk, type HeadGrad } from "./src/model/head.ts";
 export { type DecodeLimits, type Generation, Generator } from "./src/model/generate.ts";
 export { loadGpuModel } from "./src/model/load.ts";
+export {
+  initLora,
+  LoraAdapters,
+  type LoraSettings,
+  loraTable,
+  loraTransformer,
+  resolveTargets,
+} from "./src/model/lora.ts";
+export { bindAdapter, loadAdapterDir, mergeAdapter, saveAdapterDir } from "./src/model/peft.ts";
 export { DIMENSION_LETTERS, type DimensionLetter } from "./src/model/shapes.ts";
 
 // Environments and tasks.

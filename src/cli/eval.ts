@@ -3,13 +3,17 @@
  * [--temperature T] [--max-rounds R] [--limit N] [--env-url URL ...] [--json]`: Avg@n and Pass@n overall and by
  * category, as a table (several models side by side) or as JSON (one object per model, one line each). A Crucible
  * checkpoint is played with what its agent was trained with (crucible.json: prompt, round and length limits,
- * temperature) unless a flag says otherwise, so it scores here what it scored in its run.
+ * temperature) unless a flag says otherwise, so it scores here what it scored in its run. `--engine onnx` plays
+ * through onnxruntime-web instead of Crucible's WGSL kernels (the same episode loop over another Sampler).
  */
 import { parseArgs } from "node:util";
 import { resolveConfig } from "../config/load.ts";
 import { getGpu } from "../gpu/device.ts";
+import type { Tokenizer } from "../model/tokenizer.ts";
 import { Generator } from "../model/generate.ts";
 import { loadGpuModel } from "../model/load.ts";
+import { openOnnxEngine } from "../onnx/engine.ts";
+import type { Sampler } from "../rollout/agent.ts";
 import { type AgentSettings, readAgentSettings } from "../train/agent_settings.ts";
 import { type EvalResult, evaluate } from "../train/eval.ts";
 import { appendEpisodes } from "../train/metrics.ts";
@@ -26,6 +30,8 @@ category (TextCraft: depth), one row per model. A Crucible checkpoint is played 
 
 Options:
   --model DIR            a Hugging Face model directory or a Crucible checkpoint (repeat to compare)
+  --adapter DIR          a PEFT LoRA adapter (a LoRA run's checkpoint) on every --model, which is its base;
+                         the adapter's crucible.json, if any, applies
   --task NAME            the task (default: the checkpoint's, else textcraft)
   --split NAME           the task's built-in split (default test)
   --items FILE           an AgentGym-RL-Data-ID item file instead of the split
@@ -37,10 +43,13 @@ Options:
   --env-url URL          a running AgentGym server (repeatable); default Crucible's embedded TextCraft server
   --episodes FILE        also append every episode (turns, rewards, conversation) to FILE as JSON lines
   --json                 one JSON object per model instead of the table
+  --engine NAME          wgsl (Crucible's kernels, default), onnx (onnxruntime-web's wasm backend on the CPU)
+                         or onnx-webgpu (its WebGPU backend)
 
 Examples:
   deno task eval --model models/crucible-tiny
-  deno task eval --model runs/textcraft-20261123-2200/checkpoints/final --model models/crucible-tiny --json`;
+  deno task eval --model runs/textcraft-20261123-2200/checkpoints/final --model models/crucible-tiny --json
+  deno task eval --model Qwen2.5-0.5B-Instruct --adapter runs/textcraft-20261124-0900/checkpoints/final`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
@@ -48,6 +57,7 @@ export async function main(args: string[]): Promise<void> {
     args,
     options: {
       model: { type: "string", multiple: true },
+      adapter: { type: "string" },
       task: { type: "string" },
       split: { type: "string", default: "test" },
       items: { type: "string" },
@@ -59,6 +69,7 @@ export async function main(args: string[]): Promise<void> {
       "env-url": { type: "string", multiple: true },
       json: { type: "boolean" },
       episodes: { type: "string" },
+      engine: { type: "string", default: "wgsl" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -67,8 +78,17 @@ export async function main(args: string[]): Promise<void> {
   const samples = numberFlag("--samples-per-task", v["samples-per-task"], 1, { lo: 1, integer: true });
   const seed = numberFlag("--seed", v.seed, 0, { integer: true });
   const limit = numberFlag("--limit", v.limit, 0, { lo: 0, integer: true });
-  // A checkpoint's own settings (crucible.json) apply unless a flag says otherwise.
-  const agents = await Promise.all(v.model.map((dir) => readAgentSettings(dir)));
+  if (!["wgsl", "onnx", "onnx-webgpu"].includes(v.engine!)) {
+    throw new RangeError(`--engine must be wgsl, onnx or onnx-webgpu, got "${v.engine}"`);
+  }
+  if (v.adapter && v.engine !== "wgsl") {
+    throw new RangeError(
+      "--adapter runs with --engine wgsl; for onnx, evaluate a merged directory (model.save_merged)",
+    );
+  }
+  // A checkpoint's own settings (crucible.json) apply unless a flag says otherwise; an adapter's before its base's.
+  const own = v.adapter ? await readAgentSettings(v.adapter) : undefined;
+  const agents = await Promise.all(v.model.map(async (dir) => own ?? await readAgentSettings(dir)));
   const taskName = v.task ?? agents.find((a) => a)?.task ?? "textcraft";
   const overrides = [`task=${taskName}`, `data.test_split=${v.split}`];
   if (v.items) overrides.push(`data.test_items=${JSON.stringify(v.items)}`);
@@ -81,22 +101,28 @@ export async function main(args: string[]): Promise<void> {
     await checkEnv(env);
     const all = await splitIndices(config, env.task, "test");
     const indices = limit > 0 ? all.slice(0, limit) : all;
-    const gpu = await getGpu();
+    const gpu = v.engine === "wgsl" ? await getGpu() : undefined;
     for (const [k, dir] of v.model.entries()) {
       const agent = agents[k];
-      const m = await loadGpuModel(gpu, dir);
-      if (!m.tokenizer) throw new TypeError(`${dir} has no tokenizer.json`);
       const maxRounds = numberFlag("--max-rounds", v["max-rounds"], agent?.max_rounds ?? env.task.maxRounds, {
         lo: 1,
         integer: true,
       });
       const temperature = numberFlag("--temperature", v.temperature, agent?.temperature ?? 0, { lo: 0 });
       const r = agent ? { ...config.rollout, ...agentLimits(agent) } : config.rollout;
-      const generator = new Generator(m.model, {
-        slots: r.slots,
-        maxLen: Math.min(r.max_prompt_length + r.max_response_length, m.config.maxPositions),
-        blockSteps: r.block_steps,
-      });
+      const maxLen = r.max_prompt_length + r.max_response_length;
+      let m: { tokenizer?: Tokenizer; stopIds: number[] }, generator: Sampler, release: () => unknown;
+      if (gpu) {
+        const g = await loadGpuModel(gpu, dir, { adapter: v.adapter });
+        const lengths = { maxLen: Math.min(maxLen, g.config.maxPositions), blockSteps: r.block_steps };
+        const gen = new Generator(g.model, { slots: r.slots, ...lengths });
+        [m, generator, release] = [g, gen, () => (gen.release(), g.model.weights.release(), g.model.lora?.release())];
+      } else {
+        const backend = v.engine === "onnx" ? "wasm" : "webgpu";
+        const e = await openOnnxEngine(dir, { backend, slots: r.slots, maxLen });
+        [m, generator, release] = [e, e.sampler, e.release];
+      }
+      if (!m.tokenizer) throw new TypeError(`${dir} has no tokenizer.json`);
       const task = agent ? { ...env.task, prompt: agent.prompt } : env.task;
       const bar = reporter.bar(`eval ${dir}`, indices.length * samples);
       const { result, trajectories } = await evaluate(
@@ -111,8 +137,7 @@ export async function main(args: string[]): Promise<void> {
       );
       bar.done();
       if (v.episodes) await appendEpisodes(v.episodes, { phase: `eval ${dir}`, step: 0 }, trajectories, m.tokenizer);
-      generator.release();
-      m.model.weights.release();
+      await release();
       results.push({ model: dir, result });
     }
   } finally {

@@ -1,6 +1,6 @@
 /**
- * `deno task generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [--chat] [--max-tokens N] [--temperature T]
- * [--top-p P] [--top-k K] [--seed S] [--json]`: prints a model's continuation of a prompt. `--temperature 0` is
+ * `deno task generate --model DIR [--adapter DIR] (--prompt TEXT | --prompt-ids 1,2,3) [--chat] [--max-tokens N]
+ * [--temperature T] [--top-p P] [--top-k K] [--seed S] [--json]`: prints a model's continuation of a prompt. `--temperature 0` is
  * greedy. With `--json`, one object {"ids": [...], "text": "..."} where ids are the new tokens only.
  */
 import { parseArgs } from "node:util";
@@ -15,6 +15,7 @@ Prints a model's continuation of a prompt (KV-cached sampling on the GPU).
 
 Options:
   --model DIR          a Hugging Face model directory or a Crucible checkpoint
+  --adapter DIR        a PEFT LoRA adapter (a LoRA run's checkpoint) on the model, which is its base
   --prompt TEXT        the prompt as text (tokenized with the model's tokenizer)
   --prompt-ids LIST    the prompt as token ids, comma-separated
   --chat               wrap the prompt as one user message in the model's chat template
@@ -35,6 +36,7 @@ export async function main(args: string[]): Promise<void> {
     args,
     options: {
       model: { type: "string" },
+      adapter: { type: "string" },
       prompt: { type: "string" },
       "prompt-ids": { type: "string" },
       chat: { type: "boolean" },
@@ -58,7 +60,7 @@ export async function main(args: string[]): Promise<void> {
   const topK = numberFlag("--top-k", v["top-k"], 0, { lo: 0, integer: true });
   const seed = numberFlag("--seed", v.seed, 0, { integer: true });
   const gpu = await getGpu();
-  const { config, model, tokenizer, stopIds } = await loadGpuModel(gpu, v.model);
+  const { config, model, tokenizer, stopIds } = await loadGpuModel(gpu, v.model, { adapter: v.adapter });
   let prompt: number[];
   if (v["prompt-ids"] !== undefined) {
     prompt = v["prompt-ids"].split(",").map((s) => numberFlag("--prompt-ids", s.trim(), 0, { lo: 0, integer: true }));

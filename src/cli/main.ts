@@ -1,13 +1,15 @@
 /**
  * The single entry point of the bundled and compiled program: `crucible <command> [arguments]`, where command is
- * one of the deno tasks (train, eval, sft, generate, grad, serve, bench, report).
+ * one of the deno tasks (train, eval, sft, generate, grad, serve, bench, report, export, play).
  */
 import { runMain } from "./args.ts";
 import { main as bench } from "./bench.ts";
 import { main as config } from "./config.ts";
 import { main as evaluate } from "./eval.ts";
+import { main as exportOnnx } from "./export.ts";
 import { main as generate } from "./generate.ts";
 import { main as grad } from "./grad.ts";
+import { main as play } from "./play.ts";
 import { main as pretrain } from "./pretrain.ts";
 import { main as report } from "./report.ts";
 import { main as serve } from "./serve.ts";
@@ -25,6 +27,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   bench,
   report,
   config,
+  export: exportOnnx,
+  play,
 };
 
 /** Dispatches to a command. */

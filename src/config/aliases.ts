@@ -9,6 +9,10 @@
 export const VERL_ALIASES: Readonly<Record<string, string>> = {
   "actor_rollout_ref.model.path": "model.path",
   "actor_rollout_ref.model.enable_gradient_checkpointing": "model.recompute",
+  "actor_rollout_ref.model.lora_rank": "model.lora_rank",
+  "actor_rollout_ref.model.lora_alpha": "model.lora_alpha",
+  "actor_rollout_ref.model.target_modules": "model.target_modules",
+  "actor_rollout_ref.model.lora_adapter_path": "model.adapter",
   "actor_rollout_ref.actor.optim.lr": "actor.lr",
   "actor_rollout_ref.actor.optim.weight_decay": "actor.weight_decay",
   "actor_rollout_ref.actor.optim.betas": "actor.betas",

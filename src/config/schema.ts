@@ -31,6 +31,37 @@ const Model = z.strictObject({
   recompute: z.boolean().default(false),
   /** Storage dtype of saved checkpoints; auto keeps the starting model's (f32 for the built-in one). */
   save_dtype: z.enum(["auto", "f32", "f16", "bf16"]).default("auto"),
+  /**
+   * LoRA's rank r (verl's lora_rank): 0 trains every parameter; r > 0 freezes the base model and trains low-rank
+   * adapters on the target_modules (at most the narrowest targeted layer's width).
+   */
+  lora_rank: int().default(0),
+  /** LoRA's alpha: the adapter's term is scaled by lora_alpha / lora_rank. null = 16, verl's default. */
+  lora_alpha: num().positive().nullable().default(null),
+  /** The projections LoRA adapts: "all-linear" or names such as [q_proj, v_proj]. null = all-linear, verl's default. */
+  target_modules: z.union([z.string(), z.array(z.string())]).nullable().default(null),
+  /** A PEFT adapter directory to start from (its r, alpha and targets; the keys above may only repeat them). */
+  adapter: z.string().nullable().default(null),
+  /** With LoRA, the frozen base's storage: auto = f16 where the GPU has shader-f16, else f32. */
+  base_dtype: z.enum(["auto", "f32", "f16"]).default("auto"),
+  /** With LoRA, also write `<checkpoint>-merged` (the adapter merged into the base) beside final and sft-final. */
+  save_merged: z.boolean().default(false),
+}).superRefine((m, ctx) => {
+  if (m.lora_rank > 0 || m.adapter !== null) return;
+  const set: [string, boolean][] = [
+    ["lora_alpha", m.lora_alpha !== null],
+    ["target_modules", m.target_modules !== null],
+    ["base_dtype", m.base_dtype !== "auto"],
+    ["save_merged", m.save_merged],
+  ];
+  for (const [key] of set.filter(([, given]) => given)) {
+    ctx.addIssue({
+      code: "custom",
+      path: [key],
+      message: "is a LoRA setting, but model.lora_rank is 0 (full fine-tuning): set model.lora_rank to at least 1 " +
+        `(at most the narrowest targeted layer's width), or remove model.${key}`,
+    });
+  }
 });
 
 const Env = z.strictObject({

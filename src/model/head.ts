@@ -41,7 +41,7 @@ export interface HeadArgs {
   logp: Tensor;
   entropy: Tensor;
   temperature?: number;
-  /** Training: the loss gradient, dnf [T, C] (written) and the head's weight gradient (accumulated). */
+  /** Training: the loss gradient, dnf [T, C] (written) and the head's weight gradient (accumulated; absent: frozen). */
   grad?: HeadGrad;
   dnf?: Tensor;
   dHead?: Tensor;
@@ -84,7 +84,7 @@ export function headPass(batch: Batch, a: HeadArgs): void {
         dentropy: g.dentropy,
         temperature: a.temperature,
       });
-      linearBackward(batch, { dy: z, x, w: a.head, dx: rows(a.dnf!, C), dw: a.dHead! });
+      linearBackward(batch, { dy: z, x, w: a.head, dx: rows(a.dnf!, C), dw: a.dHead });
     }
     lse.release();
   }

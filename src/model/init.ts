@@ -1,7 +1,10 @@
-/** Fresh parameters from the parameter table: a seeded normal for matrices, ones for norms, zeros for biases. */
+/**
+ * Fresh parameters from the parameter table: a seeded normal for matrices, ones for norms, zeros for biases (and for
+ * a LoRA table: PEFT's uniform A, zero B).
+ */
 import { Rng } from "../util/random.ts";
 import type { ModelConfig } from "./config.ts";
-import { paramTable } from "./params.ts";
+import { type ParamSpec, paramTable } from "./params.ts";
 
 /**
  * Initial values of every parameter, keyed by Hugging Face name in table order. Each tensor draws from its own
@@ -13,17 +16,23 @@ import { paramTable } from "./params.ts";
  * const params = initParams(config, 1234, { std: 0.02 });
  * ```
  */
-export function initParams(config: ModelConfig, seed: number, opts: { std?: number } = {}): Map<string, Float32Array> {
+export function initParams(
+  config: ModelConfig,
+  seed: number,
+  opts: { std?: number; specs?: ParamSpec[] } = {},
+): Map<string, Float32Array> {
   const std = opts.std ?? 0.02;
   if (!(std >= 0) || !Number.isFinite(std)) throw new RangeError(`Initialising: std ${std} must be finite and >= 0`);
   if (!Number.isInteger(seed)) throw new RangeError(`Initialising: seed ${seed} must be an integer`);
   const out = new Map<string, Float32Array>();
-  for (const p of paramTable(config)) {
+  for (const p of opts.specs ?? paramTable(config)) {
     const data = new Float32Array(p.shape.reduce((a, b) => a * b, 1));
+    const rng = new Rng(hash32(`${seed}:${p.name}`));
     if (p.init === "ones") data.fill(1);
-    else if (p.init === "normal") {
-      const rng = new Rng(hash32(`${seed}:${p.name}`));
-      for (let i = 0; i < data.length; i++) data[i] = std * rng.normal();
+    else if (p.init === "normal") { for (let i = 0; i < data.length; i++) data[i] = std * rng.normal(); }
+    else if (p.init === "kaiming") {
+      const bound = 1 / Math.sqrt(p.shape[p.shape.length - 1]);
+      for (let i = 0; i < data.length; i++) data[i] = rng.uniform(-bound, bound);
     }
     out.set(p.name, data);
   }

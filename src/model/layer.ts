@@ -7,7 +7,8 @@
  *   h = silu(n2 · Wgᵀ) · (n2 · Wuᵀ)            x3 = h · Wdᵀ + x2
  *
  * The backward reads as the forward in reverse. The residual-stream gradient dX is updated in place: it holds
- * dL/dx3 on entry and dL/dx on exit, the two norms adding their share to it.
+ * dL/dx3 on entry and dL/dx on exit, the two norms adding their share to it. Weight gradients go to the tensors the
+ * gradient set holds (all of them, or a LoRA adapter's A and B with the base frozen).
  */
 import type { Batch } from "../gpu/batch.ts";
 import type { Tensor } from "../gpu/tensor.ts";
@@ -17,6 +18,7 @@ import { ropeBackward, ropeForward, type RopeTable } from "../ops/rope.ts";
 import { swigluBackward, swigluForward } from "../ops/swiglu.ts";
 import type { ModelConfig } from "./config.ts";
 import { act, linear, linearBackward } from "./linear.ts";
+import type { LoraAdapters } from "./lora.ts";
 import type { PackedInputs } from "./packing.ts";
 import { layerNames } from "./params.ts";
 import type { TensorSet } from "./weights.ts";
@@ -26,6 +28,8 @@ export interface LayerContext {
   config: ModelConfig;
   weights: TensorSet;
   rope: RopeTable;
+  /** A LoRA adapter on the projections it targets. */
+  lora?: LoraAdapters;
 }
 
 /** Activations of one layer's forward that its backward reads. [T, ...] f32. */
@@ -69,6 +73,7 @@ export function layerForward(
   const c = ctx.config, w = ctx.weights, n = layerNames(l);
   const T = inputs.tokens, C = c.hiddenSize, H = c.numHeads, KV = c.numKvHeads, D = c.headDim;
   const I = c.intermediateSize, eps = c.rmsNormEps;
+  const lora = (weight: string) => ctx.lora?.pair(weight);
   const a: Partial<LayerActs> = { x };
   a.n1 = act(batch, [T, C]);
   a.rstd1 = act(batch, [T]);
@@ -76,7 +81,7 @@ export function layerForward(
   const bias = (name: string) => (c.attentionBias ? w.get(name) : undefined);
   const proj = (heads: number, weight: string, b: string) => {
     const t = act(batch, [T, heads, D]);
-    linear(batch, a.n1!, w.get(weight), t.reshape([T, heads * D]), { bias: bias(b) });
+    linear(batch, a.n1!, w.get(weight), t.reshape([T, heads * D]), { bias: bias(b), lora: lora(weight) });
     return t;
   };
   let q = proj(H, n.q, n.qBias);
@@ -100,17 +105,17 @@ export function layerForward(
   a.lse = act(batch, [T, H]);
   attentionForward(batch, { q, k, v: a.v, kvStart: inputs.kvStart, kvEnd: inputs.kvEnd, o: a.o, lse: a.lse });
   a.x2 = act(batch, [T, C]);
-  linear(batch, a.o.reshape([T, H * D]), w.get(n.o), a.x2, { residual: x });
+  linear(batch, a.o.reshape([T, H * D]), w.get(n.o), a.x2, { residual: x, lora: lora(n.o) });
   a.n2 = act(batch, [T, C]);
   a.rstd2 = act(batch, [T]);
   rmsnormForward(batch, { x: a.x2, w: w.get(n.postNorm), y: a.n2, rstd: a.rstd2, eps });
   a.g = act(batch, [T, I]);
   a.u = act(batch, [T, I]);
   a.h = act(batch, [T, I]);
-  linear(batch, a.n2, w.get(n.gate), a.g);
-  linear(batch, a.n2, w.get(n.up), a.u);
+  linear(batch, a.n2, w.get(n.gate), a.g, { lora: lora(n.gate) });
+  linear(batch, a.n2, w.get(n.up), a.u, { lora: lora(n.up) });
   swigluForward(batch, a.g, a.u, a.h);
-  linear(batch, a.h, w.get(n.down), out, { residual: a.x2 });
+  linear(batch, a.h, w.get(n.down), out, { residual: a.x2, lora: lora(n.down) });
   return a as LayerActs;
 }
 
@@ -127,28 +132,24 @@ export function layerBackward(
   const c = ctx.config, w = ctx.weights, n = layerNames(l), gr = grads;
   const T = inputs.tokens, C = c.hiddenSize, H = c.numHeads, KV = c.numKvHeads, D = c.headDim;
   const I = c.intermediateSize;
+  // A weight's gradient and its adapter's, where the gradient set holds them.
+  const dW = (weight: string) => ({ w: w.get(weight), dw: gr.find(weight), lora: ctx.lora?.grad(weight, gr) });
   const dh = act(batch, [T, I]);
-  linearBackward(batch, { dy: dX, x: a.h, w: w.get(n.down), dx: dh, dw: gr.get(n.down) });
+  linearBackward(batch, { dy: dX, x: a.h, dx: dh, ...dW(n.down) });
   const dg = act(batch, [T, I]), du = act(batch, [T, I]);
   swigluBackward(batch, a.g, a.u, dh, dg, du);
   dh.release();
   const dn2 = act(batch, [T, C]);
-  linearBackward(batch, { dy: dg, x: a.n2, w: w.get(n.gate), dx: dn2, dw: gr.get(n.gate) });
-  linearBackward(batch, { dy: du, x: a.n2, w: w.get(n.up), dx: dn2, accumulate: true, dw: gr.get(n.up) });
+  linearBackward(batch, { dy: dg, x: a.n2, dx: dn2, ...dW(n.gate) });
+  linearBackward(batch, { dy: du, x: a.n2, dx: dn2, accumulate: true, ...dW(n.up) });
   dg.release();
   du.release();
-  const post = { w: w.get(n.postNorm), dr: dX, beta: 1, dw: gr.get(n.postNorm), betaW: 1 };
+  const post = { w: w.get(n.postNorm), dr: dX, beta: 1, dw: gr.find(n.postNorm), betaW: 1 };
   rmsnormBackward(batch, { dy: dn2, r: a.x2, rstd: a.rstd2, ...post });
   dn2.release();
   // dX is now dL/dx2; the out projection's residual passes it through unchanged.
   const dO = act(batch, [T, H, D]);
-  linearBackward(batch, {
-    dy: dX,
-    x: a.o.reshape([T, H * D]),
-    w: w.get(n.o),
-    dx: dO.reshape([T, H * D]),
-    dw: gr.get(n.o),
-  });
+  linearBackward(batch, { dy: dX, x: a.o.reshape([T, H * D]), dx: dO.reshape([T, H * D]), ...dW(n.o) });
   const dq = act(batch, [T, H, D]), dk = act(batch, [T, KV, D]), dv = act(batch, [T, KV, D]);
   attentionBackward(batch, {
     q: a.q,
@@ -172,22 +173,22 @@ export function layerBackward(
   if (c.qkNorm) {
     dqIn = act(batch, [T, H, D]);
     dkIn = act(batch, [T, KV, D]);
-    const qn = { w: w.get(n.qNorm), rstd: a.rstdQ!, dw: gr.get(n.qNorm), betaW: 1 };
+    const qn = { w: w.get(n.qNorm), rstd: a.rstdQ!, dw: gr.find(n.qNorm), betaW: 1 };
     rmsnormBackward(batch, { dy: dq, r: a.qPre!, dr: dqIn, ...qn });
-    const kn = { w: w.get(n.kNorm), rstd: a.rstdK!, dw: gr.get(n.kNorm), betaW: 1 };
+    const kn = { w: w.get(n.kNorm), rstd: a.rstdK!, dw: gr.find(n.kNorm), betaW: 1 };
     rmsnormBackward(batch, { dy: dk, r: a.kPre!, dr: dkIn, ...kn });
     dq.release();
     dk.release();
   }
   const dn1 = act(batch, [T, C]);
-  const bias = (name: string) => (c.attentionBias ? gr.get(name) : undefined);
+  const bias = (name: string) => (c.attentionBias ? gr.find(name) : undefined);
   const flat = (t: Tensor, heads: number) => t.reshape([T, heads * D]);
-  linearBackward(batch, { dy: flat(dqIn, H), x: a.n1, w: w.get(n.q), dx: dn1, dw: gr.get(n.q), db: bias(n.qBias) });
+  linearBackward(batch, { dy: flat(dqIn, H), x: a.n1, dx: dn1, db: bias(n.qBias), ...dW(n.q) });
   const kv = { x: a.n1, dx: dn1, accumulate: true };
-  linearBackward(batch, { dy: flat(dkIn, KV), w: w.get(n.k), dw: gr.get(n.k), db: bias(n.kBias), ...kv });
-  linearBackward(batch, { dy: flat(dv, KV), w: w.get(n.v), dw: gr.get(n.v), db: bias(n.vBias), ...kv });
+  linearBackward(batch, { dy: flat(dkIn, KV), db: bias(n.kBias), ...dW(n.k), ...kv });
+  linearBackward(batch, { dy: flat(dv, KV), db: bias(n.vBias), ...dW(n.v), ...kv });
   for (const t of [dqIn, dkIn, dv]) t.release();
-  const pre = { w: w.get(n.inputNorm), dr: dX, beta: 1, dw: gr.get(n.inputNorm), betaW: 1 };
+  const pre = { w: w.get(n.inputNorm), dr: dX, beta: 1, dw: gr.find(n.inputNorm), betaW: 1 };
   rmsnormBackward(batch, { dy: dn1, r: a.x, rstd: a.rstd1, ...pre });
   dn1.release();
 }

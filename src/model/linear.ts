@@ -2,6 +2,11 @@
  * Linear layers y = x · Wᵀ (+ b) (+ residual) with W [N, K] as Hugging Face stores it, and their backward,
  * as the transformer uses them. Weight and bias gradients always accumulate (+=), so micro-batches add up and
  * the trainer clears gradients once per optimizer step.
+ *
+ * With a LoRA adapter (PEFT's convention) the layer adds s · (x · Aᵀ) · Bᵀ, A [r, K], B [N, r], s = alpha / r:
+ *   forward  t = x · Aᵀ [T, r]             y += s · t · Bᵀ
+ *   backward dt = s · dy · B [T, r]        dB += s · dyᵀ · t      dA += dtᵀ · x      dx += dt · A
+ * t is recomputed in the backward (r columns: far cheaper than keeping it).
  */
 import type { Batch } from "../gpu/batch.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
@@ -12,15 +17,28 @@ export function act(batch: Batch, shape: readonly number[], label?: string): Ten
   return empty(batch.gpu, shape, "f32", label, true);
 }
 
-/** Records y [T, N] = x [T, K] · W [N, K]ᵀ (+ bias [N]) (+ residual [T, N]). */
+/** One projection's LoRA adapter: A [r, K], B [N, r] (f32) and the scale s. */
+export interface LoraPair {
+  a: Tensor;
+  b: Tensor;
+  scale: number;
+}
+
+/** Records y [T, N] = x [T, K] · W [N, K]ᵀ (+ bias [N]) (+ residual [T, N]) (+ the LoRA term). */
 export function linear(
   batch: Batch,
   x: Tensor,
   w: Tensor,
   y: Tensor,
-  extra: { bias?: Tensor; residual?: Tensor } = {},
+  extra: { bias?: Tensor; residual?: Tensor; lora?: LoraPair } = {},
 ): void {
   matmul(batch, { a: x, b: w, out: y, transB: true, bias: extra.bias, residual: extra.residual });
+  const lora = extra.lora;
+  if (!lora) return;
+  const t = act(batch, [x.shape[0], lora.a.shape[0]], "lora t");
+  matmul(batch, { a: x, b: lora.a, out: t, transB: true });
+  matmul(batch, { a: t, b: lora.b, out: y, transB: true, alpha: lora.scale, beta: 1 });
+  t.release();
 }
 
 /** What one linear layer's backward computes. */
@@ -33,15 +51,28 @@ export interface LinearGrad {
   /** Input gradient [T, K]: written, or accumulated when `accumulate` (several layers read the same input). */
   dx?: Tensor;
   accumulate?: boolean;
-  /** Weight gradient [N, K], accumulated. */
-  dw: Tensor;
+  /** Weight gradient [N, K], accumulated; absent for a frozen weight. */
+  dw?: Tensor;
   /** Bias gradient [N], accumulated. */
   db?: Tensor;
+  /** The layer's LoRA adapter and, when it trains, the gradients of A and B (accumulated). */
+  lora?: LoraPair & { dA?: Tensor; dB?: Tensor };
 }
 
-/** Records dx = dy · W, dW += dyᵀ · x and db += Σ_rows dy. */
+/** Records dx = dy · W, dW += dyᵀ · x and db += Σ_rows dy (and the LoRA terms). */
 export function linearBackward(batch: Batch, g: LinearGrad): void {
   if (g.dx) matmul(batch, { a: g.dy, b: g.w, out: g.dx, beta: g.accumulate ? 1 : 0 });
-  matmul(batch, { a: g.dy, b: g.x, out: g.dw, transA: true, beta: 1 });
+  if (g.dw) matmul(batch, { a: g.dy, b: g.x, out: g.dw, transA: true, beta: 1 });
   if (g.db) biasGrad(batch, g.dy, g.db, 1);
+  const lora = g.lora;
+  if (!lora) return;
+  const T = g.x.shape[0], r = lora.a.shape[0];
+  const t = act(batch, [T, r], "lora t"), dt = act(batch, [T, r], "lora dt");
+  matmul(batch, { a: g.x, b: lora.a, out: t, transB: true });
+  matmul(batch, { a: g.dy, b: lora.b, out: dt, alpha: lora.scale });
+  if (lora.dB) matmul(batch, { a: g.dy, b: t, out: lora.dB, transA: true, alpha: lora.scale, beta: 1 });
+  if (lora.dA) matmul(batch, { a: dt, b: g.x, out: lora.dA, transA: true, beta: 1 });
+  if (g.dx) matmul(batch, { a: dt, b: lora.a, out: g.dx, beta: 1 });
+  t.release();
+  dt.release();
 }

@@ -1,8 +1,11 @@
 /**
- * A model ready to compute: a Hugging Face directory loaded, its parameters on the GPU, its tokenizer and stop ids.
+ * A model ready to compute: a Hugging Face directory loaded, its parameters on the GPU, its tokenizer and stop ids,
+ * and optionally a PEFT LoRA adapter on top (the base then frozen as in training: f16 where the GPU allows).
  */
 import type { Gpu } from "../gpu/device.ts";
+import { loraTransformer } from "./lora.ts";
 import { loadModelDir } from "./model_dir.ts";
+import { bindAdapter, loadAdapterDir } from "./peft.ts";
 import type { ModelConfig } from "./config.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 import { stopTokenIds } from "./model_dir.ts";
@@ -17,12 +20,28 @@ export interface GpuModel {
   stopIds: number[];
 }
 
-/** Loads a model directory onto the GPU. Errors name the directory and the file at fault. */
-export async function loadGpuModel(gpu: Gpu, dir: string, opts: { recompute?: boolean } = {}): Promise<GpuModel> {
+/**
+ * Loads a model directory onto the GPU, with a PEFT adapter directory on it when `adapter` names one. Errors name
+ * the directory and the file at fault (an adapter of another base: the tensor and both shapes).
+ */
+export async function loadGpuModel(
+  gpu: Gpu,
+  dir: string,
+  opts: { recompute?: boolean; adapter?: string } = {},
+): Promise<GpuModel> {
   const loaded = await loadModelDir(dir);
+  const lora = opts.adapter ? bindAdapter(loaded.config, await loadAdapterDir(opts.adapter)) : undefined;
+  const recompute = opts.recompute;
   return {
     config: loaded.config,
-    model: Transformer.fromHost(gpu, loaded.config, loaded.tensors, opts),
+    model: lora
+      ? loraTransformer(gpu, loaded.config, loaded.tensors, {
+        settings: lora.settings,
+        adapter: lora.tensors,
+        baseDtype: "auto",
+        recompute,
+      })
+      : Transformer.fromHost(gpu, loaded.config, loaded.tensors, { recompute }),
     tokenizer: loaded.tokenizer,
     stopIds: stopTokenIds(loaded),
   };

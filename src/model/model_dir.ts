@@ -62,35 +62,56 @@ export async function saveModelDir(dir: string, opts: SaveModelOptions): Promise
   if (opts.tokenizer) checkVocab(opts.config, opts.tokenizer, `Saving ${dir}`);
   const ordered = checkTensors(opts.config, withShapes(opts.config, opts.tensors, dir), `Saving ${dir}`);
   const dtype = opts.dtype ?? "f32";
-  const files: [string, () => Uint8Array][] = [
-    ["config.json", () => json({ ...toHfConfig(opts.config), torch_dtype: TORCH_DTYPE[dtype] })],
+  const files: DirFile[] = [
+    ["config.json", () => jsonBytes({ ...toHfConfig(opts.config), torch_dtype: TORCH_DTYPE[dtype] })],
     ["model.safetensors", () => serializeSafetensors(ordered, { dtype })],
   ];
   if (opts.tokenizer) {
-    files.push(["tokenizer.json", () => json(opts.tokenizer!.files.tokenizer)]);
-    files.push(["tokenizer_config.json", () => json(opts.tokenizer!.files.config)]);
+    files.push(["tokenizer.json", () => jsonBytes(opts.tokenizer!.files.tokenizer)]);
+    files.push(["tokenizer_config.json", () => jsonBytes(opts.tokenizer!.files.config)]);
   }
-  files.push([GENERATION, () => json(opts.generationConfig ?? defaultGeneration(opts.config, opts.tokenizer))]);
-  for (const [name, value] of Object.entries(opts.extra ?? {})) {
-    if (!/^[\w][\w.-]*$/.test(name) || MODEL_FILES.includes(name) || name === GENERATION || name === SHARD_INDEX) {
+  files.push([GENERATION, () => jsonBytes(opts.generationConfig ?? defaultGeneration(opts.config, opts.tokenizer))]);
+  files.push(...extraFiles(dir, opts.extra, [...MODEL_FILES, GENERATION, SHARD_INDEX]));
+  await writeDirAtomic(dir, files, opts.onStage);
+}
+
+/** A file of a directory being written: its name and its bytes, made when written. */
+export type DirFile = [string, () => Uint8Array];
+
+/** Extra files by name (a Uint8Array is written as is, anything else as JSON); reserved or odd names are refused. */
+export function extraFiles(dir: string, extra: Record<string, unknown> = {}, reserved: readonly string[]): DirFile[] {
+  return Object.entries(extra).map(([name, value]) => {
+    if (!/^[\w][\w.-]*$/.test(name) || reserved.includes(name)) {
       throw new RangeError(`Saving ${dir}: extra file name "${name}" is not a plain, unreserved file name`);
     }
-    files.push([name, () => value instanceof Uint8Array ? value : json(value)]);
-  }
+    return [name, () => value instanceof Uint8Array ? value : jsonBytes(value)];
+  });
+}
+
+/**
+ * Writes a directory atomically, replacing `dir` if it exists: every file is written and fsynced in a temporary
+ * sibling that is then renamed into place. `onStage` is told when the files are written and when an old directory
+ * was moved aside (tests).
+ */
+export async function writeDirAtomic(
+  dir: string,
+  files: readonly DirFile[],
+  onStage?: (stage: "written" | "aside") => void,
+): Promise<void> {
   const stamp = `${Deno.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   const tmp = `${dir}.tmp-${stamp}`;
   await Deno.mkdir(tmp, { recursive: true });
   try {
     for (const [name, bytes] of files) await writeSynced(`${tmp}/${name}`, bytes());
     await syncDir(tmp);
-    opts.onStage?.("written");
+    onStage?.("written");
     // rename(2) cannot replace a non-empty directory: move the old one aside first. Between the two renames
     // `dir` is briefly absent (loadModelDir then names the aside copy); it is never half-written.
     const old = `${dir}.old-${stamp}`;
     const had = await exists(dir);
     if (had) {
       await Deno.rename(dir, old);
-      opts.onStage?.("aside");
+      onStage?.("aside");
     }
     await Deno.rename(tmp, dir);
     await syncDir(parentOf(dir));
@@ -221,11 +242,13 @@ function defaultGeneration(config: ModelConfig, t?: Tokenizer): Record<string, u
   return out;
 }
 
-function json(value: unknown): Uint8Array {
+/** A value as pretty-printed JSON bytes with a final newline. */
+export function jsonBytes(value: unknown): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(value, null, 2) + "\n");
 }
 
-async function readJson(path: string): Promise<Record<string, unknown>> {
+/** Reads a JSON file; malformed JSON is a SyntaxError naming the file. */
+export async function readJson(path: string): Promise<Record<string, unknown>> {
   const text = await Deno.readTextFile(path);
   try {
     return JSON.parse(text);
@@ -263,7 +286,8 @@ function parentOf(path: string): string {
   return i < 0 ? "." : i === 0 ? "/" : path.slice(0, i);
 }
 
-async function exists(path: string): Promise<boolean> {
+/** Whether a path exists (other errors than NotFound are thrown). */
+export async function exists(path: string): Promise<boolean> {
   try {
     await Deno.stat(path);
     return true;

@@ -4,8 +4,11 @@
  */
 import type { ModelConfig } from "./config.ts";
 
-/** How a fresh parameter is filled. */
-export type Init = "normal" | "ones" | "zeros";
+/**
+ * How a fresh parameter is filled. "kaiming" is PEFT's LoRA A: uniform in ±1/√fan_in (kaiming_uniform with a = √5),
+ * fan_in being the last dimension.
+ */
+export type Init = "normal" | "ones" | "zeros" | "kaiming";
 
 /** One parameter tensor. */
 export interface ParamSpec {

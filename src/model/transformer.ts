@@ -4,6 +4,10 @@
  *
  * With `recompute`, the forward keeps only each layer's input and the backward re-runs a layer's forward just
  * before differentiating it: about (L - 1) layers' activations less memory for one more forward's compute.
+ *
+ * With a LoRA adapter (`lora`), every projection it targets adds its low-rank term, in training and in inference
+ * alike. Another Transformer over the same `weights` without the adapter is the base model (the KL reference of a
+ * LoRA run): no copy of the weights is made.
  */
 import type { Batch } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
@@ -15,6 +19,7 @@ import type { ModelConfig } from "./config.ts";
 import { type HeadGrad, headPass } from "./head.ts";
 import { type LayerActs, layerBackward, type LayerContext, layerForward, releaseActs } from "./layer.ts";
 import { act, linear, linearBackward } from "./linear.ts";
+import type { LoraAdapters } from "./lora.ts";
 import type { PackedInputs } from "./packing.ts";
 import { EMBED, FINAL_NORM, LM_HEAD, VALUE_BIAS, VALUE_HEAD } from "./params.ts";
 import { TensorSet } from "./weights.ts";
@@ -23,7 +28,10 @@ import { TensorSet } from "./weights.ts";
 export interface ForwardOptions {
   /** Logits are divided by it before the log-softmax (the sampling temperature). Default 1. */
   temperature?: number;
-  /** Backward too: gradients accumulate into `grads` (clear them once per optimizer step). */
+  /**
+   * Backward too: gradients accumulate into `grads` (clear them once per optimizer step), for the tensors it holds:
+   * every parameter, or a LoRA adapter's A and B (the base frozen: none of its weight gradients is computed).
+   */
   grads?: TensorSet;
   /** The loss gradient per token; required with `grads`. */
   lossGrad?: HeadGrad;
@@ -45,8 +53,13 @@ export class Transformer {
     readonly gpu: Gpu,
     readonly config: ModelConfig,
     readonly weights: TensorSet,
-    readonly options: { recompute?: boolean } = {},
+    readonly options: { recompute?: boolean; lora?: LoraAdapters } = {},
   ) {}
+
+  /** The LoRA adapter on this model's projections, if any. */
+  get lora(): LoraAdapters | undefined {
+    return this.options.lora;
+  }
 
   /** Puts host parameters on the GPU and binds a transformer to them (the one way weights reach the GPU). */
   static fromHost(
@@ -90,7 +103,7 @@ export class Transformer {
       temperature: o.temperature,
       grad: o.lossGrad && g ? o.lossGrad : undefined,
       dnf,
-      dHead: g?.get(head),
+      dHead: g?.find(head),
       logits: o.logits,
     });
     this.#finish(batch, inputs, trunk, g && dnf ? { grads: g, dnf } : undefined);
@@ -124,7 +137,7 @@ export class Transformer {
     const c = this.config, w = this.weights, T = inputs.tokens, C = c.hiddenSize;
     let maxPos = 0;
     for (const p of inputs.batch.positions) maxPos = Math.max(maxPos, p);
-    const ctx: LayerContext = { config: c, weights: w, rope: this.rope(maxPos + 1) };
+    const ctx: LayerContext = { config: c, weights: w, rope: this.rope(maxPos + 1), lora: this.lora };
     const recompute = training && this.options.recompute === true;
     // xs[l] is the input of layer l; xs[L] the output of the last one.
     const xs: Tensor[] = [act(batch, [T, C], "x0")];
@@ -152,7 +165,7 @@ export class Transformer {
     }
     const g = back.grads;
     const dX = act(batch, [T, C], "dX");
-    const final = { w: w.get(FINAL_NORM), dw: g.get(FINAL_NORM), betaW: 1 };
+    const final = { w: w.get(FINAL_NORM), dw: g.find(FINAL_NORM), betaW: 1 };
     rmsnormBackward(batch, { dy: back.dnf, r: t.xs[L], rstd: t.rstd, dr: dX, ...final });
     for (const x of [t.nf, t.rstd, back.dnf, t.xs[L]]) x.release();
     for (let l = L - 1; l >= 0; l--) {
@@ -166,7 +179,8 @@ export class Transformer {
       releaseActs(acts);
       t.xs[l].release();
     }
-    embeddingBackward(batch, inputs.buckets, dX, g.get(EMBED));
+    const dEmbed = g.find(EMBED);
+    if (dEmbed) embeddingBackward(batch, inputs.buckets, dX, dEmbed);
     dX.release();
   }
 }

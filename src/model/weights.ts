@@ -4,27 +4,41 @@
  */
 import { Batch } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
-import { fromHost, type Tensor, zeros } from "../gpu/tensor.ts";
+import { type DType, fromHost, type Tensor, zeros } from "../gpu/tensor.ts";
 import type { ModelConfig } from "./config.ts";
 import { EMBED, LM_HEAD, type ParamSpec, paramTable } from "./params.ts";
 
-/** GPU tensors by Hugging Face name, in table order. */
+/**
+ * GPU tensors by Hugging Face name, in table order. The table is the model's (paramTable) unless another is given:
+ * a LoRA adapter's (loraTable), whose gradients and moments are then sets over the same table.
+ */
 export class TensorSet {
-  readonly specs: ParamSpec[];
   readonly tensors = new Map<string, Tensor>();
 
-  constructor(readonly gpu: Gpu, readonly config: ModelConfig, fill: (spec: ParamSpec) => Tensor) {
-    this.specs = paramTable(config);
+  constructor(
+    readonly gpu: Gpu,
+    readonly config: ModelConfig,
+    fill: (spec: ParamSpec) => Tensor,
+    readonly specs: ParamSpec[] = paramTable(config),
+  ) {
     for (const spec of this.specs) this.tensors.set(spec.name, fill(spec));
   }
 
-  /** A set of zero tensors with the table's shapes (gradients, moments). */
-  static zeros(gpu: Gpu, config: ModelConfig): TensorSet {
-    return new TensorSet(gpu, config, (s) => zeros(gpu, s.shape, "f32", s.name));
+  /** A set of zero f32 tensors with the table's shapes (gradients, moments). */
+  static zeros(gpu: Gpu, config: ModelConfig, specs?: ParamSpec[]): TensorSet {
+    return new TensorSet(gpu, config, (s) => zeros(gpu, s.shape, "f32", s.name), specs);
   }
 
-  /** Uploads host tensors; every table entry must be present with its exact element count. */
-  static fromHost(gpu: Gpu, config: ModelConfig, host: ReadonlyMap<string, Float32Array>): TensorSet {
+  /**
+   * Uploads host tensors; every table entry must be present with its exact element count. `dtype` picks each
+   * tensor's storage (default f32; f16 is rounded to nearest on upload).
+   */
+  static fromHost(
+    gpu: Gpu,
+    config: ModelConfig,
+    host: ReadonlyMap<string, Float32Array>,
+    o: { specs?: ParamSpec[]; dtype?: (spec: ParamSpec, data: Float32Array) => DType } = {},
+  ): TensorSet {
     return new TensorSet(gpu, config, (s) => {
       const data = host.get(s.name);
       const size = s.shape.reduce((a, b) => a * b, 1);
@@ -32,8 +46,8 @@ export class TensorSet {
       if (data.length !== size) {
         throw new TypeError(`Parameter ${s.name} has ${data.length} values but its shape [${s.shape}] needs ${size}`);
       }
-      return fromHost(gpu, data, s.shape);
-    });
+      return fromHost(gpu, data, s.shape, o.dtype?.(s, data));
+    }, o.specs);
   }
 
   /** The tensor of a name; throws a RangeError naming it when absent. */
@@ -41,6 +55,11 @@ export class TensorSet {
     const t = this.tensors.get(name);
     if (!t) throw new RangeError(`No tensor named ${name} in this model`);
     return t;
+  }
+
+  /** The tensor of a name, or undefined: a gradient set holds only what trains (a LoRA run: the adapters). */
+  find(name: string): Tensor | undefined {
+    return this.tensors.get(name);
   }
 
   /** The output projection: lm_head, or the embedding when tied. */

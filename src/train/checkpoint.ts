@@ -3,17 +3,22 @@
  * optimizer's moments (`optimizer.safetensors`) and the trainer's state (`trainer_state.json`: step counters, data
  * position, seeds), written atomically by saveModelDir. `checkpoints/latest` names the newest complete one; it is
  * replaced by rename after the checkpoint is fully written, so a crash mid-save never leaves a pointer to a
- * checkpoint that loads wrong.
+ * checkpoint that loads wrong. A LoRA run's checkpoint is a PEFT adapter directory instead (adapter_config.json,
+ * adapter_model.safetensors) with the same extras, the moments being the adapter's: the frozen base is not saved
+ * again, and resuming reads it from where the run loaded it.
  */
 import { loadModelDir, saveModelDir, stopTokenIds } from "../model/model_dir.ts";
 import type { ModelConfig } from "../model/config.ts";
 import { loadSafetensors, type SaveDType, serializeSafetensors } from "../model/safetensors.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
+import type { LoraAdapters } from "../model/lora.ts";
+import { bindAdapter, isAdapterDir, loadAdapterDir, saveAdapterDir } from "../model/peft.ts";
 import type { TensorSet } from "../model/weights.ts";
 import type { AdamW } from "./optimizer.ts";
 import type { HostModel } from "./setup.ts";
 import { AGENT_FILE, type AgentSettings } from "./agent_settings.ts";
 import { faultPoint } from "./faults.ts";
+import type { ResumedAdapter } from "./lora.ts";
 
 /** What the trainer needs to continue exactly where it stopped. */
 export interface TrainerState {
@@ -88,13 +93,16 @@ export async function saveCheckpoint(runDir: string, name: string, c: {
   agent?: AgentSettings;
   /** PPO's critic: its weights and moments sit next to the actor's (critic.safetensors, critic_optimizer...). */
   critic?: { weights: TensorSet; opt: AdamW };
+  /** LoRA: the adapter is saved (PEFT's format, `base` its base_model_name_or_path) instead of the weights. */
+  adapter?: { lora: LoraAdapters; base: string };
 }): Promise<string> {
   const dir = `${runDir}/checkpoints/${name}`;
   await Deno.mkdir(`${runDir}/checkpoints`, { recursive: true });
-  const tensors = await c.weights.toHost();
+  const trained = c.adapter?.lora.tensors ?? c.weights;
+  const tensors = await trained.toHost();
   const extra: Record<string, unknown> = { [STATE]: c.state };
   if (c.agent) extra[AGENT_FILE] = c.agent;
-  if (c.opt) extra[OPTIMIZER] = await momentsFile(c.weights, c.opt);
+  if (c.opt) extra[OPTIMIZER] = await momentsFile(trained, c.opt);
   if (c.critic) {
     const w = await c.critic.weights.toHost();
     extra[CRITIC] = serializeSafetensors(
@@ -109,14 +117,12 @@ export async function saveCheckpoint(runDir: string, name: string, c: {
         "lower the learning rate or check the optimizer settings (betas, eps), then resume from the last checkpoint",
     );
   }
-  await saveModelDir(dir, {
-    config: c.config,
-    tensors,
-    tokenizer: c.tokenizer,
-    dtype: c.dtype ?? "f32",
-    extra,
-    onStage: (stage) => faultPoint(`${stage} ${name}`),
-  });
+  const files = { config: c.config, tensors, extra, onStage: (s: "written" | "aside") => faultPoint(`${s} ${name}`) };
+  if (c.adapter) {
+    await saveAdapterDir(dir, { settings: c.adapter.lora.settings, base: c.adapter.base, ...files });
+  } else {
+    await saveModelDir(dir, { tokenizer: c.tokenizer, dtype: c.dtype ?? "f32", ...files });
+  }
   faultPoint(`saved ${name}`);
   const tmp = `${runDir}/checkpoints/latest.tmp-${Deno.pid}`;
   await Deno.writeTextFile(tmp, name + "\n");
@@ -161,10 +167,18 @@ export interface LoadedCheckpoint {
   moments?: Moments;
   /** PPO's critic, when the run has one: its weights by name and its optimizer's moments. */
   critic?: { tensors: Map<string, Float32Array>; moments?: Moments };
+  /** A LoRA run's adapter (then config, dtype, tensors and tokenizer are the base's, as `base` loaded them). */
+  adapter?: ResumedAdapter;
 }
 
-/** Loads the checkpoint `latest` names in a run folder; a clear error when there is none. */
-export async function loadLatestCheckpoint(runDir: string): Promise<LoadedCheckpoint> {
+/**
+ * Loads the checkpoint `latest` names in a run folder; a clear error when there is none. A LoRA checkpoint holds
+ * no base: `base` loads it (the run's model), and the adapter is checked against it.
+ */
+export async function loadLatestCheckpoint(
+  runDir: string,
+  o: { base?: () => Promise<HostModel> } = {},
+): Promise<LoadedCheckpoint> {
   let name: string;
   try {
     name = (await Deno.readTextFile(`${runDir}/checkpoints/latest`)).trim();
@@ -174,8 +188,16 @@ export async function loadLatestCheckpoint(runDir: string): Promise<LoadedCheckp
     );
   }
   const dir = `${runDir}/checkpoints/${name}`;
-  const loaded = await loadModelDir(dir, { extra: [STATE] });
-  const state = loaded.extra[STATE] as TrainerState;
+  let loaded: Pick<LoadedCheckpoint, "config" | "dtype" | "tensors" | "tokenizer" | "adapter"> & { state: unknown };
+  if (await isAdapterDir(dir)) {
+    if (!o.base) throw new TypeError(`${dir} is a LoRA adapter without its base model; load it with the run's model`);
+    const a = await loadAdapterDir(dir, { extra: [STATE] }), base = await o.base();
+    loaded = { ...base, adapter: bindAdapter(base.config, a), state: a.extra[STATE] };
+  } else {
+    const m = await loadModelDir(dir, { extra: [STATE] });
+    loaded = { ...m, state: m.extra[STATE] };
+  }
+  const state = loaded.state as TrainerState;
   if (state?.version !== 1) throw new SyntaxError(`${dir}/${STATE}: not a Crucible trainer state (version 1)`);
   const moments = await readMoments(`${dir}/${OPTIMIZER}`);
   let critic: LoadedCheckpoint["critic"];
@@ -197,6 +219,7 @@ export async function loadLatestCheckpoint(runDir: string): Promise<LoadedCheckp
     tokenizer: loaded.tokenizer,
     state,
     moments,
+    adapter: loaded.adapter,
   };
 }
 

@@ -1,10 +1,12 @@
 /**
  * The learner: the model being trained, on the GPU, and its gradient buffers. Each training phase (SFT, RL) makes
- * its own optimizer over it, so the two phases never share moments.
+ * its own optimizer over it, so the two phases never share moments. With LoRA the base is frozen: gradients, and
+ * the optimizer's moments, exist for the adapter's A and B alone.
  */
 import type { RunConfig } from "../config/schema.ts";
 import type { Gpu } from "../gpu/device.ts";
 import type { ModelConfig } from "../model/config.ts";
+import { type LoraModelOptions, loraTransformer } from "../model/lora.ts";
 import { Transformer } from "../model/transformer.ts";
 import { TensorSet } from "../model/weights.ts";
 import { AdamW } from "./optimizer.ts";
@@ -16,12 +18,16 @@ export interface Learner {
   grads: TensorSet;
 }
 
-/** Puts host parameters on the GPU with zeroed gradients. */
+/** Puts host parameters on the GPU (frozen, with an adapter, when `lora` says) with zeroed gradients. */
 export function createLearner(
   gpu: Gpu,
   host: { config: ModelConfig; tensors: ReadonlyMap<string, Float32Array> },
-  o: { recompute?: boolean } = {},
+  o: { recompute?: boolean; lora?: LoraModelOptions } = {},
 ): Learner {
+  if (o.lora) {
+    const model = loraTransformer(gpu, host.config, host.tensors, { ...o.lora, recompute: o.recompute });
+    return { gpu, model, grads: TensorSet.zeros(gpu, host.config, model.lora!.tensors.specs) };
+  }
   return {
     gpu,
     model: Transformer.fromHost(gpu, host.config, host.tensors, o),
@@ -29,9 +35,14 @@ export function createLearner(
   };
 }
 
+/** What the learner's optimizer updates: its LoRA adapter, or every parameter. */
+export function trainable(l: Learner): TensorSet {
+  return l.model.lora?.tensors ?? l.model.weights;
+}
+
 /** An AdamW over the learner with the actor's betas and eps, and a phase's decay and clipping. */
 export function phaseOptimizer(l: Learner, c: RunConfig, o: { weightDecay: number; maxGradNorm: number }): AdamW {
-  return new AdamW(l.gpu, l.model.weights, l.grads, {
+  return new AdamW(l.gpu, trainable(l), l.grads, {
     beta1: c.actor.betas[0],
     beta2: c.actor.betas[1],
     eps: c.actor.eps,

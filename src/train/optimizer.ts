@@ -1,6 +1,7 @@
 /**
- * AdamW over every parameter of a model: global gradient norm, clip scale and the non-finite skip computed on the
- * GPU, then one fused update per tensor. Weight decay applies where the parameter table says so (matrices).
+ * AdamW over every tensor of a set (a model's parameters, or a LoRA adapter's): global gradient norm, clip scale and
+ * the non-finite skip computed on the GPU, then one fused update per tensor. Weight decay applies where the parameter
+ * table says so (matrices). The moments are f32 sets over the same table.
  */
 import type { Batch } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
@@ -46,8 +47,8 @@ export class AdamW {
     /** Which parameters it updates (and whose gradients its norm counts); default all. */
     readonly only: (name: string) => boolean = () => true,
   ) {
-    this.m = TensorSet.zeros(gpu, params.config);
-    this.v = TensorSet.zeros(gpu, params.config);
+    this.m = TensorSet.zeros(gpu, params.config, params.specs);
+    this.v = TensorSet.zeros(gpu, params.config, params.specs);
     this.stats = zeros(gpu, [4]);
   }
 

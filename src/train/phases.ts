@@ -66,7 +66,8 @@ export async function sftPhase(run: Run): Promise<boolean> {
   const sftEval = await run.evaluate("sft", 0);
   state.notes.sftEval = sftEval;
   state.phase = "rl";
-  state.reference = "checkpoints/sft-final";
+  // LoRA's reference is the base with the adapter off, not a saved checkpoint.
+  state.reference = run.learner.model.lora ? null : "checkpoints/sft-final";
   await run.save(undefined, "sft-final");
   run.rep.line(`After SFT: test success ${(100 * sftEval.avg).toFixed(1)}%`);
   return true;
@@ -198,7 +199,7 @@ async function rlOptimizer(run: Run): Promise<AdamW> {
   const opt = phaseOptimizer(run.learner, c, { weightDecay: c.actor.weight_decay, maxGradNorm: c.actor.grad_clip });
   const r = run.resumed;
   if (r?.moments && r.state.phase === "rl") opt.restore(r.moments.m, r.moments.v, r.state.optimizerStep);
-  if (c.actor.use_kl_loss && run.state.reference === null) {
+  if (c.actor.use_kl_loss && run.state.reference === null && !run.learner.model.lora) {
     // No SFT phase saved the starting weights: keep them as the reference before RL changes them.
     run.state.reference = "checkpoints/rl-reference";
     await run.save(undefined, "rl-reference");
@@ -217,8 +218,13 @@ async function startCritic(run: Run): Promise<Critic> {
   return critic;
 }
 
-/** The frozen reference policy for the KL loss: the weights RL started from, as saved in the run folder. */
+/**
+ * The frozen reference policy for the KL loss: the weights RL started from, as saved in the run folder; with LoRA,
+ * the base model with the adapter off (verl's ref_in_actor): the learner's own weights, no copy.
+ */
 async function referenceModel(run: Run): Promise<Transformer | undefined> {
+  const m = run.learner.model;
+  if (run.config.actor.use_kl_loss && m.lora) return new Transformer(m.gpu, m.config, m.weights);
   if (!run.config.actor.use_kl_loss || !run.state.reference) return undefined;
   const ref = await loadModelDir(`${run.dir}/${run.state.reference}`);
   return Transformer.fromHost(run.learner.gpu, ref.config, ref.tensors);

@@ -23,6 +23,7 @@ import { agentSettings } from "./agent_settings.ts";
 import type { Critic } from "./critic.ts";
 import { type EvalResult, evaluate } from "./eval.ts";
 import { createLearner, type Learner } from "./learner.ts";
+import { checkpointAdapter, loraLine, runLora, saveMerged } from "./lora.ts";
 import { RunLog } from "./metrics.ts";
 import type { AdamW } from "./optimizer.ts";
 import { rlPhase, sftPhase } from "./phases.ts";
@@ -124,13 +125,15 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
   const c = o.config;
   await checkEnv(env);
   const gpu = await getGpu();
-  const resumed = o.resume ? await resumePoint(o) : undefined;
+  const resumed = o.resume ? await resumePoint(o, () => loadModel(c, env.task)) : undefined;
   const host = resumed ? hostFromCheckpoint(resumed) : await loadModel(c, env.task);
   if (!o.resume) await Deno.writeTextFile(`${o.runDir}/config.yaml`, stringify(c));
   o.reporter.line(
     `Run folder ${o.runDir}; model ${host.source} (${host.config.architecture}, vocab ${host.config.vocabSize}); ${gpu.name}`,
   );
-  const learner = createLearner(gpu, host, { recompute: c.model.recompute });
+  const lora = await runLora(c, host.config, resumed?.adapter);
+  const learner = createLearner(gpu, host, { recompute: c.model.recompute, lora });
+  if (lora) o.reporter.line(loraLine(learner)!);
   const state: TrainerState = resumed ? structuredClone(resumed.state) : {
     version: 1,
     phase: c.sft.enabled ? "sft" : "rl",
@@ -170,7 +173,9 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
         dtype: c.model.save_dtype === "auto" ? host.dtype : c.model.save_dtype,
         agent: agentSettings(c, env.task, env.options),
         critic: run.critic ? { weights: run.critic.model.weights, opt: run.critic.opt } : undefined,
+        adapter: checkpointAdapter(c, learner),
       });
+      await saveMerged(run, name);
       return run.lastCheckpoint;
     },
     evaluate: (phase, step) => evaluateRun(run, phase, step),
@@ -192,11 +197,11 @@ async function logSizes(runDir: string): Promise<Record<string, number>> {
  * lines written after the checkpoint (they will be written again, once). A run killed before its first checkpoint
  * starts over. A checkpoint whose optimizer state is missing is refused unless `freshOptimizer` says otherwise.
  */
-async function resumePoint(o: RunOptions): Promise<LoadedCheckpoint | undefined> {
+async function resumePoint(o: RunOptions, base: () => Promise<HostModel>): Promise<LoadedCheckpoint | undefined> {
   await tidyCheckpoints(o.runDir, { prefix: "sft" });
   let r: LoadedCheckpoint | undefined;
   try {
-    r = await loadLatestCheckpoint(o.runDir);
+    r = await loadLatestCheckpoint(o.runDir, { base });
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }

@@ -56,7 +56,8 @@ export function taskOptions(c: RunConfig, task: Task = getTask(c.task)): TaskOpt
 
 /**
  * Checks that every file the config names exists before a run starts anything (the GPU, a server): the SFT data,
- * item files, a prompt file, the model directory and the tiny model's YAML. The error names the config key.
+ * item files, a prompt file, the model directory, a LoRA adapter and the tiny model's YAML. The error names the
+ * config key.
  */
 export async function checkFiles(c: RunConfig): Promise<void> {
   const files: [string, string | null][] = [
@@ -65,6 +66,7 @@ export async function checkFiles(c: RunConfig): Promise<void> {
     ["data.test_items", c.data.test_items],
     ["data.prompt_file", c.data.prompt === null ? c.data.prompt_file : null],
     ["model.path", c.model.path],
+    ["model.adapter", c.model.adapter],
     ["model.tiny", c.model.path === null && !Object.hasOwn(TINY_SHAPES, c.model.tiny ?? "") ? c.model.tiny : null],
   ];
   for (const [key, path] of files) {

@@ -115,6 +115,25 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "bench model --lora-rank: the base frozen in f16, the adapters trained, far fewer bytes held per parameter",
+  ignore: noGpu,
+  async fn() {
+    const r = await bench([
+      ...["model", "--size", "tiny", "--json", "--no-profile", "--no-onnx", "--lora-rank", "4"],
+      ...["--tokens", "64", "--steps", "1", "--decode-seqs", "2", "--prompt-len", "4", "--decode-blocks", "1"],
+    ]);
+    assert.equal(r.code, 0, r.err + r.out);
+    const m = jsonLines(r.out)[0] as Record<string, Record<string, number>> & { params: number };
+    assert.equal(m.lora.rank, 4);
+    assert.ok(m.lora.params > 0 && m.lora.params < m.params / 10, JSON.stringify(m.lora));
+    // f16 matrices (2 bytes), f32 norms, and 16 bytes per adapter parameter: far under full training's 16.
+    assert.ok(m.memory.stateBytesPerParam > 2 && m.memory.stateBytesPerParam < 4, `${m.memory.stateBytesPerParam}`);
+    assert.ok(m.memory.heldBytesPerParam < 6, `held ${m.memory.heldBytesPerParam}`);
+    assert.ok(positive(m.train.tokensPerS) && positive(m.decode.tokensPerS));
+  },
+});
+
 const TINY = "hidden_size: 16\nintermediate_size: 32\nnum_hidden_layers: 1\nnum_attention_heads: 2\n" +
   "num_key_value_heads: 1\nrope_theta: 10000\nrms_norm_eps: 1.0e-6\ntie_word_embeddings: true\n" +
   "max_position_embeddings: 2048\ninit_std: 0.05\nseed: 3\n";

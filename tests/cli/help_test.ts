@@ -2,7 +2,20 @@
 import assert from "node:assert/strict";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const COMMANDS = ["train", "pretrain", "eval", "config", "sft", "generate", "grad", "serve", "bench", "report"];
+const COMMANDS = [
+  "train",
+  "pretrain",
+  "eval",
+  "config",
+  "sft",
+  "generate",
+  "grad",
+  "serve",
+  "bench",
+  "report",
+  "export",
+  "play",
+];
 
 async function help(args: string[]): Promise<string> {
   const r = await new Deno.Command(Deno.execPath(), {

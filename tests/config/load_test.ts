@@ -88,6 +88,28 @@ Deno.test("verl and AgentGym-RL command lines work as written: aliases, Hydra's 
   assert.ok(notes.includes("actor_rollout_ref.actor.optim.lr is actor.lr"));
 });
 
+Deno.test("LoRA under verl's names; rank 0 with another LoRA key set is refused naming the key and the limit", () => {
+  const c = resolveConfig(src(""), [
+    "actor_rollout_ref.model.lora_rank=16",
+    "actor_rollout_ref.model.lora_alpha=32",
+    "actor_rollout_ref.model.target_modules=all-linear",
+    "actor_rollout_ref.model.lora_adapter_path=some/adapter",
+  ]);
+  assert.deepEqual(
+    [c.model.lora_rank, c.model.lora_alpha, c.model.target_modules, c.model.adapter],
+    [16, 32, "all-linear", "some/adapter"],
+  );
+  const plain = resolveConfig(src(""));
+  assert.deepEqual([plain.model.lora_rank, plain.model.lora_alpha, plain.model.target_modules], [0, null, null]);
+  for (const key of ["lora_alpha=8", "target_modules=[q_proj]", "save_merged=true", "base_dtype=f16"]) {
+    assert.throws(
+      () => resolveConfig(src(""), [`model.${key}`]),
+      new RegExp(`"model\\.${key.split("=")[0]}": is a LoRA setting, but model\\.lora_rank is 0 .*at least 1`),
+    );
+  }
+  assert.throws(() => resolveConfig(src(""), ["model.lora_rank=-2"]), /"model\.lora_rank"/);
+});
+
 Deno.test("deno task config prints the resolved config with the task's options filled", async () => {
   const r = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "src/cli/main.ts", "config", "textcraft", "actor_rollout_ref.actor.optim.lr=3e-6"],

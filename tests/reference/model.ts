@@ -2,6 +2,10 @@
  * Float64 reference of a whole Qwen2 / Qwen3 / Llama forward over packed sequences, written from the Hugging
  * Face modelling code's equations with plain loops and no code shared with src/model. Gradients of its loss come
  * from central finite differences, so the reference has no backward of its own to get wrong.
+ *
+ * LoRA, as PEFT's lora.Linear computes it: when the parameters hold `<stem>.lora_A.weight` [r, in] and
+ * `<stem>.lora_B.weight` [out, r] beside a projection's `<stem>.weight`, its output gains
+ * scale · B · (A · x) per token (scale = lora_alpha / r, given in the batch as `lora`).
  */
 import type { ModelConfig } from "../../src/model/config.ts";
 import { layerNames } from "../../src/model/params.ts";
@@ -12,6 +16,8 @@ export type RefParams = Map<string, Float64Array>;
 /** One packed batch: sequences of ids; position t of a sequence is scored on ids[t + 1]. */
 export interface RefBatch {
   seqs: number[][];
+  /** The scale lora_alpha / r of the LoRA adapters among the parameters (default 1). */
+  lora?: { scale: number };
 }
 
 function rmsnorm(x: Float64Array, w: Float64Array, eps: number): Float64Array {
@@ -87,10 +93,29 @@ function finalHiddenRef(c: ModelConfig, p: RefParams, batch: RefBatch): Float64A
   for (let l = 0; l < c.numLayers; l++) {
     const n = layerNames(l);
     const b = (name: string) => (c.attentionBias ? get(name) : undefined);
+    // A projection with its LoRA term, when the parameters hold one.
+    const proj = (inp: Float64Array, name: string, K: number, bias?: Float64Array) => {
+      const y = linear(inp, get(name), K, bias);
+      const A = p.get(name.replace(/weight$/, "lora_A.weight")), B = p.get(name.replace(/weight$/, "lora_B.weight"));
+      if (!A || !B) return y;
+      const r = A.length / K, N = B.length / r, T = inp.length / K, scale = batch.lora?.scale ?? 1;
+      for (let t = 0; t < T; t++) {
+        for (let j = 0; j < N; j++) {
+          let s = 0;
+          for (let i = 0; i < r; i++) {
+            let ax = 0;
+            for (let kk = 0; kk < K; kk++) ax += A[i * K + kk] * inp[t * K + kk];
+            s += B[j * r + i] * ax;
+          }
+          y[t * N + j] += scale * s;
+        }
+      }
+      return y;
+    };
     const n1 = rmsnorm(x, get(n.inputNorm), c.rmsNormEps);
-    let q = linear(n1, get(n.q), C, b(n.qBias));
-    let k = linear(n1, get(n.k), C, b(n.kBias));
-    const v = linear(n1, get(n.v), C, b(n.vBias));
+    let q = proj(n1, n.q, C, b(n.qBias));
+    let k = proj(n1, n.k, C, b(n.kBias));
+    const v = proj(n1, n.v, C, b(n.vBias));
     if (c.qkNorm) {
       q = rmsnorm(q, get(n.qNorm), c.rmsNormEps);
       k = rmsnorm(k, get(n.kNorm), c.rmsNormEps);
@@ -116,12 +141,12 @@ function finalHiddenRef(c: ModelConfig, p: RefParams, batch: RefBatch): Float64A
         }
       }
     }
-    const attn = linear(o, get(n.o), H * D);
+    const attn = proj(o, n.o, H * D);
     const x2 = x.map((val, i) => val + attn[i]);
     const n2 = rmsnorm(x2, get(n.postNorm), c.rmsNormEps);
-    const gate = linear(n2, get(n.gate), C), up = linear(n2, get(n.up), C);
+    const gate = proj(n2, n.gate, C), up = proj(n2, n.up, C);
     const h = gate.map((g, i) => (g / (1 + Math.exp(-g))) * up[i]);
-    const down = linear(h, get(n.down), I);
+    const down = proj(h, n.down, I);
     x = x2.map((val, i) => val + down[i]);
   }
   return rmsnorm(x, get("model.norm.weight"), c.rmsNormEps);

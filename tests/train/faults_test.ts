@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { serveTextCraft } from "../../src/env/textcraft/server.ts";
 import { noGpu } from "../no_gpu.ts";
 import { tree } from "../env/helpers.ts";
+import { cli, sha } from "./cli_run.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const TINY = "hidden_size: 16\nintermediate_size: 32\nnum_hidden_layers: 1\nnum_attention_heads: 2\n" +
@@ -39,25 +40,7 @@ function budget(dir: string): string[] {
   ];
 }
 
-async function train(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number; signal: string | null; out: string; err: string }> {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "src/cli/main.ts", "train", "textcraft", ...args],
-    cwd: ROOT,
-    env,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const d = new TextDecoder();
-  return { code: r.code, signal: r.signal, out: d.decode(r.stdout), err: d.decode(r.stderr) };
-}
-
-async function sha(path: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(path));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+const train = (args: string[], env: Record<string, string> = {}) => cli(["train", "textcraft", ...args], env);
 
 const finalWeights = (run: string) => sha(`${run}/checkpoints/final/model.safetensors`);
 

@@ -2,12 +2,16 @@
  * `deno task bench model [--json] [--size tiny|0.5b|all] [...]`: whole-model speed and memory on the current adapter.
  * Per model: tokens/s of one training step (forward + backward + AdamW on a packed batch, SFT-style loss), tokens/s
  * of KV-cached batched decoding, peak GPU bytes per parameter while training, and each kernel's share of one
- * training step's GPU time (the hot spots). Every number printed is measured; nothing is extrapolated.
+ * training step's GPU time (the hot spots); for the tiny model, also the onnx engine's decode tokens/s
+ * (onnxruntime-web, wasm) beside Crucible's on the same single sequence. Every number printed is measured.
+ * `--lora-rank r` measures LoRA instead: the base frozen in f16, rank-r adapters on every projection trained.
  */
 import { parseArgs } from "node:util";
 import { getGpu, type Gpu } from "../../gpu/device.ts";
 import { poolOf } from "../../gpu/pool.ts";
+import { loraCount } from "../../model/lora.ts";
 import { numberFlag } from "../args.ts";
+import { measureOnnxDecode, type OnnxDecodeResult } from "./onnx.ts";
 import {
   type BenchModel,
   type DecodeResult,
@@ -23,7 +27,8 @@ import {
 
 /** Usage text of the `model` subcommand. */
 export const MODEL_USAGE = "Usage: deno task bench model [--json] [--size tiny|0.5b|all] [--tokens N] [--seq-len N] " +
-  "[--steps N] [--decode-seqs N] [--prompt-len N] [--decode-steps N] [--decode-blocks N] [--no-profile]\n" +
+  "[--steps N] [--decode-seqs N] [--prompt-len N] [--decode-steps N] [--decode-blocks N] [--lora-rank N] " +
+  "[--no-profile] [--no-onnx]\n" +
   "  --size           which model: the built-in tiny one, a random Qwen2.5-0.5B-shaped one, or both (default all)\n" +
   "  --tokens         tokens of the packed training batch (default: tiny 4096; 0.5b 64 on a CPU rasteriser, else 4096)\n" +
   "  --seq-len        tokens per packed sequence (default: 512, or --tokens when smaller)\n" +
@@ -33,7 +38,10 @@ export const MODEL_USAGE = "Usage: deno task bench model [--json] [--size tiny|0
   "  --decode-steps   decode steps per submit: a block samples this + 1 tokens per sequence (default: 8; 0.5b\n" +
   "                   on a CPU rasteriser 4)\n" +
   "  --decode-blocks  timed blocks after a first one (prefill), best of (default: 3; 0.5b on a CPU rasteriser 1)\n" +
+  "  --lora-rank      LoRA: freeze the base (f16 matrices) and train rank-N adapters on every projection, alpha 2N\n" +
+  "                   (default 0: every parameter trains, f32)\n" +
   "  --no-profile     skip the per-kernel timing of one training step\n" +
+  "  --no-onnx        skip onnxruntime-web's decode (tiny model; its package is fetched on first use)\n" +
   "  --json           one JSON object per model and line";
 
 const SIZES = ["tiny", "0.5b"] as const;
@@ -45,6 +53,8 @@ interface Plan {
   steps: number;
   decode: DecodeShape;
   profile: boolean;
+  onnx: boolean;
+  loraRank: number;
 }
 
 /** What one model's run reports (the JSON object). */
@@ -58,7 +68,12 @@ export interface ModelReport {
   params: number;
   train: Omit<TrainResult, "peakBytes" | "bytesPerParam" | "heldBytes">;
   decode: DecodeResult;
-  /** Peak pool bytes while training; held = live between steps; state = f32 parameters, gradients, moments. */
+  /** With --lora-rank: the adapter's rank and trained parameters. */
+  lora?: { rank: number; params: number };
+  /**
+   * Peak pool bytes while training; held = live between steps; state = parameters, gradients and moments as
+   * stored (16 for full f32 training; with LoRA the f16 base plus 16 per adapter parameter), per base parameter.
+   */
   memory: {
     peakBytes: number;
     bytesPerParam: number;
@@ -66,6 +81,8 @@ export interface ModelReport {
     stateBytesPerParam: number;
   };
   profile?: { gpuMs: number; dispatches: number; timed: number; hotspots: Profile["groups"] };
+  /** The onnx engine's decode beside Crucible's on one sequence (tiny model only). */
+  onnx?: OnnxDecodeResult;
 }
 
 function plan(gpu: Gpu, size: Size, v: Record<string, string | boolean | undefined>): Plan {
@@ -83,6 +100,8 @@ function plan(gpu: Gpu, size: Size, v: Record<string, string | boolean | undefin
       blocks: int("decode-blocks", slow ? 1 : 3),
     },
     profile: v["no-profile"] !== true,
+    onnx: v["no-onnx"] !== true,
+    loraRank: int("lora-rank", 0, 0),
   };
 }
 
@@ -101,6 +120,8 @@ export async function main(args: string[]): Promise<void> {
       "decode-steps": { type: "string" },
       "decode-blocks": { type: "string" },
       "no-profile": { type: "boolean", default: false },
+      "no-onnx": { type: "boolean", default: false },
+      "lora-rank": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -110,12 +131,13 @@ export async function main(args: string[]): Promise<void> {
   const gpu = await getGpu();
   const plans = sizes.map((s) => [s, plan(gpu, s, values)] as const); // flags checked before any work
   for (const [size, p] of plans) {
-    const m = size === "tiny" ? await tinyModel(gpu) : qwenShapedModel(gpu);
+    const m = size === "tiny" ? await tinyModel(gpu, p.loraRank) : qwenShapedModel(gpu, 1, p.loraRank);
     try {
       const report = await runModel(gpu, m, p, values.json ? undefined : console.log);
       if (values.json) console.log(JSON.stringify(report));
     } finally {
       m.model.weights.release();
+      m.model.lora?.release();
       poolOf(gpu.device).trim(); // the next model starts from an empty pool
     }
   }
@@ -123,11 +145,22 @@ export async function main(args: string[]): Promise<void> {
 
 /** Measures one model; `say` gets each text line as soon as it is known (undefined: quiet). */
 async function runModel(gpu: Gpu, m: BenchModel, p: Plan, say?: (line: string) => void): Promise<ModelReport> {
-  const c = m.config;
+  const c = m.config, lora = m.model.lora;
+  const adapter = lora ? { rank: lora.settings.rank, params: loraCount(c, lora.settings) } : undefined;
+  // Parameters, gradients and AdamW moments as stored: f32 throughout, or the frozen base plus f32 adapter state.
+  let state = 16;
+  if (adapter) {
+    state = [...m.model.weights.tensors.values()].reduce((a, t) => a + t.bytes, 16 * adapter.params) / m.params;
+  }
   say?.(
     `${m.name}: ${c.architecture} L${c.numLayers} C${c.hiddenSize} I${c.intermediateSize} H${c.numHeads} ` +
       `KV${c.numKvHeads} D${c.headDim} V${c.vocabSize}${c.tieWordEmbeddings ? " (tied head)" : ""}, ` +
-      `${(m.params / 1e6).toFixed(2)} M parameters, f32; on ${gpu.name}`,
+      `${(m.params / 1e6).toFixed(2)} M parameters, ` +
+      (adapter
+        ? `frozen (f16 matrices) with LoRA rank ${adapter.rank} on every projection: ` +
+          `${(adapter.params / 1e6).toFixed(3)} M trained parameters (f32)`
+        : "f32") +
+      `; on ${gpu.name}`,
   );
   say?.(`  vocabulary ${c.vocabSize}: ${m.vocabNote}`);
   const bench = new TrainBench(gpu, m, p.train);
@@ -135,7 +168,7 @@ async function runModel(gpu: Gpu, m: BenchModel, p: Plan, say?: (line: string) =
   try {
     train = await bench.measure(p.steps);
     say?.(trainLine(train));
-    say?.(memoryLine(train, m.params));
+    say?.(memoryLine(train, m.params, state));
     if (p.profile) {
       profile = await bench.profile();
       profileLines(profile).forEach((l) => say?.(l));
@@ -145,6 +178,8 @@ async function runModel(gpu: Gpu, m: BenchModel, p: Plan, say?: (line: string) =
   }
   const decode = await measureDecode(m, p.decode);
   say?.(decodeLine(decode));
+  const onnx = p.onnx && m.tensors && !lora ? await measureOnnxDecode(m, p.decode.promptLen, 64) : undefined;
+  if (onnx) say?.(onnxLine(onnx));
   const { peakBytes, bytesPerParam, heldBytes, ...trainRest } = train;
   return {
     model: m.name,
@@ -156,7 +191,8 @@ async function runModel(gpu: Gpu, m: BenchModel, p: Plan, say?: (line: string) =
     params: m.params,
     train: trainRest,
     decode,
-    memory: { peakBytes, bytesPerParam, heldBytesPerParam: heldBytes / m.params, stateBytesPerParam: 16 },
+    ...(adapter ? { lora: adapter } : {}),
+    memory: { peakBytes, bytesPerParam, heldBytesPerParam: heldBytes / m.params, stateBytesPerParam: state },
     ...(profile
       ? {
         profile: {
@@ -167,6 +203,7 @@ async function runModel(gpu: Gpu, m: BenchModel, p: Plan, say?: (line: string) =
         },
       }
       : {}),
+    ...(onnx ? { onnx } : {}),
   };
 }
 
@@ -178,17 +215,26 @@ function trainLine(t: TrainResult): string {
     `${t.stepMs.length} step(s) -> ${rate(t.tokensPerS)} tokens/s (loss ${t.loss.toFixed(3)})`;
 }
 
-function memoryLine(t: TrainResult, params: number): string {
+function memoryLine(t: TrainResult, params: number, state: number): string {
   return `  memory  peak ${(t.peakBytes / 2 ** 20).toFixed(1)} MiB live in the pool while training = ` +
     `${t.bytesPerParam.toFixed(1)} bytes/parameter, of which ${(t.heldBytes / params).toFixed(1)} held between ` +
-    "steps (parameters, gradients, AdamW moments and inputs in pool buckets; the f32 state alone is 16) and the " +
-    "rest activations and scratch";
+    "steps (parameters, gradients, AdamW moments and inputs in pool buckets; " +
+    (state === 16
+      ? "the f32 state alone is 16"
+      : `the frozen base and f32 adapter state alone is ${state.toFixed(2)}`) +
+    ") and the rest activations and scratch";
 }
 
 function decodeLine(d: DecodeResult): string {
   return `  decode  ${d.seqs} sequences, prompt ${d.promptLen}, blocks of ${d.steps + 1} tokens each: best ` +
     `${ms(d.bestMs)} of ${d.blockMs.length} block(s) -> ${rate(d.tokensPerS)} tokens/s ` +
     `(first block with prefill and compiles ${ms(d.firstMs)})`;
+}
+
+function onnxLine(o: OnnxDecodeResult): string {
+  if ("error" in o) return `  onnx    ${o.engine}: not measured (${o.error})`;
+  return `  onnx    ${o.engine}: 1 sequence, prompt ${o.promptLen}, ${o.tokens} decode steps -> ` +
+    `${rate(o.tokensPerS)} tokens/s; Crucible on the same single sequence ${rate(o.crucibleOneSeqTokensPerS)} tokens/s`;
 }
 
 function profileLines(p: Profile): string[] {

@@ -2,15 +2,24 @@
  * The measurements of `deno task bench model`: the models (the built-in tiny one and a random one of Qwen2.5-0.5B's
  * layer shapes), one SFT-style training step (packed batch, mean NLL through nllGrad, AdamW), KV-cached batched
  * decoding through the Generator, peak pool bytes per parameter, and GPU time per kernel of one training step.
+ * With a LoRA rank, the base is frozen in f16 with adapters on every projection, and the step trains the adapters.
  */
 import { Batch } from "../../gpu/batch.ts";
 import type { Gpu } from "../../gpu/device.ts";
 import { poolOf } from "../../gpu/pool.ts";
-import { fromHost } from "../../gpu/tensor.ts";
+import { fromHost, type Tensor } from "../../gpu/tensor.ts";
 import { GpuTimer, type Timing } from "../../gpu/timing.ts";
 import { type ModelConfig, parseModelConfig } from "../../model/config.ts";
 import { Generator } from "../../model/generate.ts";
 import { PackedInputs, packSequences } from "../../model/packing.ts";
+import {
+  frozenDtype,
+  initLora,
+  LoraAdapters,
+  type LoraSettings,
+  loraTransformer,
+  resolveTargets,
+} from "../../model/lora.ts";
 import { paramCount } from "../../model/params.ts";
 import { Transformer } from "../../model/transformer.ts";
 import { TensorSet } from "../../model/weights.ts";
@@ -50,16 +59,28 @@ export interface BenchModel {
   tensors?: ReadonlyMap<string, Float32Array>;
 }
 
+/** LoRA settings of the bench: rank r on every projection (all-linear), alpha 2r. */
+export function benchLora(config: ModelConfig, rank: number): LoraSettings | undefined {
+  return rank > 0 ? { rank, alpha: 2 * rank, targets: resolveTargets(config, "all-linear") } : undefined;
+}
+
 /** The built-in tiny model exactly as `deno task train textcraft` builds it (its vocabulary, its seeded weights). */
-export async function tinyModel(gpu: Gpu): Promise<BenchModel> {
+export async function tinyModel(gpu: Gpu, loraRank = 0): Promise<BenchModel> {
   // The built-in tiny model whatever the main job starts from, so the benchmark keeps measuring one shape.
   const c = resolveConfig(await configSource("textcraft"), ["model.path=null", "model.tiny=null"]);
   const base = getTask(c.task);
   const host = await loadModel(c, c.data.prompt ? { ...base, prompt: c.data.prompt } : base);
+  const settings = benchLora(host.config, loraRank);
   return {
     name: "tiny",
     config: host.config,
-    model: Transformer.fromHost(gpu, host.config, host.tensors),
+    model: settings
+      ? loraTransformer(gpu, host.config, host.tensors, {
+        settings,
+        adapter: initLora(host.config, settings, 1),
+        baseDtype: "auto",
+      })
+      : Transformer.fromHost(gpu, host.config, host.tensors),
     params: paramCount(host.config),
     vocabNote: "the word-level TextCraft vocabulary of configs/models/tiny.yaml's model",
     tensors: host.tensors,
@@ -83,24 +104,29 @@ export function qwenVocab(gpu: Gpu): { vocab: number; note: string } {
   };
 }
 
-/** A random model with Qwen2.5-0.5B's layer shapes (24 layers, C 896, I 4864, H 14, KV 2, D 64, tied head). */
-export function qwenShapedModel(gpu: Gpu, seed = 1): BenchModel {
+/**
+ * A random model with Qwen2.5-0.5B's layer shapes (24 layers, C 896, I 4864, H 14, KV 2, D 64, tied head); with a
+ * LoRA rank, its matrices frozen in f16 (the vocabulary stays the f32 one, so both runs count the same parameters).
+ */
+export function qwenShapedModel(gpu: Gpu, seed = 1, loraRank = 0): BenchModel {
   const { vocab, note } = qwenVocab(gpu);
   const config = parseModelConfig({ ...QWEN05B, vocab_size: vocab }, "Qwen2.5-0.5B-shaped model");
   let k = 0;
   // Uniform values with the init's std 0.02 stand in for its normals: one tensor on the host at a time, and
   // the values change no timing.
-  const weights = new TensorSet(gpu, config, (spec) => {
+  const settings = benchLora(config, loraRank);
+  const weights = new TensorSet(gpu, config, (spec): Tensor => {
     const n = spec.shape.reduce((a, b) => a * b, 1);
     const data = new Float32Array(n);
     if (spec.init === "ones") data.fill(1);
     else if (spec.init === "normal") uniformFill(data, 0.02, seed * 7919 + ++k);
-    return fromHost(gpu, data, spec.shape);
+    return fromHost(gpu, data, spec.shape, settings && gpu.features.f16 ? frozenDtype(spec, data, "f16") : "f32");
   });
+  const lora = settings ? new LoraAdapters(gpu, config, settings, initLora(config, settings, seed)) : undefined;
   return {
     name: "0.5b",
     config,
-    model: new Transformer(gpu, config, weights),
+    model: new Transformer(gpu, config, weights, { lora }),
     params: paramCount(config),
     vocabNote: note,
   };
@@ -163,8 +189,10 @@ export class TrainBench {
     const packed = packSequences(lengths.map((n, s) => ({ ids: tokenIds(n, V, 1000 + s) })));
     this.inputs = new PackedInputs(gpu, packed);
     this.#nll = nllGrad(gpu, new Float32Array(shape.tokens).fill(1 / shape.tokens));
-    this.#grads = TensorSet.zeros(gpu, m.config);
-    this.#opt = new AdamW(gpu, m.model.weights, this.#grads, ADAMW_DEFAULTS);
+    // With LoRA, gradients and moments exist for the adapters alone.
+    const trained = m.model.lora?.tensors ?? m.model.weights;
+    this.#grads = TensorSet.zeros(gpu, m.config, trained.specs);
+    this.#opt = new AdamW(gpu, trained, this.#grads, ADAMW_DEFAULTS);
   }
 
   /** SYNC POINT: one step, timed from the start of recording to the readback of its loss and gradient norm. */

@@ -1,0 +1,44 @@
+/**
+ * `deno task export --model DIR [--out DIR] [--dtype f32|f16]`: a model directory as an ONNX directory that
+ * transformers.js, Optimum's ORTModelForCausalLM and onnxruntime load (onnx/model.onnx with KV cache, config.json,
+ * tokenizer files, generation_config.json). Runs with tests/deno.lock and Deno's global package cache, so the
+ * protobuf package it needs is fetched on first use and never lands in the project's node_modules.
+ */
+import { parseArgs } from "node:util";
+import { type ExportDType, exportModel } from "../onnx/export.ts";
+
+const USAGE = `Usage: deno task export --model DIR [--out DIR] [--dtype f32|f16]
+
+Writes a model as an ONNX decoder with KV cache, in the directory layout transformers.js and Optimum use:
+onnx/model.onnx (inputs input_ids, attention_mask, position_ids, past_key_values.N.key|value; outputs logits,
+present.N.key|value), config.json, tokenizer.json, tokenizer_config.json, generation_config.json (and crucible.json,
+the agent's prompt and limits, when the checkpoint has one). Qwen2, Qwen2.5, Qwen3 and Llama models.
+
+Options:
+  --model DIR      a Hugging Face model directory or a Crucible checkpoint
+  --out DIR        where to write (default: DIR-onnx beside the model)
+  --dtype T        f32 or f16: how weights are stored; arithmetic, inputs and outputs stay float32 (default f32)
+  -h, --help       this text
+
+Examples:
+  deno task export --model models/crucible-tiny
+  deno task export --model runs/textcraft-20261123-2200/checkpoints/final --out /tmp/agent-onnx --dtype f16`;
+
+/** Runs the command. */
+export async function main(args: string[]): Promise<void> {
+  const { values: v } = parseArgs({
+    args,
+    options: {
+      model: { type: "string" },
+      out: { type: "string" },
+      dtype: { type: "string", default: "f32" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (v.help) return console.log(USAGE);
+  if (!v.model) throw new TypeError(`--model DIR is required. ${USAGE}`);
+  if (v.dtype !== "f32" && v.dtype !== "f16") throw new RangeError(`--dtype must be f32 or f16, got "${v.dtype}"`);
+  const out = v.out ?? `${v.model.replace(/\/+$/, "")}-onnx`;
+  const r = await exportModel(v.model, out, { dtype: v.dtype as ExportDType });
+  console.log(`Wrote ${r.path} (${(r.bytes / 2 ** 20).toFixed(1)} MiB) and the model's config and tokenizer in ${out}`);
+}

@@ -1,0 +1,57 @@
+/**
+ * `deno task play [--model DIR] [--port N]`: serves the play page (src/play/), where a person plays TextCraft and
+ * the model's agent, running in the browser through onnxruntime-web, suggests actions or plays the task itself.
+ */
+import { parseArgs } from "node:util";
+import { loadForExport } from "../onnx/export.ts";
+import { type PlaySettings, servePlay } from "../play/server.ts";
+import { readAgentSettings } from "../train/agent_settings.ts";
+import { textcraft } from "../../tasks/textcraft/mod.ts";
+import { numberFlag } from "./args.ts";
+
+const USAGE = `Usage: deno task play [--model DIR] [--port N] [--host NAME]
+
+Serves a page where you play a TextCraft task while the model's agent runs in your browser (onnxruntime-web, wasm):
+it suggests your next action, or plays the task itself turn by turn. Everything the page loads comes from this
+server. A checkpoint's crucible.json gives the agent's prompt, limits and temperature, as in deno task eval.
+
+Options:
+  --model DIR   the agent: a Crucible checkpoint or a Hugging Face directory (default models/crucible-tiny)
+  --port N      port to listen on; 0 picks a free one (default 8000)
+  --host NAME   interface to bind (default 127.0.0.1)
+  -h, --help    this text
+
+Examples:
+  deno task play
+  deno task play --model runs/textcraft-20261123-2200/checkpoints/final --port 8080`;
+
+/** Runs the command until interrupted. */
+export async function main(args: string[]): Promise<void> {
+  const { values: v } = parseArgs({
+    args,
+    options: {
+      model: { type: "string", default: "models/crucible-tiny" },
+      port: { type: "string" },
+      host: { type: "string", default: "127.0.0.1" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (v.help) return console.log(USAGE);
+  const port = numberFlag("--port", v.port, 8000, { lo: 0, hi: 65535, integer: true });
+  const dir = v.model!.replace(/\/+$/, "");
+  const model = await loadForExport(dir);
+  if (!model.tokenizer) throw new TypeError(`${dir} has no tokenizer.json; the page needs the model's tokenizer`);
+  const agent = await readAgentSettings(dir);
+  if (agent && agent.task !== "textcraft") {
+    throw new RangeError(`${dir} was trained on ${agent.task}; the play page serves TextCraft`);
+  }
+  const settings: PlaySettings = {
+    prompt: agent?.prompt ?? textcraft.prompt,
+    maxRounds: agent?.max_rounds ?? textcraft.maxRounds,
+    maxTokensPerTurn: agent?.max_tokens_per_turn ?? 64,
+    maxLen: agent ? agent.max_prompt_length + agent.max_response_length : 4096,
+    temperature: agent?.temperature ?? 0,
+  };
+  const server = await servePlay({ model, modelName: dir, settings, port, hostname: v.host });
+  console.log(`Play TextCraft beside ${dir}: open ${server.url}`);
+}

@@ -1,0 +1,189 @@
+/**
+ * The play server: one page where a person plays TextCraft beside a trained agent that runs in the browser. Everything
+ * the page loads comes from here (Deno.serve on loopback):
+ *
+ *   GET  /                     the page (page.html) and GET /app.js, its script (app.ts bundled for the browser)
+ *   GET  /vendor/...           onnxruntime-web's browser build and its wasm binary, from the installed package
+ *   GET  /model/...            the agent: onnx/model.onnx (exported at start, in memory), config.json, tokenizer.json,
+ *                              tokenizer_config.json, generation_config.json
+ *   GET  /play/settings        the agent's prompt, limits and temperature (its crucible.json) and the task count
+ *   *    /env/...              Crucible's TextCraft server, embedded: its routes, guards and messages unchanged
+ *
+ * The TextCraft routes keep their guards: JSON bodies only and no cross-origin browser requests (the page is same
+ * origin, and the loopback names of this server count as one origin). A reset to a task index outside the game's
+ * tasks is answered here with an error naming the range, since TextCraft itself wraps indices around.
+ */
+import { textCraftHandler } from "../env/textcraft/server.ts";
+import { CraftingTree } from "../env/textcraft/tree.ts";
+import { toHfConfig } from "../model/config.ts";
+import type { LoadedModel } from "../model/model_dir.ts";
+import { onnxBytes } from "../onnx/export.ts";
+import { ortDistDir } from "../onnx/runtime.ts";
+import page from "./page.html" with { type: "text" };
+
+/** What the page's agent plays with (a checkpoint's crucible.json, or the task's defaults). */
+export interface PlaySettings {
+  prompt: { user: string; assistant: string };
+  maxRounds: number;
+  maxTokensPerTurn: number;
+  /** Longest conversation the agent may hold, in tokens. */
+  maxLen: number;
+  temperature: number;
+}
+
+/** Options of {@linkcode servePlay}. */
+export interface PlayOptions {
+  model: LoadedModel;
+  /** Shown in the page. */
+  modelName: string;
+  settings: PlaySettings;
+  /** Default 8000; 0 picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  hostname?: string;
+}
+
+/** A running play server. */
+export interface PlayServer {
+  url: string;
+  port: number;
+  shutdown(): Promise<void>;
+}
+
+const ROOT = new URL("../../", import.meta.url);
+const APP = new URL("src/play/app.ts", ROOT).pathname;
+const ORT_FILES = ["ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm"];
+const TYPES: Record<string, string> = {
+  mjs: "text/javascript; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  wasm: "application/wasm",
+  json: "application/json",
+  html: "text/html; charset=utf-8",
+  onnx: "application/octet-stream",
+};
+
+/** The page's script: app.ts and what it imports (tokenizer, chat template, sampler), bundled for the browser. */
+export async function bundleApp(): Promise<string> {
+  try {
+    await Deno.stat(APP);
+  } catch {
+    throw new Deno.errors.NotFound(
+      `deno task play needs Crucible's source tree (${APP} is missing): run it from a checkout, not from a bundle`,
+    );
+  }
+  const out = await Deno.makeTempFile({ suffix: ".js" });
+  try {
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "bundle",
+        "--minify",
+        "--platform",
+        "browser",
+        "--lock=tests/deno.lock",
+        "--node-modules-dir=none",
+        "-o",
+        out,
+        APP,
+      ],
+      cwd: ROOT.pathname,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (r.code !== 0) throw new Error(`Bundling the play page failed:\n${new TextDecoder().decode(r.stderr)}`);
+    return await Deno.readTextFile(out);
+  } finally {
+    await Deno.remove(out).catch(() => {});
+  }
+}
+
+function response(body: BodyInit, name: string): Response {
+  const type = TYPES[name.slice(name.lastIndexOf(".") + 1)] ?? "application/octet-stream";
+  return new Response(body, { headers: { "content-type": type, "cache-control": "no-store" } });
+}
+
+/**
+ * Starts the play server; resolves once it listens. A port in use is a clear error.
+ *
+ * @example
+ * ```ts
+ * const server = await servePlay({ model, modelName: "crucible-tiny", settings, port: 0 });
+ * console.log(`open ${server.url}`);
+ * ```
+ */
+export async function servePlay(o: PlayOptions): Promise<PlayServer> {
+  const [app, ortDir, onnx, tree] = await Promise.all([
+    bundleApp(),
+    ortDistDir(),
+    onnxBytes(o.model, "f32"),
+    CraftingTree.load(),
+  ]);
+  const hostname = o.hostname ?? "127.0.0.1";
+  const tasks = tree.goals.length;
+  let url = "", origins = new Set<string>();
+  const game = textCraftHandler(tree, { origin: () => url, idleMs: 30 * 60_000, maxEnvs: 256 });
+  const tok = o.model.tokenizer;
+  const files: Record<string, () => BodyInit> = {
+    "/": () => page,
+    "/app.js": () => app,
+    "/model/onnx/model.onnx": () => onnx as Uint8Array<ArrayBuffer>,
+    "/model/config.json": () => JSON.stringify(toHfConfig(o.model.config)),
+    "/model/tokenizer.json": () => JSON.stringify(tok?.files.tokenizer ?? {}),
+    "/model/tokenizer_config.json": () => JSON.stringify(tok?.files.config ?? {}),
+    "/model/generation_config.json": () => JSON.stringify(o.model.generationConfig ?? {}),
+    "/play/settings": () => JSON.stringify({ ...o.settings, tasks, model: o.modelName }),
+  };
+  for (const f of ORT_FILES) files[`/vendor/${f}`] = () => Deno.readFileSync(`${ortDir}${f}`);
+
+  const handler = async (req: Request): Promise<Response> => {
+    const path = new URL(req.url).pathname;
+    if (path.startsWith("/env/")) return await envRoute(req, path.slice(4));
+    const file = files[path];
+    if (!file || req.method !== "GET") return new Response("Not Found", { status: 404 });
+    return response(file(), path === "/" ? "page.html" : path === "/play/settings" ? "s.json" : path);
+  };
+  // The game's routes, with the loopback aliases of this server taken as its own origin.
+  const envRoute = async (req: Request, path: string): Promise<Response> => {
+    const headers = new Headers(req.headers);
+    if (origins.has(headers.get("origin") ?? "")) headers.set("origin", url);
+    const body = req.method === "POST" ? await req.arrayBuffer() : undefined;
+    if (path === "/reset" && body) {
+      const refused = outOfRange(body, tasks);
+      if (refused) return refused;
+    }
+    return await game(new Request(new URL(path + new URL(req.url).search, url), { method: req.method, headers, body }));
+  };
+
+  let server: Deno.HttpServer;
+  const port = o.port ?? 8000;
+  try {
+    server = Deno.serve({ port, hostname, onListen: () => {} }, handler);
+  } catch (e) {
+    if (e instanceof Deno.errors.AddrInUse) {
+      throw new Deno.errors.AddrInUse(
+        `Port ${port} on ${hostname} is already in use by another program; pick another with --port N ` +
+          "(or --port 0 for a free one)",
+      );
+    }
+    throw e;
+  }
+  const bound = server.addr as Deno.NetAddr;
+  url = `http://${hostname}:${bound.port}`;
+  origins = new Set(["127.0.0.1", "localhost", "[::1]"].map((h) => `http://${h}:${bound.port}`));
+  return { url, port: bound.port, shutdown: () => server.shutdown() };
+}
+
+/**
+ * An error body for a reset to a task index the game does not have (TextCraft itself would wrap it around), in the
+ * protocol's own way of refusing a well-formed request: status 200 with `{"error": ...}`.
+ */
+function outOfRange(body: ArrayBuffer, tasks: number): Response | undefined {
+  let idx: unknown;
+  try {
+    idx = JSON.parse(new TextDecoder().decode(body))?.data_idx;
+  } catch {
+    return undefined; // The game answers malformed JSON itself.
+  }
+  if (typeof idx !== "number" || (Number.isInteger(idx) && idx >= 0 && idx < tasks)) return undefined;
+  const error = `Task index ${idx} is out of range: TextCraft has tasks 0 to ${tasks - 1}.`;
+  return new Response(JSON.stringify({ error }), { headers: { "content-type": "application/json" } });
+}
