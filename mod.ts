@@ -6,7 +6,8 @@
  * ## Runtime and kernels
  *
  * A device, tensors, batches of dispatches with explicit readbacks, and the transformer's kernels, each with its
- * forward and backward.
+ * forward and backward. A matrix past the adapter's binding limit is held in row parts (`SplitTensor`), which the
+ * embedding and matmul kernels read part by part.
  *
  * ```ts
  * import { Batch, fromHost, getGpu, matmul, zeros } from "./mod.ts";
@@ -74,7 +75,8 @@
  */
 
 // Runtime and kernels.
-export { getGpu, type Gpu, type GpuFeatures, hasAdapter, requestGpu } from "./src/gpu/device.ts";
+export { getGpu, type Gpu, type GpuFeatures, hasAdapter, requestGpu, withTensorLimit } from "./src/gpu/device.ts";
+export { readStored, rowParts, SplitTensor, type StoredTensor } from "./src/gpu/split.ts";
 export { Batch } from "./src/gpu/batch.ts";
 export { kernel, type Shader } from "./src/gpu/pipeline.ts";
 export { type DType, empty, fromHost, type HostData, Tensor, write, zeros } from "./src/gpu/tensor.ts";

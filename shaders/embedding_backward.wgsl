@@ -2,7 +2,8 @@
 //
 // The host buckets the (host-known) ids once per batch: `tokens` lists each distinct id once, and the positions
 // of token u are order[offsets[u] .. offsets[u + 1]) in increasing t. Each workgroup owns one distinct id, so no
-// two invocations write the same row, and the sum runs in a fixed order.
+// two invocations write the same row, and the sum runs in a fixed order. A table split by rows (src/gpu/split.ts)
+// is one dispatch per part: the distinct ids [first, first + U) of the part's rows [start, ...).
 //
 // Bindings (group 0):
 //   0 p        uniform     Params
@@ -10,12 +11,15 @@
 //   2 tokens   read        [U] u32 distinct ids
 //   3 offsets  read        [U + 1] u32 bucket starts into `order`
 //   4 order    read        [T] u32 positions t, grouped by id
-//   5 dE       read_write  [V, C] f32, accumulated (+=); rows of ids not in the batch are untouched
+//   5 dE       read_write  [rows, C] f32: rows [start, ...) of the [V, C] gradient (all of it: start 0),
+//                          accumulated (+=); rows of ids not in the batch are untouched
 // Workgroup 64 (threads stride over C); grid: U workgroups, folded (foldGrid).
 
 struct Params {
   U: u32,
   C: u32,
+  first: u32,
+  start: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -27,11 +31,12 @@ struct Params {
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
-  let u = wg.x + wg.y * nwg.x;
-  if (u >= p.U) {
+  let w = wg.x + wg.y * nwg.x;
+  if (w >= p.U) {
     return;
   }
-  let row = tokens[u] * p.C;
+  let u = p.first + w;
+  let row = (tokens[u] - p.start) * p.C;
   let begin = offsets[u];
   let end = offsets[u + 1u];
   for (var c = li; c < p.C; c += 64u) {

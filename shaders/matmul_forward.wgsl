@@ -8,6 +8,9 @@
 //   4 bias  read        [N] f32, added when hasBias = 1 (bind any buffer otherwise)
 //   5 R     read        [batch, M, N] f32 residual, added when hasResidual = 1 (bind any buffer otherwise)
 // Batch b starts at b * strideA / strideB / strideC / strideR elements (0 broadcasts one matrix to every batch).
+// A's stored rows are lda elements apart and op(A) starts colA elements into them; C, R and bias likewise ldc and
+// colC: a column block of a wider matrix (a weight split by rows, src/gpu/split.ts). A whole matrix has lda = K
+// (M when TRANS_A), ldc = N and both offsets 0.
 // Any M, N, K >= 0: loads clamp or zero-fill outside the matrices and the epilogue masks every store.
 //
 // Three entry points share the epilogue; one pipeline compiles one of them. The host fills the {{..._INIT}},
@@ -49,6 +52,10 @@ struct Params {
   beta: f32,
   hasBias: u32,
   hasResidual: u32,
+  lda: u32,
+  colA: u32,
+  ldc: u32,
+  colC: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -63,7 +70,7 @@ override TRANS_B: bool = false;
 
 // Element offset of op(A)[m, k] and op(B)[k, n] inside one batch matrix; each grows by strideKA / strideKB per k.
 fn offA(m: u32, k: u32) -> u32 {
-  return select(m * p.K + k, k * p.M + m, TRANS_A);
+  return select(m * p.lda + k, k * p.lda + m, TRANS_A);
 }
 
 fn offB(k: u32, n: u32) -> u32 {
@@ -71,7 +78,7 @@ fn offB(k: u32, n: u32) -> u32 {
 }
 
 fn strideKA() -> u32 {
-  return select(1u, p.M, TRANS_A);
+  return select(1u, p.lda, TRANS_A);
 }
 
 fn strideKB() -> u32 {
@@ -83,10 +90,10 @@ fn epilogue(batch: u32, m: u32, n: u32, v: f32) {
   if (m >= p.M || n >= p.N) {
     return;
   }
-  let at = m * p.N + n;
+  let at = m * p.ldc + p.colC + n;
   var out = p.alpha * v;
   if (p.hasBias != 0u) {
-    out += bias[n];
+    out += bias[p.colC + n];
   }
   if (p.hasResidual != 0u) {
     out += R[batch * p.strideR + at];
@@ -107,7 +114,7 @@ var<workgroup> stage: array<vec4<f32>, RM * CN * LANES / 4u>;
 fn main_reg(@builtin(workgroup_id) wg: vec3u, @builtin({{LANE_ID}}) lane: u32) {
   let row0 = wg.y * RM;
   let col0 = wg.x * LANES * CN;
-  let baseA = wg.z * p.strideA;
+  let baseA = wg.z * p.strideA + p.colA;
   let baseB = wg.z * p.strideB;
   let sA = strideKA();
   let sB = strideKB();
@@ -144,7 +151,7 @@ var<workgroup> tileB: array<vec4<f32>, BK * BN / 4u>;
 @compute @workgroup_size(WX, WY)
 fn main_tile(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u,
              @builtin(local_invocation_index) li: u32) {
-  let baseA = wg.z * p.strideA;
+  let baseA = wg.z * p.strideA + p.colA;
   let baseB = wg.z * p.strideB;
   let tileRow = wg.y * BM;
   let tileCol = wg.x * BN;
@@ -206,7 +213,7 @@ fn main_gemv(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid
   let kFirst = select(lid.y, lid.x, TRANS_B);
   let kStep = select(GY, GX, TRANS_B);
   let row0 = wg.y * GM;
-  let baseA = wg.z * p.strideA;
+  let baseA = wg.z * p.strideA + p.colA;
   let sA = strideKA();
   let sB = strideKB();
   let lastM = max(p.M, 1u) - 1u;

@@ -89,7 +89,7 @@ export async function main(args: string[]): Promise<void> {
   const [logp] = await batch.read([out.logp]);
   const loss = -Array.from(logp).reduce((a, lp, t) => a + lp * weights[t], 0);
   const host = await grads.toHost();
-  const tensors = new Map([...host].map(([name, data]) => [name, { shape: grads.get(name).shape, data }]));
+  const tensors = new Map([...host].map(([name, data]) => [name, { shape: grads.stored(name).shape, data }]));
   tensors.set("loss", { shape: [1], data: Float32Array.of(loss) });
   await saveSafetensors(v.out, tensors as never, { dtype: "f32" });
   console.log(`loss ${loss.toFixed(6)} over ${count} target tokens; ${host.size} gradients written to ${v.out}`);

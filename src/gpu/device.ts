@@ -4,6 +4,7 @@
  * The WebGPU default limits (256 MiB buffers, 128 MiB bindings, 16 KiB workgroup memory, 8 storage buffers per
  * stage) are far too small for real models, so the device asks for everything the adapter offers.
  */
+import { bucketFloor } from "./pool.ts";
 
 /** What the device can do, decided once when it is created. */
 export interface GpuFeatures {
@@ -26,6 +27,12 @@ export interface Gpu {
   software: boolean;
   /** `adapter.info.description`, or a fallback when it is empty. */
   name: string;
+  /**
+   * The most bytes one tensor keeps in one buffer: the smaller of `maxStorageBufferBindingSize` and the largest
+   * pool bucket within `maxBufferSize`, or less where asked ({@linkcode GpuOptions.tensorLimit},
+   * {@linkcode withTensorLimit}). The model's matrices past it are split by rows (src/gpu/split.ts).
+   */
+  tensorLimit: number;
 }
 
 /** Options for {@linkcode requestGpu}. */
@@ -35,7 +42,15 @@ export interface GpuOptions {
   requireHardware?: boolean;
   /** Do not request these features even when available (to test fallbacks). */
   disable?: (keyof GpuFeatures)[];
+  /**
+   * A smaller tensor limit than the adapter's, in bytes, so that tensors split (tests). Default: the environment
+   * variable CRUCIBLE_TENSOR_LIMIT where set, else the adapter's own.
+   */
+  tensorLimit?: number;
 }
+
+/** The environment variable that lowers the tensor limit of every GPU this process creates (to test splitting). */
+export const TENSOR_LIMIT_ENV = "CRUCIBLE_TENSOR_LIMIT";
 
 export const NO_ADAPTER_HINT = "On a machine without a GPU, install Mesa's software Vulkan driver " +
   "(`sudo apt-get install -y mesa-vulkan-drivers`); with a GPU, install its Vulkan driver, check it with " +
@@ -132,6 +147,15 @@ export async function requestGpu(options: GpuOptions = {}): Promise<Gpu> {
   device ??= await adapter.requestDevice({ requiredFeatures: features, requiredLimits });
   reportLoss(device, name);
   if (software) hintLavapipe();
+  const own = Math.min(device.limits.maxStorageBufferBindingSize, bucketFloor(device.limits.maxBufferSize));
+  const asked = options.tensorLimit ?? envLimit();
+  let tensorLimit = own;
+  try {
+    if (asked !== undefined) tensorLimit = checkLimit(asked, own, options.tensorLimit === undefined);
+  } catch (e) {
+    device.destroy(); // a refused limit leaves no device behind
+    throw e;
+  }
   return {
     adapter,
     device,
@@ -139,12 +163,45 @@ export async function requestGpu(options: GpuOptions = {}): Promise<Gpu> {
     name,
     software,
     limits: device.limits,
+    tensorLimit,
     features: {
       f16: device.features.has("shader-f16"),
       subgroups: device.features.has("subgroups" as GPUFeatureName),
       timestamps: device.features.has("timestamp-query"),
     },
   };
+}
+
+/**
+ * The same device with a smaller tensor limit: tensors created through the returned handle split past `bytes`
+ * (pipelines and the buffer pool are per device, so both handles share them).
+ *
+ * @example
+ * ```ts
+ * const small = withTensorLimit(await getGpu(), 4096); // the tiny test models' matrices split into row parts
+ * ```
+ */
+export function withTensorLimit(gpu: Gpu, bytes: number): Gpu {
+  return { ...gpu, tensorLimit: checkLimit(bytes, gpu.tensorLimit, false) };
+}
+
+function checkLimit(bytes: number, own: number, fromEnv: boolean): number {
+  const what = fromEnv ? `${TENSOR_LIMIT_ENV}=${bytes}` : `Tensor limit ${bytes}`;
+  if (!Number.isInteger(bytes) || bytes < 4 || bytes % 4 !== 0) {
+    throw new RangeError(`${what} must be a positive multiple of 4 bytes`);
+  }
+  if (bytes > own) throw new RangeError(`${what} exceeds the adapter's own limit of ${own} bytes; use at most that`);
+  return bytes;
+}
+
+function envLimit(): number | undefined {
+  let text: string | undefined;
+  try {
+    text = Deno.env.get(TENSOR_LIMIT_ENV);
+  } catch {
+    return undefined; // without --allow-env there is no override
+  }
+  return text === undefined || text === "" ? undefined : Number(text);
 }
 
 /** One loud report when the device is lost for any reason but an explicit destroy(). */

@@ -28,6 +28,14 @@ export function bucketBytes(bytes: number): number {
   return Math.ceil(bytes / step) * step;
 }
 
+/** The largest bucket of at most `bytes` bytes: every byte count up to it is pooled in a buffer that size or smaller. */
+export function bucketFloor(bytes: number): number {
+  if (bytes < MIN_BYTES) return 0;
+  const octave = 2 ** Math.floor(Math.log2(bytes));
+  const step = Math.max(octave / 8, MIN_BYTES);
+  return Math.floor(bytes / step) * step;
+}
+
 /** Storage buffers by bucket size, reused across steps. */
 export class BufferPool {
   #free = new Map<number, GPUBuffer[]>();

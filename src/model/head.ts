@@ -3,8 +3,13 @@
  * per chunk, logits = nf · Wᵀ, then per-token log-probability of the target, entropy and log-sum-exp; when
  * training, the loss gradient per token comes from the caller and the chunk's dlogits (written over its logits)
  * flow into dnf and the head's weight gradient before the next chunk reuses the buffer.
+ *
+ * A head past the GPU's tensor limit is held in vocabulary chunks (row parts of W, src/gpu/split.ts): each writes
+ * its columns of the chunk's logits, so the softmax still sees whole rows, and the backward reads dlogits back part
+ * by part (linear.ts). Logits are never split: a chunk of rows is sized to bind.
  */
 import type { Batch } from "../gpu/batch.ts";
+import type { StoredTensor } from "../gpu/split.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { logprobBackward, logprobForward } from "../ops/logprob.ts";
 import { act, linear, linearBackward } from "./linear.ts";
@@ -33,8 +38,8 @@ export type HeadGrad = (batch: Batch, chunk: HeadChunk) => HeadChunkGrad;
 export interface HeadArgs {
   /** Final normalised hidden states [T, C]. */
   nf: Tensor;
-  /** Output projection [V, C]. */
-  head: Tensor;
+  /** Output projection [V, C], whole or split by vocabulary rows (each part writes its columns of the logits). */
+  head: StoredTensor;
   /** [T] u32 target ids. */
   targets: Tensor;
   /** Outputs [T] f32, written. */
@@ -44,7 +49,7 @@ export interface HeadArgs {
   /** Training: the loss gradient, dnf [T, C] (written) and the head's weight gradient (accumulated; absent: frozen). */
   grad?: HeadGrad;
   dnf?: Tensor;
-  dHead?: Tensor;
+  dHead?: StoredTensor;
   /** Inference only: keep the full logits [T, V] here (tests, debugging) instead of a reused chunk buffer. */
   logits?: Tensor;
 }

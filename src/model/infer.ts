@@ -75,7 +75,7 @@ export function inferForward(batch: Batch, cache: KvCache, t: InferTokens, ids?:
   if (!ids) host.push(idTensor);
   const rope = model.rope(cache.maxLen);
   let x = act(batch, [T, C]);
-  embeddingForward(batch, idTensor, w.get(EMBED), x);
+  embeddingForward(batch, idTensor, w.stored(EMBED), x);
   for (let l = 0; l < c.numLayers; l++) {
     const n = layerNames(l);
     const n1 = act(batch, [T, C]), rstd = act(batch, [T]);
@@ -84,7 +84,7 @@ export function inferForward(batch: Batch, cache: KvCache, t: InferTokens, ids?:
     const lora = (weight: string) => model.lora?.pair(weight);
     const proj = (heads: number, weight: string, b: string, qkNorm?: string) => {
       const out = act(batch, [T, heads, D]);
-      linear(batch, n1, w.get(weight), out.reshape([T, heads * D]), { bias: bias(b), lora: lora(weight) });
+      linear(batch, n1, w.stored(weight), out.reshape([T, heads * D]), { bias: bias(b), lora: lora(weight) });
       if (!qkNorm) return out;
       const normed = act(batch, [T, heads, D]), r = act(batch, [T * heads]);
       rmsnormForward(batch, { x: out, w: w.get(qkNorm), y: normed, rstd: r, eps });
@@ -107,21 +107,21 @@ export function inferForward(batch: Batch, cache: KvCache, t: InferTokens, ids?:
     q.release();
     lse.release();
     const x2 = act(batch, [T, C]);
-    linear(batch, o.reshape([T, H * D]), w.get(n.o), x2, { residual: x, lora: lora(n.o) });
+    linear(batch, o.reshape([T, H * D]), w.stored(n.o), x2, { residual: x, lora: lora(n.o) });
     o.release();
     x.release();
     const n2 = act(batch, [T, C]);
     rmsnormForward(batch, { x: x2, w: w.get(n.postNorm), y: n2, rstd, eps });
     rstd.release();
     const g = act(batch, [T, I]), up = act(batch, [T, I]), h = act(batch, [T, I]);
-    linear(batch, n2, w.get(n.gate), g, { lora: lora(n.gate) });
-    linear(batch, n2, w.get(n.up), up, { lora: lora(n.up) });
+    linear(batch, n2, w.stored(n.gate), g, { lora: lora(n.gate) });
+    linear(batch, n2, w.stored(n.up), up, { lora: lora(n.up) });
     n2.release();
     swigluForward(batch, g, up, h);
     g.release();
     up.release();
     x = act(batch, [T, C]);
-    linear(batch, h, w.get(n.down), x, { residual: x2, lora: lora(n.down) });
+    linear(batch, h, w.stored(n.down), x, { residual: x2, lora: lora(n.down) });
     h.release();
     x2.release();
   }

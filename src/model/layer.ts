@@ -81,7 +81,7 @@ export function layerForward(
   const bias = (name: string) => (c.attentionBias ? w.get(name) : undefined);
   const proj = (heads: number, weight: string, b: string) => {
     const t = act(batch, [T, heads, D]);
-    linear(batch, a.n1!, w.get(weight), t.reshape([T, heads * D]), { bias: bias(b), lora: lora(weight) });
+    linear(batch, a.n1!, w.stored(weight), t.reshape([T, heads * D]), { bias: bias(b), lora: lora(weight) });
     return t;
   };
   let q = proj(H, n.q, n.qBias);
@@ -105,17 +105,17 @@ export function layerForward(
   a.lse = act(batch, [T, H]);
   attentionForward(batch, { q, k, v: a.v, kvStart: inputs.kvStart, kvEnd: inputs.kvEnd, o: a.o, lse: a.lse });
   a.x2 = act(batch, [T, C]);
-  linear(batch, a.o.reshape([T, H * D]), w.get(n.o), a.x2, { residual: x, lora: lora(n.o) });
+  linear(batch, a.o.reshape([T, H * D]), w.stored(n.o), a.x2, { residual: x, lora: lora(n.o) });
   a.n2 = act(batch, [T, C]);
   a.rstd2 = act(batch, [T]);
   rmsnormForward(batch, { x: a.x2, w: w.get(n.postNorm), y: a.n2, rstd: a.rstd2, eps });
   a.g = act(batch, [T, I]);
   a.u = act(batch, [T, I]);
   a.h = act(batch, [T, I]);
-  linear(batch, a.n2, w.get(n.gate), a.g, { lora: lora(n.gate) });
-  linear(batch, a.n2, w.get(n.up), a.u, { lora: lora(n.up) });
+  linear(batch, a.n2, w.stored(n.gate), a.g, { lora: lora(n.gate) });
+  linear(batch, a.n2, w.stored(n.up), a.u, { lora: lora(n.up) });
   swigluForward(batch, a.g, a.u, a.h);
-  linear(batch, a.h, w.get(n.down), out, { residual: a.x2, lora: lora(n.down) });
+  linear(batch, a.h, w.stored(n.down), out, { residual: a.x2, lora: lora(n.down) });
   return a as LayerActs;
 }
 
@@ -133,7 +133,11 @@ export function layerBackward(
   const T = inputs.tokens, C = c.hiddenSize, H = c.numHeads, KV = c.numKvHeads, D = c.headDim;
   const I = c.intermediateSize;
   // A weight's gradient and its adapter's, where the gradient set holds them.
-  const dW = (weight: string) => ({ w: w.get(weight), dw: gr.find(weight), lora: ctx.lora?.grad(weight, gr) });
+  const dW = (weight: string) => ({
+    w: w.stored(weight),
+    dw: gr.findStored(weight),
+    lora: ctx.lora?.grad(weight, gr),
+  });
   const dh = act(batch, [T, I]);
   linearBackward(batch, { dy: dX, x: a.h, dx: dh, ...dW(n.down) });
   const dg = act(batch, [T, I]), du = act(batch, [T, I]);

@@ -97,13 +97,13 @@ export class Transformer {
     const head = c.tieWordEmbeddings ? EMBED : LM_HEAD;
     headPass(batch, {
       nf: trunk.nf,
-      head: w.get(head),
+      head: w.stored(head),
       targets: inputs.targets,
       ...result,
       temperature: o.temperature,
       grad: o.lossGrad && g ? o.lossGrad : undefined,
       dnf,
-      dHead: g?.find(head),
+      dHead: g?.findStored(head),
       logits: o.logits,
     });
     this.#finish(batch, inputs, trunk, g && dnf ? { grads: g, dnf } : undefined);
@@ -141,7 +141,7 @@ export class Transformer {
     const recompute = training && this.options.recompute === true;
     // xs[l] is the input of layer l; xs[L] the output of the last one.
     const xs: Tensor[] = [act(batch, [T, C], "x0")];
-    embeddingForward(batch, inputs.ids, w.get(EMBED), xs[0]);
+    embeddingForward(batch, inputs.ids, w.stored(EMBED), xs[0]);
     const saved: LayerActs[] = [];
     for (let l = 0; l < c.numLayers; l++) {
       xs.push(act(batch, [T, C], `x${l + 1}`));
@@ -179,7 +179,7 @@ export class Transformer {
       releaseActs(acts);
       t.xs[l].release();
     }
-    const dEmbed = g.find(EMBED);
+    const dEmbed = g.findStored(EMBED);
     if (dEmbed) embeddingBackward(batch, inputs.buckets, dX, dEmbed);
     dX.release();
   }

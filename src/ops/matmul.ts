@@ -38,6 +38,10 @@ const PARAMS = uniforms(
     ["beta", "f32"],
     ["hasBias", "u32"],
     ["hasResidual", "u32"],
+    ["lda", "u32"],
+    ["colA", "u32"],
+    ["ldc", "u32"],
+    ["colC", "u32"],
   ] as const,
 );
 
@@ -63,6 +67,13 @@ export interface MatmulArgs {
   beta?: number;
   /** Overrides the adapter's tuned choice (tests and benchmarks). */
   variant?: MatmulVariant;
+  /**
+   * op(A) reads only the stored columns [start, start + count) of A (a column block of a wider matrix: the slice of
+   * dy that belongs to one row part of a split weight). Not batched.
+   */
+  aCols?: readonly [start: number, count: number];
+  /** C, and the bias and residual with it, are the columns [start, start + count) of `out`'s rows. Not batched. */
+  outCols?: readonly [start: number, count: number];
 }
 
 /**
@@ -243,16 +254,31 @@ function lastTwo(t: Tensor, what: string): [number, number, number] {
   return [r, c, r * c === 0 ? 1 : t.size / (r * c)];
 }
 
+/** [start, count] of a column block of stored rows `width` wide; the whole row without one. */
+function columnBlock(block: MatmulArgs["aCols"], width: number, what: string): [number, number] {
+  if (!block) return [0, width];
+  const [start, count] = block;
+  if (!Number.isInteger(start) || !Number.isInteger(count) || start < 0 || count < 0 || start + count > width) {
+    throw new RangeError(`Matmul ${what} columns [${start}, +${count}) are outside its rows of ${width}`);
+  }
+  return [start, count];
+}
+
 /** Records C = alpha · op(A) · op(B) (+ bias) (+ residual) (+ beta · C). */
 export function matmul(batch: Batch, args: MatmulArgs): void {
   const { a, b, out } = args;
   const transA = args.transA ?? false;
   const transB = args.transB ?? false;
-  const [ar, ac, aBatch] = lastTwo(a, "A");
+  const [ar, lda, aBatch] = lastTwo(a, "A");
   const [br, bc, bBatch] = lastTwo(b, "B");
+  const [cr, ldc, count] = lastTwo(out, "C");
+  const [colA, ac] = columnBlock(args.aCols, lda, "A");
+  const [colC, cc] = columnBlock(args.outCols, ldc, "C");
   const [M, K] = transA ? [ac, ar] : [ar, ac];
   const [K2, N] = transB ? [bc, br] : [br, bc];
-  const [cr, cc, count] = lastTwo(out, "C");
+  if ((args.aCols || args.outCols) && count !== 1) {
+    throw new TypeError(`Matmul column blocks are not batched, but C [${out.shape}] holds ${count} matrices`);
+  }
   if (K !== K2 || cr !== M || cc !== N) {
     throw new TypeError(
       `Matmul shapes do not agree: A [${a.shape}]${transA ? "ᵀ" : ""} · B [${b.shape}]${
@@ -264,14 +290,14 @@ export function matmul(batch: Batch, args: MatmulArgs): void {
     if (t !== 1 && t !== count) throw new TypeError(`Matmul ${n} has batch ${t} but C has ${count}`);
   }
   if (out.dtype !== "f32") throw new TypeError(`Matmul output must be f32, got ${out.dtype}`);
-  if (args.bias && (args.bias.size !== N || args.bias.dtype !== "f32")) {
-    throw new TypeError(`Matmul bias must be [${N}] f32, got [${args.bias.shape}] ${args.bias.dtype}`);
+  if (args.bias && (args.bias.size !== ldc || args.bias.dtype !== "f32")) {
+    throw new TypeError(`Matmul bias must be [${ldc}] f32, got [${args.bias.shape}] ${args.bias.dtype}`);
   }
   const residual = args.residual;
   if (residual && residual.buffer === out.buffer) {
     throw new TypeError("Matmul residual must not share a buffer with the output; pass beta = 1 to accumulate");
   }
-  if (residual && residual.size !== M * N && residual.size !== M * N * count) {
+  if (residual && residual.size !== M * ldc && residual.size !== M * ldc * count) {
     throw new TypeError(`Matmul residual [${residual.shape}] does not match C [${out.shape}]`);
   }
   const v = args.variant ?? pickMatmulVariant(batch.gpu, { M, N, K });
@@ -290,6 +316,10 @@ export function matmul(batch: Batch, args: MatmulArgs): void {
       beta: args.beta ?? 0,
       hasBias: args.bias ? 1 : 0,
       hasResidual: residual ? 1 : 0,
+      lda,
+      colA,
+      ldc,
+      colC,
     },
     grid: matmulGrid(batch.gpu, v, { M, N, count, transB }),
     label: `matmul ${v.name}`,

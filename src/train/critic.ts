@@ -58,7 +58,7 @@ export class Critic {
         (spec) =>
           spec.name === VALUE_HEAD || spec.name === VALUE_BIAS
             ? fromHost(gpu, host.get(spec.name)!, spec.shape)
-            : actor.model.weights.get(spec.name),
+            : actor.model.weights.stored(spec.name),
       )
       : TensorSet.fromHost(gpu, config, host);
     this.model = new Transformer(gpu, config, weights);

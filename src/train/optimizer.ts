@@ -1,11 +1,13 @@
 /**
  * AdamW over every tensor of a set (a model's parameters, or a LoRA adapter's): global gradient norm, clip scale and
  * the non-finite skip computed on the GPU, then one fused update per tensor. Weight decay applies where the parameter
- * table says so (matrices). The moments are f32 sets over the same table.
+ * table says so (matrices). The moments are f32 sets over the same table; a matrix split by rows (past the GPU's
+ * tensor limit) has its gradient and moments split alike, and each row part is updated on its own.
  */
 import type { Batch } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
-import { type Tensor, write, zeros } from "../gpu/tensor.ts";
+import { rowParts, type StoredTensor, writeStored } from "../gpu/split.ts";
+import { type Tensor, zeros } from "../gpu/tensor.ts";
 import { adamw } from "../ops/adamw.ts";
 import { gradNorm } from "../ops/gradnorm.ts";
 import { TensorSet } from "../model/weights.ts";
@@ -55,21 +57,26 @@ export class AdamW {
   /** Records the gradient norm and the update of every parameter at learning rate `lr`. */
   record(batch: Batch, lr: number): void {
     const s = this.settings;
-    gradNorm(batch, [...this.grads.tensors].filter(([n]) => this.only(n)).map(([, t]) => t), this.stats, s.maxGradNorm);
+    const grads = [...this.grads.tensors].filter(([n]) => this.only(n)).flatMap(([, t]) => parts(t));
+    gradNorm(batch, grads, this.stats, s.maxGradNorm);
     for (const spec of this.params.specs) {
       if (!this.only(spec.name)) continue;
       const name = spec.name;
-      adamw(
-        batch,
-        {
-          w: this.params.get(name),
-          g: this.grads.get(name),
-          m: this.m.get(name),
-          v: this.v.get(name),
-        },
-        this.stats,
-        { ...s, lr, weightDecay: spec.decay ? s.weightDecay : 0, step: this.step + 1 },
-      );
+      const [w, g, m, v] = [this.params, this.grads, this.m, this.v].map((set) => parts(set.stored(name)));
+      if (g.length !== w.length || m.length !== w.length || v.length !== w.length) {
+        throw new TypeError(
+          `AdamW needs ${name}'s parameter, gradient and moments split alike, got ${w.length}, ${g.length}, ` +
+            `${m.length} and ${v.length} row parts (an f16 parameter cannot be trained)`,
+        );
+      }
+      w.forEach((wp, i) => {
+        adamw(batch, { w: wp, g: g[i], m: m[i], v: v[i] }, this.stats, {
+          ...s,
+          lr,
+          weightDecay: spec.decay ? s.weightDecay : 0,
+          step: this.step + 1,
+        });
+      });
     }
   }
 
@@ -85,8 +92,8 @@ export class AdamW {
     for (const spec of this.params.specs) {
       const mm = m.get(spec.name), vv = v.get(spec.name);
       if (!mm || !vv) throw new SyntaxError(`Optimizer state lacks the moments of ${spec.name}`);
-      write(this.m.get(spec.name), mm);
-      write(this.v.get(spec.name), vv);
+      writeStored(this.m.stored(spec.name), mm);
+      writeStored(this.v.stored(spec.name), vv);
     }
     this.step = step;
   }
@@ -96,4 +103,8 @@ export class AdamW {
     this.v.release();
     this.stats.release();
   }
+}
+
+function parts(t: StoredTensor): Tensor[] {
+  return rowParts(t).map((p) => p.tensor);
 }

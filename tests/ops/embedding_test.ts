@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
+import { withTensorLimit } from "../../src/gpu/device.ts";
+import { readStored, rowParts, storedFromHost } from "../../src/gpu/split.ts";
 import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { embeddingBackward, embeddingBuckets, embeddingForward } from "../../src/ops/embedding.ts";
 import { assertClose } from "../reference/check.ts";
@@ -50,5 +52,29 @@ Deno.test({
     assertClose("forward", outs[0], embeddingRef(ids, Float32Array.from(table), C), { atol: 0, rtol: 0 });
     assertClose("backward", outs[1], embeddingBackwardRef(ids, dOut, prev, C), { atol: 1e-5, rtol: 1e-5 });
     if (f16Ref) assertClose("forward f16", outs[2], f16Ref, { atol: 0, rtol: 0 });
+  },
+});
+
+Deno.test({
+  name: "embedding forward and backward over a table split by rows (ids in every part, one part no id reaches)",
+  ignore: noGpu,
+  async fn() {
+    const gpu = withTensorLimit(await testGpu(), 10 * 67 * 4);
+    const V = 53, C = 67, T = 131;
+    // No id in [20, 30): the third part gets no backward dispatch and keeps its values.
+    const ids = Int32Array.from(intArray(5, T, V), (id) => (id >= 20 && id < 30 ? id + 10 : id));
+    const table = uniformArray(6, V * C), dOut = uniformArray(7, T * C), prev = uniformArray(8, V * C);
+    const tTable = storedFromHost(gpu, table, [V, C]);
+    const dE = storedFromHost(gpu, prev, [V, C]);
+    assert.deepEqual(rowParts(tTable).map((p) => p.rows), [10, 10, 10, 10, 10, 3]);
+    const tIds = fromHost(gpu, ids, [T], "u32"), out = zeros(gpu, [T, C]), tdOut = fromHost(gpu, dOut, [T, C]);
+    const batch = new Batch(gpu);
+    embeddingForward(batch, tIds, tTable, out);
+    embeddingBackward(batch, embeddingBuckets(ids), tdOut, dE);
+    await batch.submit();
+    const [got, dGot] = await readStored(gpu, [out, dE]);
+    assertClose("forward", got, embeddingRef(ids, Float32Array.from(table), C), { atol: 0, rtol: 0 });
+    assertClose("backward", dGot, embeddingBackwardRef(ids, dOut, prev, C), { atol: 1e-5, rtol: 1e-5 });
+    for (const t of [tTable, dE, tIds, out, tdOut]) t.release();
   },
 });

@@ -240,3 +240,72 @@ Deno.test({
     assertClose("bias grad", got, ref, { atol: 1e-5, rtol: 1e-5 });
   },
 });
+
+/** Rows [start, start + rows) of a row-major [*, width] array. */
+function rowsOf(xs: Float64Array, width: number, start: number, rows: number): Float64Array {
+  return xs.slice(start * width, (start + rows) * width);
+}
+
+Deno.test({
+  name: "matmul column blocks (a weight split by rows): each part writes its columns of y, and reads its columns " +
+    "of dy for dx and for its rows of dW, every variant",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    // x [M, K] · W [N, K]ᵀ with W in three row parts; part 1 is left out of y at first to show it stays untouched.
+    const blocks: [number, number][] = [[0, 16], [16, 20], [36, 9]];
+    const x = uniformArray(601, M * K), w = uniformArray(602, N * K), bias = uniformArray(603, N);
+    const res = uniformArray(604, M * N), dy = uniformArray(605, M * N), prev = uniformArray(606, M * N);
+    const tx = fromHost(gpu, x, [M, K]), tdy = fromHost(gpu, dy, [M, N]);
+    const tbias = fromHost(gpu, bias, [N]), tres = fromHost(gpu, res, [M, N]);
+    const parts = blocks.map(([s, n]) => fromHost(gpu, rowsOf(w, K, s, n), [n, K]));
+    const yRef = matmulRef({ a: x, b: w, M, N, K, transB: true, bias, residual: res });
+    const dxRef = matmulRef({ a: dy, b: w, M, N: K, K: N });
+    const dwRef = matmulRef({ a: dy, b: x, M: N, N: K, K: M, transA: true, c: w, beta: 1 });
+    for (const v of MATMUL_VARIANTS) {
+      const y = fromHost(gpu, prev, [M, N]), dx = zeros(gpu, [M, K]);
+      const dws = blocks.map(([s, n]) => fromHost(gpu, rowsOf(w, K, s, n), [n, K]));
+      let step = new Batch(gpu);
+      for (const i of [0, 2]) {
+        const outCols = blocks[i];
+        matmul(step, { a: tx, b: parts[i], out: y, transB: true, bias: tbias, residual: tres, outCols, variant: v });
+      }
+      const [partial] = await step.read([y]);
+      step = new Batch(gpu);
+      matmul(step, {
+        a: tx,
+        b: parts[1],
+        out: y,
+        transB: true,
+        bias: tbias,
+        residual: tres,
+        outCols: blocks[1],
+        variant: v,
+      });
+      blocks.forEach((aCols, i) => {
+        matmul(step, { a: tdy, b: parts[i], out: dx, beta: i > 0 ? 1 : 0, aCols, variant: v });
+        matmul(step, { a: tdy, b: tx, out: dws[i], transA: true, beta: 1, aCols, variant: v });
+      });
+      const [gy, gdx, ...gdw] = await step.read([y, dx, ...dws]);
+      for (let m = 0; m < M; m++) {
+        for (let n = 16; n < 36; n++) {
+          assert.equal(partial[m * N + n], Math.fround(prev[m * N + n]), "part 1 untouched");
+        }
+      }
+      assertClose(`${v.name} y by column blocks`, gy, yRef, tol(x, w));
+      assertClose(`${v.name} dx summed over blocks`, gdx, dxRef, tol(dy, w, N));
+      blocks.forEach(([s, n], i) => {
+        assertClose(`${v.name} dW rows ${s}..${s + n}`, gdw[i], rowsOf(dwRef, K, s, n), tol(dy, x, M));
+      });
+      for (const t of [y, dx, ...dws]) t.release();
+    }
+    const refused = new Batch(gpu), out = zeros(gpu, [M, N]);
+    assert.throws(
+      () => matmul(refused, { a: tx, b: parts[0], out, transB: true, outCols: [40, 16] }),
+      /Matmul C columns \[40, \+16\) are outside its rows of 45/,
+    );
+    await refused.submit();
+    out.release();
+    for (const t of [tx, tdy, tbias, tres, ...parts]) t.release();
+  },
+});

@@ -1,13 +1,15 @@
 /**
  * The measurements of `deno task bench model`: the models (the built-in tiny one and a random one of Qwen2.5-0.5B's
- * layer shapes), one SFT-style training step (packed batch, mean NLL through nllGrad, AdamW), KV-cached batched
- * decoding through the Generator, peak pool bytes per parameter, and GPU time per kernel of one training step.
+ * vocabulary and layer shapes), one SFT-style training step (packed batch, mean NLL through nllGrad, AdamW),
+ * KV-cached batched decoding through the Generator, peak pool bytes per parameter, and GPU time per kernel of one
+ * training step.
  * With a LoRA rank, the base is frozen in f16 with adapters on every projection, and the step trains the adapters.
  */
 import { Batch } from "../../gpu/batch.ts";
 import type { Gpu } from "../../gpu/device.ts";
 import { poolOf } from "../../gpu/pool.ts";
-import { fromHost, type Tensor } from "../../gpu/tensor.ts";
+import { partRows } from "../../gpu/split.ts";
+import { type DType, DTYPE_BYTES } from "../../gpu/tensor.ts";
 import { GpuTimer, type Timing } from "../../gpu/timing.ts";
 import { type ModelConfig, parseModelConfig } from "../../model/config.ts";
 import { Generator } from "../../model/generate.ts";
@@ -22,7 +24,7 @@ import {
 } from "../../model/lora.ts";
 import { paramCount } from "../../model/params.ts";
 import { Transformer } from "../../model/transformer.ts";
-import { TensorSet } from "../../model/weights.ts";
+import { TensorSet, uploadParam } from "../../model/weights.ts";
 import { resolveConfig } from "../../config/load.ts";
 import { configSource } from "../../config/presets.ts";
 import { nllGrad } from "../../train/nll.ts";
@@ -88,39 +90,35 @@ export async function tinyModel(gpu: Gpu, loraRank = 0): Promise<BenchModel> {
 }
 
 /**
- * The vocabulary of the 0.5B-shaped model: Qwen's 151936 where its f32 embedding fits one storage binding, else
- * the largest multiple of 64 that does (lavapipe binds at most 128 MiB: 37440 rows of 896 floats).
+ * What the 0.5B-shaped model's vocabulary note says: Qwen's own 151936, and how many row parts its embedding takes
+ * where it passes this adapter's tensor limit (lavapipe binds at most 128 MiB: 5 parts of up to 37440 rows in f32).
  */
-export function qwenVocab(gpu: Gpu): { vocab: number; note: string } {
+export function qwenVocabNote(gpu: Gpu, dtype: DType = "f32"): string {
   const C = QWEN05B.hidden_size, V = QWEN05B.vocab_size;
-  const limit = Math.min(gpu.limits.maxStorageBufferBindingSize, gpu.limits.maxBufferSize);
+  const parts = partRows(gpu, [V, C], dtype);
+  if (parts.length === 1) return "Qwen2.5-0.5B's own";
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
-  if (V * C * 4 <= limit) return { vocab: V, note: "Qwen2.5-0.5B's own" };
-  const vocab = Math.floor(limit / (C * 4) / 64) * 64;
-  return {
-    vocab,
-    note: `Qwen2.5-0.5B's ${V} x ${C} f32 embedding (${mib(V * C * 4)}) passes this adapter's ` +
-      `${mib(limit)} storage binding limit; ${vocab} is the largest multiple of 64 that fits`,
-  };
+  return `Qwen2.5-0.5B's own; its ${dtype} embedding (${mib(V * C * DTYPE_BYTES[dtype])}) passes this adapter's ` +
+    `${mib(gpu.tensorLimit)} tensor limit, so it is held in ${parts.length} row parts of up to ${parts[0]} rows`;
 }
 
 /**
- * A random model with Qwen2.5-0.5B's layer shapes (24 layers, C 896, I 4864, H 14, KV 2, D 64, tied head); with a
- * LoRA rank, its matrices frozen in f16 (the vocabulary stays the f32 one, so both runs count the same parameters).
+ * A random model with Qwen2.5-0.5B's vocabulary and layer shapes (24 layers, C 896, I 4864, H 14, KV 2, D 64, tied
+ * head); with a LoRA rank, its matrices frozen in f16. Matrices past the adapter's tensor limit are split by rows.
  */
 export function qwenShapedModel(gpu: Gpu, seed = 1, loraRank = 0): BenchModel {
-  const { vocab, note } = qwenVocab(gpu);
-  const config = parseModelConfig({ ...QWEN05B, vocab_size: vocab }, "Qwen2.5-0.5B-shaped model");
+  const config = parseModelConfig(QWEN05B, "Qwen2.5-0.5B-shaped model");
   let k = 0;
   // Uniform values with the init's std 0.02 stand in for its normals: one tensor on the host at a time, and
   // the values change no timing.
   const settings = benchLora(config, loraRank);
-  const weights = new TensorSet(gpu, config, (spec): Tensor => {
+  const f16 = settings !== undefined && gpu.features.f16;
+  const weights = new TensorSet(gpu, config, (spec) => {
     const n = spec.shape.reduce((a, b) => a * b, 1);
     const data = new Float32Array(n);
     if (spec.init === "ones") data.fill(1);
     else if (spec.init === "normal") uniformFill(data, 0.02, seed * 7919 + ++k);
-    return fromHost(gpu, data, spec.shape, settings && gpu.features.f16 ? frozenDtype(spec, data, "f16") : "f32");
+    return uploadParam(gpu, spec, data, f16 ? frozenDtype(spec, data, "f16") : "f32");
   });
   const lora = settings ? new LoraAdapters(gpu, config, settings, initLora(config, settings, seed)) : undefined;
   return {
@@ -128,7 +126,7 @@ export function qwenShapedModel(gpu: Gpu, seed = 1, loraRank = 0): BenchModel {
     config,
     model: new Transformer(gpu, config, weights, { lora }),
     params: paramCount(config),
-    vocabNote: note,
+    vocabNote: qwenVocabNote(gpu, f16 ? "f16" : "f32"),
   };
 }
 
