@@ -68,6 +68,7 @@ function modelCard(m: {
   last?: EvalLine;
 }): string {
   const p = m.config.pretrain ?? {};
+  const partial = typeof p.steps === "number" && m.step < p.steps;
   const pct = (x: number | undefined) => (x === undefined ? "n/a" : `${(100 * x).toFixed(1)}%`);
   const depths = m.last
     ? Object.entries(m.last.byCategory).map(([k, r]) => `${k}: ${pct(r.avg)}`).join(", ")
@@ -91,10 +92,16 @@ seed ${p.eval_seed}, which training never draws from.
 
 ## Training
 
-${m.step} optimizer steps of about ${p.batch_tokens} tokens (${(m.tokens / 1e6).toFixed(1)} M tokens in all), AdamW at
+${m.step}${partial ? ` of the recipe's ${p.steps}` : ""} optimizer steps of about ${p.batch_tokens} tokens (${
+    (m.tokens / 1e6).toFixed(1)
+  } M tokens in all), AdamW at
 ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in ${
     (m.seconds / 3600).toFixed(2)
-  } hours of compute on the machine that built it (2 CPU cores, WebGPU on Mesa's lavapipe).
+  } hours of wall time on the machine that built it (2 CPU cores, WebGPU on Mesa's lavapipe).${
+    partial
+      ? ` This is the run's checkpoint at step ${m.step}: pretraining goes on from it, and a later export replaces it.`
+      : ""
+  }
 
 ## Held-out results (greedy, ${p.eval_tasks} synthetic worlds the model never saw)
 
@@ -106,6 +113,10 @@ ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in 
 ## Rebuild
 
 \`deno task pretrain ${m.name}/pretrain.yaml\` replays the same batches from the same seed; on the same adapter it
-gives the same weights bit for bit (floating-point results can differ between GPU drivers).
+gives the same weights bit for bit (floating-point results can differ between GPU drivers)${
+    partial
+      ? `: these are its checkpoint at step ${m.step}, \`checkpoints/pretrain-step-${String(m.step).padStart(6, "0")}\``
+      : ""
+  }.
 `;
 }

@@ -123,7 +123,8 @@ async function train(s: Session, e: Evaluation): Promise<PretrainSummary> {
   let saved = s.state.sftStep;
   const lr = (k: number) => lrAt(p.lr, p.lr_schedule, k, p.steps);
   const guard = new SkipGuard(c.trainer.max_skipped_steps, "pretrain.lr", p.lr);
-  const t0 = performance.now();
+  // Compute time is added up chunk by chunk (an evaluation counts in the chunk after it), so resumes add, not repeat.
+  let t0 = performance.now();
   while (s.state.sftStep < p.steps && !s.o.stopRequested() && performance.now() < e.deadline) {
     const step = s.state.sftStep + 1;
     const batch = pretrainBatch(s.data, p, step);
@@ -153,7 +154,9 @@ async function train(s: Session, e: Evaluation): Promise<PretrainSummary> {
       throw guard.error("Start the pretraining again with a lower pretrain.lr (a resumed one keeps its config).");
     }
     if (step % p.chunk_steps === 0 || step === p.steps) {
-      s.state.notes.seconds = Number(s.state.notes.seconds ?? 0) + (performance.now() - t0) / 1000;
+      const now = performance.now();
+      s.state.notes.seconds = Number(s.state.notes.seconds ?? 0) + (now - t0) / 1000;
+      t0 = now;
       Object.assign(summary, await endChunk(s, log, e));
       saved = step;
     }

@@ -147,6 +147,7 @@ Deno.test({
       await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
       const overrides = [
         `model.tiny=${dir}/tiny.yaml`,
+        "model.path=null",
         "trainer.total_steps=1",
         "sft.epochs=0.01",
         "trainer.eval_limit=2",

@@ -20,6 +20,7 @@ const TINY = "hidden_size: 16\nintermediate_size: 32\nnum_hidden_layers: 1\nnum_
 function budget(dir: string): string[] {
   return [
     `model.tiny=${dir}/tiny.yaml`,
+    "model.path=null",
     "data.train_batch_size=2",
     "rollout.n=2",
     "rollout.max_tokens_per_turn=6",

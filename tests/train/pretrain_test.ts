@@ -80,6 +80,7 @@ Deno.test({
       "pretrain.eval_tasks=4",
       "pretrain.batch_tokens=800",
     ];
+    const started = performance.now();
     for (const run of ["a", "b"]) {
       const r = await pretrain(["--run-dir", `${dir}/${run}`, ...budget]);
       assert.equal(r.code, 0, r.err);
@@ -87,6 +88,10 @@ Deno.test({
     }
     const weights = (run: string) => sha(`${dir}/${run}/checkpoints/pretrain-step-000003/model.safetensors`);
     assert.equal(await weights("a"), await weights("b"), "rebuilt bit for bit");
+    // Its compute time, kept in the trainer state for the model card, adds each chunk once (two chunks here).
+    const state = JSON.parse(Deno.readTextFileSync(`${dir}/a/checkpoints/pretrain-step-000003/trainer_state.json`));
+    const seconds = Number(state.notes.seconds);
+    assert.ok(seconds > 0 && seconds * 1000 < (performance.now() - started) / 2, `${seconds} s`);
     // Stopped after its first step (mid-chunk: a checkpoint is saved on the way out), then resumed: the same
     // weights as the run never stopped.
     const config = resolveConfig({ text: Deno.readTextFileSync(`${ROOT}configs/textcraft_pretrain.yaml`), name: "t" }, [
