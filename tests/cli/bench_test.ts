@@ -155,6 +155,7 @@ Deno.test({
         "data.train_batch_size=2",
         "rollout.n=2",
         "rollout.max_tokens_per_turn=6",
+        "rollout.max_response_length=96",
         "algorithm.rounds_ctrl.type=fixed",
         "algorithm.rounds_ctrl.rounds=[2]",
       ];

@@ -107,7 +107,12 @@ Deno.test({
     const bad = await run([...args, "actor.lrr=1"], dir);
     assert.equal(bad.code, 2);
     assert.match(bad.err, /unknown config key "actor\.lrr"/);
-    const dead = await run([...args.slice(0, 5), "--env-url", "http://127.0.0.1:9", "--run-dir", `${dir}/dead`], dir);
+    // Outside the repository the shipped base model is not there: the error names the key to set.
+    const away = await run([...args.slice(0, 5), "--run-dir", `${dir}/away`], dir);
+    assert.notEqual(away.code, 0);
+    assert.match(away.err, /model\.path names models\/crucible-tiny, which does not exist/);
+    const deadArgs = [...args.slice(0, 5), "model.path=null", "--env-url", "http://127.0.0.1:9"];
+    const dead = await run([...deadArgs, "--run-dir", `${dir}/dead`], dir);
     assert.notEqual(dead.code, 0);
     assert.match(dead.err, /does not answer/);
     const noModel = await run([...args.slice(0, 5), "--model", `${dir}/missing`, "--run-dir", `${dir}/nomodel`], dir);

@@ -28,15 +28,8 @@ import { assertClose } from "../reference/check.ts";
 import { numericGrad } from "../reference/finite_diff.ts";
 import { modelLogprobRef, modelLossRef, type RefParams } from "../reference/model.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
+import { BASE } from "./golden.ts";
 
-const BASE = {
-  vocab_size: 29,
-  hidden_size: 16,
-  intermediate_size: 24,
-  num_hidden_layers: 2,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-};
 const QWEN2 = parseModelConfig({ ...BASE, model_type: "qwen2", tie_word_embeddings: false });
 const SEQS = [[3, 17, 5, 28, 9, 1], [4, 4, 22, 0], [11]];
 
