@@ -8,7 +8,7 @@ import { parse } from "yaml";
 import { saveModelDir } from "../model/model_dir.ts";
 import { paramCount } from "../model/params.ts";
 import { AGENT_FILE, readAgentSettings } from "./agent_settings.ts";
-import { loadLatestCheckpoint } from "./checkpoint.ts";
+import { checkpointName, loadLatestCheckpoint } from "./checkpoint.ts";
 
 interface EvalLine {
   phase: string;
@@ -114,9 +114,7 @@ ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in 
 
 \`deno task pretrain ${m.name}/pretrain.yaml\` replays the same batches from the same seed; on the same adapter it
 gives the same weights bit for bit (floating-point results can differ between GPU drivers)${
-    partial
-      ? `: these are its checkpoint at step ${m.step}, \`checkpoints/pretrain-step-${String(m.step).padStart(6, "0")}\``
-      : ""
+    partial ? `: these are its checkpoint at step ${m.step}, \`checkpoints/${checkpointName("pretrain", m.step)}\`` : ""
   }.
 `;
 }

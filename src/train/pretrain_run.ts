@@ -11,6 +11,7 @@ import { Generator } from "../model/generate.ts";
 import type { EnvClient } from "../env/client.ts";
 import type { Task, TextEpisode } from "../../tasks/task.ts";
 import {
+  checkpointName,
   hostFromCheckpoint,
   type LoadedCheckpoint,
   loadLatestCheckpoint,
@@ -199,7 +200,7 @@ async function endChunk(s: Session, log: RunLog, e: Evaluation): Promise<Partial
 }
 
 function save(s: Session): Promise<string> {
-  const name = `pretrain-step-${String(s.state.sftStep).padStart(6, "0")}`;
+  const name = checkpointName("pretrain", s.state.sftStep);
   return saveCheckpoint(s.o.runDir, name, {
     config: s.host.config,
     weights: s.learner.model.weights,
