@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { reportLines, trainReport } from "../../src/cli/bench/train.ts";
 import type { EvalResult } from "../../src/train/eval.ts";
 import { noGpu } from "../no_gpu.ts";
+import { SMOKE_MODEL_YAML } from "../../src/cli/bench/smoke_run.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -134,17 +135,13 @@ Deno.test({
   },
 });
 
-const TINY = "hidden_size: 16\nintermediate_size: 32\nnum_hidden_layers: 1\nnum_attention_heads: 2\n" +
-  "num_key_value_heads: 1\nrope_theta: 10000\nrms_norm_eps: 1.0e-6\ntie_word_embeddings: true\n" +
-  "max_position_embeddings: 2048\ninit_std: 0.05\nseed: 3\n";
-
 Deno.test({
   name: "bench train on a minimal budget prints wall time, success after SFT and final, and the gap",
   ignore: noGpu,
   async fn() {
     const dir = await Deno.makeTempDir();
     try {
-      await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+      await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
       const overrides = [
         `model.tiny=${dir}/tiny.yaml`,
         "model.path=null",

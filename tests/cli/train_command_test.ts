@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { CHROMIUM_FLAGS, chromiumPath } from "../browser.ts";
 import { noGpu } from "../no_gpu.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/cli/bench/smoke_run.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -13,26 +14,15 @@ async function run(args: string[], cwd = ROOT): Promise<{ code: number; out: str
   return { code: r.code, out: d.decode(r.stdout), err: d.decode(r.stderr) };
 }
 
-const TINY = "hidden_size: 16\nintermediate_size: 32\nnum_hidden_layers: 1\nnum_attention_heads: 2\n" +
-  "num_key_value_heads: 1\nrope_theta: 10000\nrms_norm_eps: 1.0e-6\ntie_word_embeddings: true\n" +
-  "max_position_embeddings: 2048\ninit_std: 0.05\nseed: 3\n";
-
 function budget(dir: string): string[] {
   return [
     `model.tiny=${dir}/tiny.yaml`,
     "model.path=null",
-    "data.train_batch_size=2",
-    "rollout.n=2",
-    "rollout.max_tokens_per_turn=6",
-    "rollout.max_response_length=96",
-    "algorithm.rounds_ctrl.type=fixed",
-    "algorithm.rounds_ctrl.rounds=[2]",
+    ...SMOKE_RUN,
     "sft.epochs=0.01",
     "sft.batch_tokens=2048",
     "trainer.total_steps=2",
-    "trainer.save_freq=1",
     "trainer.test_freq=1",
-    "trainer.eval_limit=2",
   ];
 }
 
@@ -41,7 +31,7 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const dir = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
     const runDir = `${dir}/run`;
     const r = await run(["run", "-A", "src/cli/main.ts", "train", "textcraft", "--run-dir", runDir, ...budget(dir)]);
     assert.equal(r.code, 0, r.err + r.out);
@@ -92,7 +82,7 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const dir = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
     const b = await run(["run", "-A", "src/cli/build.ts", "bundle"]);
     assert.equal(b.code, 0, b.err);
     await Deno.copyFile(`${ROOT}dist/crucible.js`, `${dir}/crucible.js`);

@@ -8,35 +8,22 @@ import { serveTextCraft } from "../../src/env/textcraft/server.ts";
 import { noGpu } from "../no_gpu.ts";
 import { tree } from "../env/helpers.ts";
 import { cli, sha } from "./cli_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/cli/bench/smoke_run.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const TINY = "hidden_size: 16\nintermediate_size: 32\nnum_hidden_layers: 1\nnum_attention_heads: 2\n" +
-  "num_key_value_heads: 1\nrope_theta: 10000\nrms_norm_eps: 1.0e-6\ntie_word_embeddings: true\n" +
-  "max_position_embeddings: 2048\ninit_std: 0.05\nseed: 3\n";
 
 function budget(dir: string): string[] {
   return [
     `model.tiny=${dir}/tiny.yaml`,
     "model.path=null",
-    "data.train_batch_size=2",
-    "rollout.n=2",
-    "rollout.max_tokens_per_turn=6",
-    "rollout.max_response_length=96",
-    "rollout.max_prompt_length=1200",
-    "algorithm.rounds_ctrl.type=fixed",
-    "algorithm.rounds_ctrl.rounds=[2]",
+    ...SMOKE_RUN,
     "actor.lr=0.01",
     "actor.use_kl_loss=true",
-    "actor.ppo_mini_batch_size=1",
-    "sft.enabled=true",
-    "task_options.oracle_format=action",
     "sft.epochs=0.03",
     "sft.batch_tokens=1024",
     "sft.lr=0.01",
     "trainer.total_steps=3",
-    "trainer.save_freq=1",
     "trainer.test_freq=0",
-    "trainer.eval_limit=2",
   ];
 }
 
@@ -58,7 +45,7 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const dir = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
     const straight = await train(["--run-dir", `${dir}/straight`, ...budget(dir)]);
     assert.equal(straight.code, 0, straight.err);
     const want = await finalWeights(`${dir}/straight`);
@@ -81,7 +68,7 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const dir = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
     const server = await serveTextCraft({ port: 0, tree });
     let down = false;
     const proxy = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (req) => {
@@ -130,7 +117,7 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const dir = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
     const betas = await train(["--run-dir", `${dir}/b`, ...budget(dir), "actor.betas=[0.9,1.0]"]);
     assert.equal(betas.code, 2);
     assert.match(betas.err, /actor\.betas\.1/);
@@ -153,7 +140,7 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const dir = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
     const first = await train(["--run-dir", `${dir}/r`, ...budget(dir), "trainer.total_steps=1"]);
     assert.equal(first.code, 0, first.err);
     const again = await train(["--run-dir", `${dir}/r`, ...budget(dir)]);
@@ -176,7 +163,7 @@ Deno.test({
   ignore: noGpu || Deno.build.os === "windows",
   async fn() {
     const dir = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
     for (const signal of ["SIGTERM", "SIGHUP"] as const) {
       const run = `${dir}/${signal}`;
       const child = new Deno.Command(Deno.execPath(), {
@@ -215,7 +202,7 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const dir = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
     const gae = [...budget(dir), "algorithm.adv_estimator=gae", "critic.lr=0.001"];
     const straight = await train(["--run-dir", `${dir}/straight`, ...gae]);
     assert.equal(straight.code, 0, straight.err);

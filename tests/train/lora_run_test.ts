@@ -11,10 +11,7 @@ import { loadSafetensors } from "../../src/model/safetensors.ts";
 import { configuredTask, loadModel } from "../../src/train/setup.ts";
 import { noGpu } from "../no_gpu.ts";
 import { cli, sha } from "./cli_run.ts";
-
-const TINY = "hidden_size: 16\nintermediate_size: 32\nnum_hidden_layers: 1\nnum_attention_heads: 2\n" +
-  "num_key_value_heads: 1\nrope_theta: 10000\nrms_norm_eps: 1.0e-6\ntie_word_embeddings: true\n" +
-  "max_position_embeddings: 2048\ninit_std: 0.05\nseed: 3\n";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/cli/bench/smoke_run.ts";
 
 function budget(base: string): string[] {
   return [
@@ -23,32 +20,21 @@ function budget(base: string): string[] {
     "actor_rollout_ref.model.lora_alpha=8",
     "actor_rollout_ref.model.target_modules=[q_proj,v_proj,up_proj]",
     "model.save_merged=true",
-    "data.train_batch_size=2",
-    "rollout.n=2",
-    "rollout.max_tokens_per_turn=6",
-    "rollout.max_response_length=96",
-    "rollout.max_prompt_length=1200",
-    "algorithm.rounds_ctrl.type=fixed",
-    "algorithm.rounds_ctrl.rounds=[2]",
+    ...SMOKE_RUN,
     "actor.lr=0.05",
     "actor.use_kl_loss=true",
     "actor.kl_loss_coef=0.1",
-    "actor.ppo_mini_batch_size=1",
-    "sft.enabled=true",
-    "task_options.oracle_format=action",
     "sft.epochs=0.03",
     "sft.batch_tokens=1024",
     "sft.lr=0.05",
     "trainer.total_steps=3",
-    "trainer.save_freq=1",
     "trainer.test_freq=0",
-    "trainer.eval_limit=2",
   ];
 }
 
 /** The built-in tiny model of tiny.yaml saved as a Hugging Face directory: the runs' frozen base. */
 async function baseDir(dir: string): Promise<string> {
-  await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+  await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
   const c = resolveConfig(await configSource("textcraft"), [`model.tiny=${dir}/tiny.yaml`, "model.path=null"]);
   const host = await loadModel(c, (await configuredTask(c)).task);
   await saveModelDir(`${dir}/base`, { config: host.config, tensors: host.tensors, tokenizer: host.tokenizer });

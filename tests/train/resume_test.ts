@@ -5,47 +5,24 @@ import { resolveConfig } from "../../src/config/load.ts";
 import { loadModelDir } from "../../src/model/model_dir.ts";
 import { type Reporter, runTraining } from "../../src/train/run.ts";
 import { noGpu } from "../no_gpu.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/cli/bench/smoke_run.ts";
 
 const QUIET: Reporter = { bar: () => ({ tick() {}, done() {} }), line() {} };
 
-const TINY = `hidden_size: 16
-intermediate_size: 32
-num_hidden_layers: 1
-num_attention_heads: 2
-num_key_value_heads: 1
-rope_theta: 10000
-rms_norm_eps: 1.0e-6
-tie_word_embeddings: true
-max_position_embeddings: 2048
-init_std: 0.05
-seed: 3
-`;
-
 async function config(dir: string) {
-  await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+  await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
   return resolveConfig({ text: "task: textcraft\n", name: "test" }, [
     `model.tiny=${dir}/tiny.yaml`,
-    "data.train_batch_size=2",
+    ...SMOKE_RUN,
     "data.prompt_file=null",
-    "rollout.n=2",
-    "rollout.max_tokens_per_turn=6",
-    "rollout.max_response_length=96",
-    "rollout.max_prompt_length=1200",
-    "algorithm.rounds_ctrl.type=fixed",
-    "algorithm.rounds_ctrl.rounds=[2]",
     "actor.lr=0.01",
     "actor.use_kl_loss=true",
     "actor.kl_loss_coef=0.01",
-    "actor.ppo_mini_batch_size=1",
-    "sft.enabled=true",
-    "task_options.oracle_format=action",
     "sft.epochs=0.02",
     "sft.batch_tokens=2048",
     "sft.lr=0.01",
     "trainer.total_steps=2",
-    "trainer.save_freq=1",
     "trainer.test_freq=1",
-    "trainer.eval_limit=2",
   ]);
 }
 

@@ -9,6 +9,7 @@
 import { parseArgs } from "node:util";
 import { Rng } from "../../util/random.ts";
 import { numberFlag } from "../args.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "./smoke_run.ts";
 
 /** Usage text of the `faults` subcommand. */
 export const FAULTS_USAGE = `Usage: deno task bench faults [--kills N] [--requests N] [--outage-s S] [--json]
@@ -26,33 +27,18 @@ Examples:
   deno task bench faults
   deno task bench faults --kills 6 --requests 2000 --outage-s 20 --json`;
 
-const TINY = "hidden_size: 16\nintermediate_size: 32\nnum_hidden_layers: 1\nnum_attention_heads: 2\n" +
-  "num_key_value_heads: 1\nrope_theta: 10000\nrms_norm_eps: 1.0e-6\ntie_word_embeddings: true\n" +
-  "max_position_embeddings: 2048\ninit_std: 0.05\nseed: 3\n";
-
 function budget(dir: string): string[] {
   return [
     `model.tiny=${dir}/tiny.yaml`,
     "model.path=null",
-    "data.train_batch_size=2",
-    "rollout.n=2",
-    "rollout.max_tokens_per_turn=6",
-    "rollout.max_response_length=96",
-    "rollout.max_prompt_length=1200",
-    "algorithm.rounds_ctrl.type=fixed",
-    "algorithm.rounds_ctrl.rounds=[2]",
+    ...SMOKE_RUN,
     "actor.lr=0.01",
     "actor.use_kl_loss=true",
-    "actor.ppo_mini_batch_size=1",
-    "sft.enabled=true",
-    "task_options.oracle_format=action",
     "sft.epochs=0.06",
     "sft.batch_tokens=1024",
     "sft.lr=0.01",
     "trainer.total_steps=4",
-    "trainer.save_freq=1",
     "trainer.test_freq=0",
-    "trainer.eval_limit=2",
   ];
 }
 
@@ -104,7 +90,7 @@ export async function main(args: string[]): Promise<void> {
   const outage = numberFlag("--outage-s", v["outage-s"], 60, { lo: 1, hi: 3600 });
   const say = (s: string) => v.json ? console.error(s) : console.log(s);
   const dir = await Deno.makeTempDir({ prefix: "crucible-faults-" });
-  await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+  await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
   const report: FaultsReport = {
     kills: await killRounds(dir, kills, say),
     requests: await hostile(requests, say),
