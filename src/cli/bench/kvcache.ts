@@ -1,14 +1,16 @@
 /**
- * KV-cache write cases: the keys of one layer (KV 2 x D 64 per token) into a cache of 32 slots x 512 rows, for a
- * decode step (32 tokens, one per slot) and a prefill (512 tokens of one slot), into f32 and f16 caches.
+ * KV-cache write cases: one layer's new queries rotated, and its keys (rotated) and values stored (H 14, KV 2, D 64 per
+ * token) into a cache of 32 slots x 512 rows, for a decode step (32 tokens, one per slot) and a prefill (512 tokens of
+ * one slot), into f32 and f16 caches.
  */
 import type { Gpu } from "../../gpu/device.ts";
 import { type DType, DTYPE_BYTES, empty, fromHost } from "../../gpu/tensor.ts";
 import { kvcacheWrite } from "../../ops/kvcache.ts";
+import { ropeTable } from "../../ops/rope.ts";
 import { filled, QWEN, releaseAll } from "./inputs.ts";
 import { type BenchCase, registerBench } from "./registry.ts";
 
-const { KV, D } = QWEN;
+const { H, KV, D } = QWEN;
 const SLOTS = 32, MAX_LEN = 512, S = SLOTS * MAX_LEN;
 
 function cases(gpu: Gpu): BenchCase[] {
@@ -23,15 +25,20 @@ function cases(gpu: Gpu): BenchCase[] {
       return {
         kernel: "kvcache_write",
         variant: dtype,
-        shape: `${kind} T${T} KV${KV} D${D} into ${SLOTS}x${MAX_LEN}`,
-        bytes: T * 4 + T * KV * D * (4 + DTYPE_BYTES[dtype]),
+        shape: `${kind} T${T} H${H} KV${KV} D${D} into ${SLOTS}x${MAX_LEN}`,
+        // idx, q read and written, k and v read, both tables' rows, both caches written.
+        bytes: T * (8 + 8 * H * D + 8 * KV * D + 4 * D + 2 * KV * D * DTYPE_BYTES[dtype]),
         setup(gpu) {
-          const src = filled(gpu, [T, KV, D]);
-          const rows = fromHost(gpu, rowsOf[kind], [T], "u32");
-          const cache = empty(gpu, [S, KV, D], dtype);
+          const [q, k, v] = [H, KV, KV].map((heads) => filled(gpu, [T, heads, D]));
+          const idx = new Uint32Array(2 * T);
+          idx.set(rowsOf[kind].map((r) => r % MAX_LEN));
+          idx.set(rowsOf[kind], T);
+          const tIdx = fromHost(gpu, idx, [2 * T], "u32");
+          const table = ropeTable(gpu, 1e6, D, MAX_LEN);
+          const [kCache, vCache] = [0, 1].map(() => empty(gpu, [S, KV, D], dtype));
           return {
-            record: (batch) => kvcacheWrite(batch, src, rows, cache),
-            release: () => releaseAll([src, rows, cache]),
+            record: (batch) => kvcacheWrite(batch, { q, k, v, idx: tIdx, table, kCache, vCache }),
+            release: () => releaseAll([q, k, v, tIdx, table.cos, table.sin, kCache, vCache]),
           };
         },
       };
