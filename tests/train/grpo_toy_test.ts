@@ -10,34 +10,14 @@ import { wordTokenizer } from "../../src/model/word_tokenizer.ts";
 import { createLearner } from "../../src/train/learner.ts";
 import { AdamW } from "../../src/train/optimizer.ts";
 import { rlStep, stepMetrics } from "../../src/train/rl_step.ts";
-import type { Task } from "../../tasks/task.ts";
-import { fakeServer } from "../env/helpers.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
+import { oneRoundServer, oneRoundTask } from "./one_round.ts";
 
 const WORDS = ["yes", "no", "maybe", "perhaps", "never", "always"];
 
-/** One round: reward 1 when the reply says "yes", else 0; TextCraft's protocol. */
-function toyServer() {
-  return fakeServer((path, body) => {
-    const b = body as { action?: string };
-    if (path === "/create") return Response.json({ id: 0, observation: "Say the word.", done: false, reward: 0 });
-    if (path === "/reset") return Response.json({ id: 0, observation: "Say the word." });
-    if (path === "/step") {
-      const ok = (b.action ?? "").trim() === "yes";
-      return Response.json({ observation: ok ? "right" : "wrong", reward: ok ? 1 : 0, done: true });
-    }
-    return Response.json(true);
-  });
-}
-
-const TOY: Task = {
-  name: "toy",
-  env: "textcraft",
-  prompt: { user: "Say the word.", assistant: "OK." },
-  parseAction: (text) => ({ action: text }),
-  isSuccess: (r) => r === 1,
-  maxRounds: 1,
-};
+/** One round: reward 1 when the reply says "yes", else 0. */
+const toyServer = () => oneRoundServer("Say the word.", (a) => a === "yes" ? 1 : 0, (r) => r === 1 ? "right" : "wrong");
+const TOY = oneRoundTask("toy", "Say the word.");
 
 Deno.test({
   name: "GRPO on a toy environment raises the reward of a tiny model (seeded, with a margin)",

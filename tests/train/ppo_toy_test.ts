@@ -11,33 +11,14 @@ import { Critic } from "../../src/train/critic.ts";
 import { createLearner } from "../../src/train/learner.ts";
 import { AdamW } from "../../src/train/optimizer.ts";
 import { rlStep, stepMetrics } from "../../src/train/rl_step.ts";
-import type { Task } from "../../tasks/task.ts";
-import { fakeServer } from "../env/helpers.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
+import { oneRoundServer, oneRoundTask } from "./one_round.ts";
 
 const ARMS: Record<string, number> = { left: 1, right: 0.3 };
 
 /** One round: "left" pays 1, "right" 0.3, anything else 0. */
-function bandit() {
-  return fakeServer((path, body) => {
-    const b = body as { action?: string };
-    if (path === "/create") return Response.json({ id: 0, observation: "Pull an arm.", done: false, reward: 0 });
-    if (path === "/reset") return Response.json({ id: 0, observation: "Pull an arm." });
-    if (path === "/step") {
-      return Response.json({ observation: "ok", reward: ARMS[(b.action ?? "").trim()] ?? 0, done: true });
-    }
-    return Response.json(true);
-  });
-}
-
-const BANDIT: Task = {
-  name: "bandit",
-  env: "textcraft",
-  prompt: { user: "Pull an arm.", assistant: "OK." },
-  parseAction: (text) => ({ action: text }),
-  isSuccess: (r) => r === 1,
-  maxRounds: 1,
-};
+const bandit = () => oneRoundServer("Pull an arm.", (a) => ARMS[a] ?? 0);
+const BANDIT = oneRoundTask("bandit", "Pull an arm.");
 
 for (const share of [false, true]) {
   Deno.test({
