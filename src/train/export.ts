@@ -30,6 +30,7 @@ export async function exportBaseModel(runDir: string, out: string): Promise<stri
     .map((l) => JSON.parse(l) as EvalLine).filter((e) => e.phase === "pretrain");
   const card = modelCard({
     name: out.split("/").filter(Boolean).pop() ?? out,
+    dir: out.replace(/\/+$/, ""),
     config: parse(configText) as Record<string, Record<string, unknown>>,
     params: paramCount(ckpt.config),
     layers: ckpt.config.numLayers,
@@ -57,6 +58,8 @@ export async function exportBaseModel(runDir: string, out: string): Promise<stri
 
 function modelCard(m: {
   name: string;
+  /** The directory as the export was asked to write it: the card's rebuild line names its pretrain.yaml. */
+  dir: string;
   config: Record<string, Record<string, unknown>>;
   params: number;
   layers: number;
@@ -112,7 +115,7 @@ ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in 
 
 ## Rebuild
 
-\`deno task pretrain ${m.name}/pretrain.yaml\` replays the same batches from the same seed; on the same adapter it
+\`deno task pretrain ${m.dir}/pretrain.yaml\` replays the same batches from the same seed; on the same adapter it
 gives the same weights bit for bit (floating-point results can differ between GPU drivers)${
     partial ? `: these are its checkpoint at step ${m.step}, \`checkpoints/${checkpointName("pretrain", m.step)}\`` : ""
   }.
