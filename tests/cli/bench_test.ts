@@ -39,7 +39,7 @@ Deno.test({
     const [row] = rows;
     assert.equal(row.kernel, "kvcache_write");
     assert.equal(row.variant, "f32");
-    assert.match(String(row.shape), /^decode T32 KV2 D64/);
+    assert.match(String(row.shape), /^decode T32 H14 KV2 D64/);
     assert.ok(positive(row.ms), `ms ${row.ms}`);
     assert.ok("gflops" in row && row.gflops === null, "a memory-bound case has gflops null");
     assert.ok(positive(row.gbps), `gbps ${row.gbps}`);
