@@ -86,6 +86,7 @@ export async function runPretraining(o: PretrainOptions): Promise<PretrainSummar
     opt,
     state,
     data,
+    counted: performance.now(),
   };
   try {
     const summary = await train(session, { client, heldOut, deadline });
@@ -107,6 +108,8 @@ interface Session {
   opt: AdamW;
   state: TrainerState;
   data: PretrainData;
+  /** When the time in state.notes.seconds was last brought up to date (performance.now()). */
+  counted: number;
 }
 
 /** What a session evaluates with, and until when it runs. */
@@ -124,8 +127,6 @@ async function train(s: Session, e: Evaluation): Promise<PretrainSummary> {
   let saved = s.state.sftStep;
   const lr = (k: number) => lrAt(p.lr, p.lr_schedule, k, p.steps);
   const guard = new SkipGuard(c.trainer.max_skipped_steps, "pretrain.lr", p.lr);
-  // Compute time is added up chunk by chunk (an evaluation counts in the chunk after it), so resumes add, not repeat.
-  let t0 = performance.now();
   while (s.state.sftStep < p.steps && !s.o.stopRequested() && performance.now() < e.deadline) {
     const step = s.state.sftStep + 1;
     const batch = pretrainBatch(s.data, p, step);
@@ -151,18 +152,18 @@ async function train(s: Session, e: Evaluation): Promise<PretrainSummary> {
     });
     bar.tick(1, `loss ${r.loss.toFixed(3)}`);
     if (guard.record(r.applied)) {
+      countTime(s);
       await save(s);
       throw guard.error("Start the pretraining again with a lower pretrain.lr (a resumed one keeps its config).");
     }
     if (step % p.chunk_steps === 0 || step === p.steps) {
-      const now = performance.now();
-      s.state.notes.seconds = Number(s.state.notes.seconds ?? 0) + (now - t0) / 1000;
-      t0 = now;
+      countTime(s);
       Object.assign(summary, await endChunk(s, log, e));
       saved = step;
     }
   }
   if (saved < s.state.sftStep) {
+    countTime(s);
     summary.lastCheckpoint = await save(s);
   }
   summary.step = s.state.sftStep;
@@ -197,6 +198,17 @@ async function endChunk(s: Session, log: RunLog, e: Evaluation): Promise<Partial
     }%, replies exact ${(100 * copy.replies).toFixed(1)}%, reply NLL ${copy.nll.toFixed(3)}`,
   );
   return { lastEval: result, copy, lastCheckpoint: await save(s) };
+}
+
+/**
+ * Adds the time since it was last counted to state.notes.seconds: at a chunk's end before its evaluation (which counts
+ * in the next chunk) and before a stop's checkpoint, so a resumed run adds its own time and loses none of the one it
+ * resumes.
+ */
+function countTime(s: Session): void {
+  const now = performance.now();
+  s.state.notes.seconds = Number(s.state.notes.seconds ?? 0) + (now - s.counted) / 1000;
+  s.counted = now;
 }
 
 function save(s: Session): Promise<string> {

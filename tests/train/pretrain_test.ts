@@ -114,6 +114,9 @@ Deno.test({
     });
     assert.deepEqual([first.step, first.finished], [1, false]);
     assert.equal(Deno.readTextFileSync(`${dir}/c/checkpoints/latest`).trim(), "pretrain-step-000001");
+    // The stop's checkpoint keeps the time of its step, though no chunk ended: the resumed run adds to it.
+    const stopped = `${dir}/c/checkpoints/pretrain-step-000001/trainer_state.json`;
+    assert.ok(Number(JSON.parse(Deno.readTextFileSync(stopped)).notes.seconds) > 0, "time of a stopped chunk kept");
     const changed = await pretrain(["--resume", `${dir}/c`, "pretrain.lr=0.1"]);
     assert.equal(changed.code, 2);
     assert.match(changed.err, /changed config \(pretrain\.lr\)/);
