@@ -7,8 +7,9 @@
 // Bindings (group 0), one layout shared by all entry points (an entry point leaves the others unused):
 //   0 p        uniform     Params
 //   1 q        read        [T, H, D] f32 (already rotated)
-//   2 k        read        [S, KV, D] {{KT}}
-//   3 v        read        [S, KV, D] {{KT}}
+//   2 k        read        [S, KV, D] f32, or f16 read as u32 words of two halves (unpack2x16float): a CPU
+//                          rasteriser pays per load, whatever its width, so one word load brings two elements
+//   3 v        read        [S, KV, D] like k
 //   4 kvStart  read        [T] u32
 //   5 kvEnd    read        [T] u32
 //   6 o        read_write  [T, H, D] f32, written (=) by main, main_tile, main_reg and main_combine; 0 for an
@@ -43,7 +44,6 @@
 // main_split hold q and the output accumulator in D-sized register arrays, main_reg in BQ · D named registers.
 // On lavapipe an invocation may run at most 65535 loop iterations in all (more ends its loops early): main_reg
 // takes ceil(S / BJ) at most, the host keeps it below that; main and main_split take about 2 · D + 1 per key.
-{{ENABLE}}
 
 struct Params {
   T: u32,
@@ -56,14 +56,17 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<{{KT}}>;
-@group(0) @binding(3) var<storage, read> v: array<{{KT}}>;
+@group(0) @binding(2) var<storage, read> k: array<{{KS}}>;
+@group(0) @binding(3) var<storage, read> v: array<{{KS}}>;
 @group(0) @binding(4) var<storage, read> kvStart: array<u32>;
 @group(0) @binding(5) var<storage, read> kvEnd: array<u32>;
 @group(0) @binding(6) var<storage, read_write> o: array<f32>;
 @group(0) @binding(7) var<storage, read_write> lse: array<f32>;
 @group(0) @binding(8) var<storage, read_write> part: array<f32>;
 @group(0) @binding(9) var<storage, read_write> stats: array<f32>;
+
+// Element i of k and v as f32 (an f16 cache is stored as u32 words of two halves: see the header).
+{{KV_LOAD}}
 
 const D = {{D}}u;
 const WG = {{WG}}u;
@@ -87,7 +90,7 @@ fn attend(row: u32, kvh: u32, j0: u32, j1: u32, acc: ptr<function, array<f32, D>
     let base = (j * p.KV + kvh) * D;
     var s = 0.0;
     for (var d = 0u; d < D; d++) {
-      s = fma(qs[d], f32(k[base + d]), s);
+      s = fma(qs[d], kAt(base + d), s);
     }
     if (s > m) {
       // New maximum: rescale what was summed so far (rare after the first keys).
@@ -101,7 +104,7 @@ fn attend(row: u32, kvh: u32, j0: u32, j1: u32, acc: ptr<function, array<f32, D>
     let e = exp(s - m);
     l += e;
     for (var d = 0u; d < D; d++) {
-      (*acc)[d] = fma(e, f32(v[base + d]), (*acc)[d]);
+      (*acc)[d] = fma(e, vAt(base + d), (*acc)[d]);
     }
   }
   return Partial(m, l);
@@ -247,8 +250,8 @@ fn main_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec
     let n = min(BK, range.y - jt);
     for (var e = li; e < n * D; e += WG) {
       let at = ((jt + e / D) * p.KV + kvh) * D + e % D;
-      kTile[e] = f32(k[at]);
-      vTile[e] = f32(v[at]);
+      kTile[e] = kAt(at);
+      vTile[e] = vAt(at);
     }
     workgroupBarrier();
     for (var jj = 0u; jj < n; jj++) {

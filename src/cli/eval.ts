@@ -115,7 +115,7 @@ export async function main(args: string[]): Promise<void> {
       if (gpu) {
         const g = await loadGpuModel(gpu, dir, { adapter: v.adapter });
         const lengths = { maxLen: Math.min(maxLen, g.config.maxPositions), blockSteps: r.block_steps };
-        const gen = new Generator(g.model, { slots: r.slots, ...lengths });
+        const gen = new Generator(g.model, { slots: r.slots, ...lengths, cache: r.kv_cache });
         [m, generator, release] = [g, gen, () => (gen.release(), g.model.weights.release(), g.model.lora?.release())];
       } else {
         const backend = v.engine === "onnx" ? "wasm" : "webgpu";
@@ -152,9 +152,10 @@ export async function main(args: string[]): Promise<void> {
   console.log(table(results));
 }
 
-/** The length limits a checkpoint was trained with, as rollout config keys. */
+/** The length limits and KV cache a checkpoint was trained with, as rollout config keys. */
 function agentLimits(a: AgentSettings) {
   return {
+    kv_cache: a.kv_cache ?? "f32",
     max_tokens_per_turn: a.max_tokens_per_turn,
     max_prompt_length: a.max_prompt_length,
     max_response_length: a.max_response_length,

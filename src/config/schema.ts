@@ -101,6 +101,11 @@ const Rollout = z.strictObject({
   slots: int(1).default(64),
   /** Decode steps per GPU submit (one readback per block). */
   block_steps: int(1).default(8),
+  /**
+   * Element type of the KV cache: auto is f16 where the adapter has shader-f16 (half the memory and, on a CPU
+   * rasteriser, about half the attention's loads; accumulation stays f32), else f32.
+   */
+  kv_cache: z.enum(["auto", "f32", "f16"]).default("auto"),
 });
 
 const RoundsCtrl = z.strictObject({

@@ -11,7 +11,7 @@ import { Batch } from "../gpu/batch.ts";
 import { Rng } from "../util/random.ts";
 import { empty, fromHost, type Tensor } from "../gpu/tensor.ts";
 import { drawUniforms, sample, type SampleSettings } from "../ops/sample.ts";
-import { inferForward, type InferTokens, KvCache } from "./infer.ts";
+import { cacheDtype, type CacheSetting, inferForward, type InferTokens, KvCache } from "./infer.ts";
 import type { Transformer } from "./transformer.ts";
 
 /** Why a sequence stopped generating. */
@@ -45,7 +45,8 @@ export interface GeneratorOptions {
   slots: number;
   /** Cache rows per sequence: the longest history a sequence may reach. */
   maxLen: number;
-  cacheDtype?: "f32" | "f16";
+  /** The KV cache's element type (default f32; auto: f16 where the adapter has shader-f16). */
+  cache?: CacheSetting;
   /** Decode steps per submit (and per readback). */
   blockSteps?: number;
 }
@@ -67,7 +68,13 @@ export class Generator {
     if (options.maxLen > model.config.maxPositions) {
       throw new RangeError(`maxLen ${options.maxLen} exceeds the model's ${model.config.maxPositions} positions`);
     }
-    this.cache = new KvCache(model.gpu, model, options.slots, options.maxLen, options.cacheDtype);
+    this.cache = new KvCache(
+      model.gpu,
+      model,
+      options.slots,
+      options.maxLen,
+      cacheDtype(model.gpu, options.cache ?? "f32"),
+    );
     this.blockSteps = options.blockSteps ?? 8;
     this.#free = Array.from({ length: options.slots }, (_, i) => options.slots - 1 - i);
   }

@@ -7,7 +7,7 @@
  */
 import type { Batch } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
-import { empty, fromHost, type Tensor } from "../gpu/tensor.ts";
+import { fromHost, type Tensor, zeros } from "../gpu/tensor.ts";
 import { attentionForward } from "../ops/attention.ts";
 import { embeddingForward } from "../ops/embedding.ts";
 import { kvcacheWrite } from "../ops/kvcache.ts";
@@ -16,6 +16,18 @@ import { swigluForward } from "../ops/swiglu.ts";
 import { act, linear } from "./linear.ts";
 import { EMBED, FINAL_NORM, layerNames } from "./params.ts";
 import type { Transformer } from "./transformer.ts";
+
+/** A KV cache's element type, or auto: f16 where the adapter has shader-f16, else f32. */
+export type CacheSetting = "auto" | "f32" | "f16";
+
+/** The element type a cache setting gives on this adapter; f16 on one without shader-f16 is refused. */
+export function cacheDtype(gpu: Gpu, setting: CacheSetting): "f32" | "f16" {
+  if (setting === "auto") return gpu.features.f16 ? "f16" : "f32";
+  if (setting === "f16" && !gpu.features.f16) {
+    throw new TypeError("rollout.kv_cache f16 needs the shader-f16 feature, which this adapter lacks; use auto or f32");
+  }
+  return setting;
+}
 
 /** Per-layer key and value caches. */
 export class KvCache {
@@ -32,8 +44,10 @@ export class KvCache {
     const c = model.config;
     const shape = [slots * maxLen, c.numKvHeads, c.headDim];
     for (let l = 0; l < c.numLayers; l++) {
-      this.k.push(empty(gpu, shape, dtype, `cache k${l}`));
-      this.v.push(empty(gpu, shape, dtype, `cache v${l}`));
+      // Zeroed: attention reads rows between the ranges it walks (weighted 0), and pooled bytes read as f16 may be
+      // NaN, which a weight of 0 does not cancel.
+      this.k.push(zeros(gpu, shape, dtype, `cache k${l}`));
+      this.v.push(zeros(gpu, shape, dtype, `cache v${l}`));
     }
   }
 

@@ -59,7 +59,7 @@ export const MAX_HEAD_DIM = 256;
 export interface AttentionForwardArgs {
   /** [T, H, D] f32, already rotated by RoPE. */
   q: Tensor;
-  /** [S, KV, D] f32, or f16 (KV cache; needs the shader-f16 feature). */
+  /** [S, KV, D] f32, or f16 (a KV cache). */
   k: Tensor;
   /** [S, KV, D], same dtype as k. */
   v: Tensor;
@@ -190,18 +190,30 @@ function lanesFor(gpu: Gpu, variant: string): number {
   return lanes;
 }
 
+/**
+ * The shader's kAt / vAt: element i of k and v as f32. An f16 cache is bound as u32 words of two halves, so that
+ * the reg kernel's loads bring two elements each (it unpacks whole words itself) and no entry point needs the
+ * shader-f16 feature to read it.
+ */
+function kvLoad(packed: boolean): string {
+  const at = (x: string) =>
+    packed
+      ? `fn ${x}At(i: u32) -> f32 {\n  return unpack2x16float(${x}[i / 2u])[i % 2u];\n}`
+      : `fn ${x}At(i: u32) -> f32 {\n  return ${x}[i];\n}`;
+  return `${at("k")}\n${at("v")}`;
+}
+
 function forwardKernel(gpu: Gpu, D: number, kt: Tensor["dtype"], entryPoint: string, shape?: AttentionShape): Kernel {
   if (kt !== "f32" && kt !== "f16") throw new TypeError(`Attention k and v must be f32 or f16, got ${kt}`);
-  if (kt === "f16" && !gpu.features.f16) {
-    throw new TypeError("Attention with f16 k and v needs the shader-f16 feature, which this adapter lacks");
-  }
+  if (kt === "f16" && D % 2 !== 0) throw new TypeError(`Attention with f16 k and v needs an even head size, got ${D}`);
+  const packed = kt === "f16";
   const reg = shape?.kind === "reg" ? variantName(shape, false) : "";
   // Cached under the label: the generated reg code is large, so it is built and hashed once per device.
   const label = `attention_forward ${entryPoint}${reg ? ` ${reg}` : ""} D=${D} ${kt}`;
   return cachedKernel(gpu, label, () => {
     const template: Record<string, string | number> = {
-      ENABLE: kt === "f16" ? "enable f16;" : "",
-      KT: kt,
+      KS: packed ? "u32" : "f32",
+      KV_LOAD: kvLoad(packed),
       D,
       WG,
       BK: tileRows(gpu, D),
@@ -209,7 +221,7 @@ function forwardKernel(gpu: Gpu, D: number, kt: Tensor["dtype"], entryPoint: str
     };
     if (shape?.kind === "reg") {
       const lanes = lanesFor(gpu, reg);
-      const block = { D, rows: shape.bq, keys: shape.bj, lanes };
+      const block = { D, rows: shape.bq, keys: shape.bj, lanes, packed };
       Object.assign(template, { ...laneSlots(lanes, true), BQ: shape.bq, BJ: shape.bj });
       Object.assign(template, forwardRegSlots(block));
     }

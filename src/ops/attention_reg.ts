@@ -21,6 +21,8 @@ export interface RegBlock {
   keys: number;
   /** Invocations per workgroup: exactly one subgroup. */
   lanes: number;
+  /** k and v are f16 stored as u32 words of two halves (forward only): one load brings two elements. */
+  packed?: boolean;
 }
 
 /**
@@ -91,11 +93,24 @@ function queryRows(bq: number): string[] {
   return out;
 }
 
-/** Rows j .. j + BJ - 1 (clamped to hi - 1) of k or v for kv head kvh, as `{which}{b · D + d}`. */
+/**
+ * Rows j .. j + BJ - 1 (clamped to hi - 1) of k or v for kv head kvh, as `{which}{b · D + d}`. Packed, lane l loads
+ * words l, l + lanes, ... of the block (word w holds elements 2w and 2w + 1 of one row: D is even) and each word is
+ * broadcast once as a vec2.
+ */
 function keyBlock(c: RegBlock, which: "k" | "v"): string[] {
   const { D, keys, lanes } = c;
-  const addr = (e: string) => `(min(j + ${e} / ${D}u, hi - 1u) * p.KV + kvh) * D + ${e} % ${D}u`;
-  return blockLoad(which, keys * D, lanes, (o) => `f32(${which}[${o}])`, addr);
+  if (!c.packed) {
+    const addr = (e: string) => `(min(j + ${e} / ${D}u, hi - 1u) * p.KV + kvh) * D + ${e} % ${D}u`;
+    return blockLoad(which, keys * D, lanes, (o) => `f32(${which}[${o}])`, addr);
+  }
+  const half = D / 2;
+  const addr = (w: string) => `(min(j + ${w} / ${half}u, hi - 1u) * p.KV + kvh) * ${half}u + ${w} % ${half}u`;
+  const out = blockLoad(`${which}w`, keys * half, lanes, (o) => `unpack2x16float(${which}[${o}])`, addr);
+  for (const w of range(keys * half)) {
+    out.push(`let ${which}${2 * w} = ${which}w${w}.x;`, `let ${which}${2 * w + 1} = ${which}w${w}.y;`);
+  }
+  return out;
 }
 
 /** Slots of the forward's `main_reg`: lanes own query rows, all lanes walk the same keys, online softmax. */

@@ -1,7 +1,7 @@
 /**
  * What a checkpoint's agent was trained with, kept beside its weights as `crucible.json`: the task, the prompt
- * turns, the task's options (TextCraft: the reply layout), the round and length limits and the evaluation
- * temperature. `deno task eval` plays a checkpoint with these unless told otherwise, so the same weights score the
+ * turns, the task's options (TextCraft: the reply layout), the round and length limits, the evaluation
+ * temperature and the KV cache's element type. `deno task eval` plays a checkpoint with these unless told otherwise, so the same weights score the
  * same anywhere; `deno task train` starts from a base model's prompt and options unless its config sets its own.
  */
 import { z } from "zod";
@@ -21,6 +21,8 @@ const Settings = z.object({
   max_prompt_length: z.number().int().positive(),
   max_response_length: z.number().int().positive(),
   temperature: z.number().min(0),
+  /** The KV cache's element type setting; absent in checkpoints from before it existed, which used f32. */
+  kv_cache: z.enum(["auto", "f32", "f16"]).optional(),
 });
 
 /** A checkpoint's agent settings. */
@@ -38,6 +40,7 @@ export function agentSettings(c: RunConfig, task: Task, options: TaskOptions): A
     max_prompt_length: c.rollout.max_prompt_length,
     max_response_length: c.rollout.max_response_length,
     temperature: c.trainer.eval_temperature,
+    kv_cache: c.rollout.kv_cache,
   };
 }
 

@@ -179,6 +179,7 @@ async function endChunk(s: Session, log: RunLog, e: Evaluation): Promise<Partial
     slots: c.rollout.slots,
     maxLen: c.rollout.max_prompt_length + c.rollout.max_response_length,
     blockSteps: c.rollout.block_steps,
+    cache: c.rollout.kv_cache,
   });
   const ctx = { generator, tokenizer: s.host.tokenizer, client: e.client, task: s.task };
   const { result, trajectories } = await evaluate(ctx, Array.from({ length: p.eval_tasks }, (_, i) => i), {

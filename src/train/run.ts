@@ -146,7 +146,12 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
   };
   const test = await splitIndices(c, env.task, "test");
   const maxLen = c.rollout.max_prompt_length + c.rollout.max_response_length;
-  const generator = new Generator(learner.model, { slots: c.rollout.slots, maxLen, blockSteps: c.rollout.block_steps });
+  const generator = new Generator(learner.model, {
+    slots: c.rollout.slots,
+    maxLen,
+    blockSteps: c.rollout.block_steps,
+    cache: c.rollout.kv_cache,
+  });
   const run: Run = {
     config: c,
     dir: o.runDir,

@@ -88,6 +88,50 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "an f16 KV cache gives the f32 cache's decode logits to within f16 rounding of k and v",
+  ignore: noGpu,
+  async fn() {
+    const { gpu, model } = await setup();
+    if (!gpu.features.f16) return;
+    const seq = [5, 9, 2, 30, 17, 4, 4, 12, 8, 19, 3];
+    const V = CONFIG.vocabSize;
+    const logitsWith = async (dtype: "f32" | "f16") => {
+      // Slots 0 and 2 of 3 decode together after one prefill, as rollouts do.
+      const cache = new KvCache(gpu, model, 3, 16, dtype);
+      assert.equal(cache.k[0].dtype, dtype);
+      const slots = [0, 2];
+      const run = (from: number, to: number) => {
+        const idx = slots.flatMap((s) => Array.from({ length: to - from }, (_, i) => [s, from + i]));
+        const batch = new Batch(gpu);
+        const out = inferForward(batch, cache, {
+          ids: Uint32Array.from(idx, ([s, i]) => seq[(i + s) % seq.length]),
+          positions: Uint32Array.from(idx, ([, i]) => i),
+          rows: Uint32Array.from(idx, ([s, i]) => s * 16 + i),
+          kvStart: Uint32Array.from(idx, ([s]) => s * 16),
+          kvEnd: Uint32Array.from(idx, ([s, i]) => s * 16 + i + 1),
+          select: Uint32Array.from(idx, (_, n) => n),
+        });
+        return batch.read([out]).then(([x]) => x as Float32Array);
+      };
+      const parts = [await run(0, 8)];
+      for (let i = 8; i < seq.length; i++) parts.push(await run(i, i + 1));
+      cache.release();
+      return Float32Array.from(parts.flatMap((p) => [...p]));
+    };
+    const f32 = await logitsWith("f32"), f16 = await logitsWith("f16");
+    assert.equal(f16.length, 2 * seq.length * V);
+    let diff = 0, scale = 0;
+    for (let i = 0; i < f32.length; i++) {
+      diff = Math.max(diff, Math.abs(f16[i] - f32[i]));
+      scale = Math.max(scale, Math.abs(f32[i]));
+    }
+    // k and v rounded to f16 (relative 2^-11) move the logits a little, never by much.
+    assert.ok(diff > 0, "the f16 cache must round k and v");
+    assert.ok(diff < 2e-2 * scale, `f16 cache logits differ by ${diff} (largest logit ${scale})`);
+  },
+});
+
 /** Greedy continuation by the f64 reference: argmax of the last position, repeated. */
 function greedyRef(ref: RefParams, prompt: number[], steps: number, stop: number[]): number[] {
   const seq = [...prompt], out: number[] = [];

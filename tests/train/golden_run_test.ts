@@ -19,7 +19,7 @@ data:
   train_batch_size: 2
   prompt: {user: "Craft the goal. Reply with one action: get, craft or inventory.", assistant: "OK."}
 rollout: {n: 2, temperature: 1.0, max_tokens_per_turn: 8, max_prompt_length: 1200, max_response_length: 128,
-  slots: 64, block_steps: 8}
+  slots: 64, block_steps: 8, kv_cache: f32}
 algorithm: {adv_estimator: grpo, rounds_ctrl: {type: fixed, rounds: [3]}}
 actor: {lr: 1.0e-3, ppo_mini_batch_size: 8, ppo_micro_batch_tokens: 8192, entropy_coeff: 0.01, use_kl_loss: true,
   recompute_old_logprob: false, weight_decay: 0.0}
