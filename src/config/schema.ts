@@ -88,6 +88,9 @@ const Data = z.strictObject({
   prompt: z.strictObject({ user: z.string(), assistant: z.string() }).nullable().default(null),
 });
 
+/** Settings of the KV cache's element type (rollout.kv_cache; a checkpoint's crucible.json keeps the one it used). */
+export const KV_CACHE_SETTINGS = ["auto", "f32", "f16"] as const;
+
 const Rollout = z.strictObject({
   /** Samples per prompt (the GRPO group size). */
   n: int(1).default(8),
@@ -105,7 +108,7 @@ const Rollout = z.strictObject({
    * Element type of the KV cache: auto is f16 where the adapter has shader-f16 (half the memory and, on a CPU
    * rasteriser, about half the attention's loads; accumulation stays f32), else f32.
    */
-  kv_cache: z.enum(["auto", "f32", "f16"]).default("auto"),
+  kv_cache: z.enum(KV_CACHE_SETTINGS).default("auto"),
 });
 
 const RoundsCtrl = z.strictObject({

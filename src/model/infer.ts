@@ -6,6 +6,7 @@
  * Cache layout per layer: k and v [S, KV, D] with S = slots · maxLen; slot s owns rows [s · maxLen, (s+1) · maxLen).
  */
 import type { Batch } from "../gpu/batch.ts";
+import type { KV_CACHE_SETTINGS } from "../config/schema.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { fromHost, type Tensor, zeros } from "../gpu/tensor.ts";
 import { attentionForward } from "../ops/attention.ts";
@@ -18,7 +19,7 @@ import { EMBED, FINAL_NORM, layerNames } from "./params.ts";
 import type { Transformer } from "./transformer.ts";
 
 /** A KV cache's element type, or auto: f16 where the adapter has shader-f16, else f32. */
-export type CacheSetting = "auto" | "f32" | "f16";
+export type CacheSetting = typeof KV_CACHE_SETTINGS[number];
 
 /** The element type a cache setting gives on this adapter; f16 on one without shader-f16 is refused. */
 export function cacheDtype(gpu: Gpu, setting: CacheSetting): "f32" | "f16" {

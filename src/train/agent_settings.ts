@@ -1,11 +1,11 @@
 /**
  * What a checkpoint's agent was trained with, kept beside its weights as `crucible.json`: the task, the prompt
  * turns, the task's options (TextCraft: the reply layout), the round and length limits, the evaluation
- * temperature and the KV cache's element type. `deno task eval` plays a checkpoint with these unless told otherwise, so the same weights score the
- * same anywhere; `deno task train` starts from a base model's prompt and options unless its config sets its own.
+ * temperature and the KV cache's element type. `deno task eval` plays a checkpoint with these unless told otherwise,
+ * so the same weights score the same anywhere; `deno task train` starts from a base model's prompt and options unless its config sets its own.
  */
 import { z } from "zod";
-import type { RunConfig } from "../config/schema.ts";
+import { KV_CACHE_SETTINGS, type RunConfig } from "../config/schema.ts";
 import type { Task, TaskOptions } from "../../tasks/task.ts";
 
 /** The file name in a model directory. */
@@ -22,7 +22,7 @@ const Settings = z.object({
   max_response_length: z.number().int().positive(),
   temperature: z.number().min(0),
   /** The KV cache's element type setting; absent in checkpoints from before it existed, which used f32. */
-  kv_cache: z.enum(["auto", "f32", "f16"]).optional(),
+  kv_cache: z.enum(KV_CACHE_SETTINGS).optional(),
 });
 
 /** A checkpoint's agent settings. */

@@ -13,7 +13,6 @@ import { type DType, DTYPE_BYTES } from "../../gpu/tensor.ts";
 import { GpuTimer, type Timing } from "../../gpu/timing.ts";
 import { type ModelConfig, parseModelConfig } from "../../model/config.ts";
 import { Generator } from "../../model/generate.ts";
-import type { CacheSetting } from "../../model/infer.ts";
 import { PackedInputs, packSequences } from "../../model/packing.ts";
 import {
   frozenDtype,
@@ -309,8 +308,6 @@ export interface DecodeShape {
   steps: number;
   /** Timed blocks (best of). */
   blocks: number;
-  /** The KV cache's element type (default auto, as in rollouts: f16 where the adapter has shader-f16). */
-  cache?: CacheSetting;
 }
 
 /** What the decode measurement found. */
@@ -332,7 +329,8 @@ export interface DecodeResult extends DecodeShape {
 export async function measureDecode(m: BenchModel, s: DecodeShape): Promise<DecodeResult> {
   const perBlock = s.steps + 1;
   const maxLen = s.promptLen + perBlock * (s.blocks + 1) + 1;
-  const gen = new Generator(m.model, { slots: s.seqs, maxLen, blockSteps: s.steps, cache: s.cache ?? "auto" });
+  // The KV cache as rollouts have it by default (f16 where the adapter has shader-f16).
+  const gen = new Generator(m.model, { slots: s.seqs, maxLen, blockSteps: s.steps, cache: "auto" });
   try {
     const V = m.config.vocabSize;
     const seqs = Array.from({ length: s.seqs }, (_, n) => gen.open([...tokenIds(s.promptLen, V, 2000 + n)], n));
