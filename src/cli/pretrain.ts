@@ -1,8 +1,8 @@
 /**
  * `deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N] [--export DIR]
- * [key.path=value ...]`: pretrains a base model on the task's synthetic tasks (config section `pretrain`), in
- * chunks that each end with a held-out evaluation and a checkpoint. `--export` writes the run's latest checkpoint
- * as a Hugging Face model directory with a model card.
+ * [--step N] [key.path=value ...]`: pretrains a base model on the task's synthetic tasks (config section
+ * `pretrain`), in chunks that each end with a held-out evaluation and a checkpoint. `--export` writes the run's
+ * latest checkpoint (or the one at `--step`) as a Hugging Face model directory with a model card.
  */
 import { parseArgs } from "node:util";
 import { resolveConfig } from "../config/load.ts";
@@ -15,7 +15,7 @@ import { terminalReporter } from "./progress.ts";
 import { EXIT_STOPPED, readRunConfig, refuseExistingRun, stopOnSignals } from "./train.ts";
 
 const USAGE = `Usage: deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N]
-                          [--export DIR] [key.path=value ...]
+                          [--export DIR [--step N]] [key.path=value ...]
 
 Pretrains a base model on a task's synthetic tasks (TextCraft: random crafting worlds, never the game's recipes).
 Every batch is drawn from (pretrain.seed, step), so a run resumes bit for bit; every pretrain.chunk_steps steps it
@@ -27,13 +27,15 @@ Options:
   --resume RUN_DIR   continue a run from its latest checkpoint; overrides that change its config are refused
   --minutes N        stop after N minutes with a checkpoint (resume later); default: run to pretrain.steps
   --export DIR       afterwards, write the latest checkpoint to DIR as a model directory with a README card
+  --step N           with --export, the checkpoint of step N instead (one is saved at every chunk's end)
   key.path=value     config overrides, e.g. pretrain.steps=4 pretrain.chunk_steps=2
 
 Exit codes: 0 pretraining reached pretrain.steps; 3 it stopped early with a checkpoint; 2 an error.
 
 Examples:
   deno task pretrain --minutes 120                       # two hours of the shipped recipe, then resume
-  deno task pretrain --resume runs/textcraft-pretrain-20261123-2200 --export models/crucible-tiny`;
+  deno task pretrain --resume runs/textcraft-pretrain-20261123-2200 --export models/crucible-tiny
+  deno task pretrain --resume runs/pretrain-d --export models/crucible-tiny --step 14000   # a finished run's step`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
@@ -45,6 +47,7 @@ export async function main(args: string[]): Promise<void> {
       resume: { type: "string" },
       minutes: { type: "string" },
       export: { type: "string" },
+      step: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -53,6 +56,10 @@ export async function main(args: string[]): Promise<void> {
   const names = positionals.filter((p) => !p.includes("="));
   if (names.length > 1) throw new TypeError(`Give one config name or file, got ${names.join(", ")}. See --help.`);
   const minutes = v.minutes === undefined ? undefined : numberFlag("--minutes", v.minutes, 0, { lo: 0 });
+  const step = v.step === undefined ? undefined : numberFlag("--step", v.step, 0, { lo: 1, integer: true });
+  if (step !== undefined && !v.export) {
+    throw new TypeError("--step picks the checkpoint --export writes; give --export DIR");
+  }
   let runDir = v["run-dir"];
   let config;
   if (v.resume) {
@@ -89,7 +96,7 @@ export async function main(args: string[]): Promise<void> {
       console.log(`Resume with: deno task pretrain --resume ${runDir}`);
       Deno.exitCode = EXIT_STOPPED;
     }
-    if (v.export) console.log(`Exported ${await exportBaseModel(runDir, v.export)}`);
+    if (v.export) console.log(`Exported ${await exportBaseModel(runDir, v.export, { step })}`);
   } finally {
     stops.release();
   }

@@ -86,6 +86,15 @@ const Data = z.strictObject({
   prompt_file: z.string().nullable().default(null),
   /** The prompt written inline instead (wins over prompt_file). */
   prompt: z.strictObject({ user: z.string(), assistant: z.string() }).nullable().default(null),
+  /**
+   * How RL steps pick their prompts: "uniform" walks the shuffled train split; "signal" favours the task's categories
+   * (TextCraft: depth) whose groups have differed in reward so far, never giving one less than `floor` of that
+   * weight (src/train/prompts.ts).
+   */
+  prompt_sampling: z.strictObject({
+    type: z.enum(["uniform", "signal"]).default("uniform"),
+    floor: num().gt(0).max(1).default(0.05),
+  }).default({ type: "uniform", floor: 0.05 }),
 });
 
 /** Settings of the KV cache's element type (rollout.kv_cache; a checkpoint's crucible.json keeps the one it used). */

@@ -18,6 +18,7 @@ import type { AdamW } from "./optimizer.ts";
 import type { HostModel } from "./setup.ts";
 import { AGENT_FILE, type AgentSettings } from "./agent_settings.ts";
 import { faultPoint } from "./faults.ts";
+import type { DataPosition } from "./prompts.ts";
 import type { ResumedAdapter } from "./lora.ts";
 
 /** What the trainer needs to continue exactly where it stopped. */
@@ -31,8 +32,8 @@ export interface TrainerState {
   rlStep: number;
   /** AdamW's applied-update count (bias correction). */
   optimizerStep: number;
-  /** Position in the shuffled training data: epoch and offset. */
-  data: { epoch: number; offset: number };
+  /** Position in the shuffled training data: epoch and offset (and per category, under signal sampling). */
+  data: DataPosition;
   /** The reference model's directory (frozen copy for the KL), relative to the run folder. */
   reference: string | null;
   /** Anything else worth keeping (evaluation history, timings). */
@@ -187,7 +188,14 @@ export async function loadLatestCheckpoint(
       `${runDir} has no checkpoints/latest: it is not a run folder, or it stopped before its first checkpoint`,
     );
   }
-  const dir = `${runDir}/checkpoints/${name}`;
+  return await loadCheckpoint(`${runDir}/checkpoints/${name}`, o);
+}
+
+/** Loads one checkpoint folder: weights, tokenizer, trainer state, optimizer moments and critic. */
+export async function loadCheckpoint(
+  dir: string,
+  o: { base?: () => Promise<HostModel> } = {},
+): Promise<LoadedCheckpoint> {
   let loaded: Pick<LoadedCheckpoint, "config" | "dtype" | "tensors" | "tokenizer" | "adapter"> & { state: unknown };
   if (await isAdapterDir(dir)) {
     if (!o.base) throw new TypeError(`${dir} is a LoRA adapter without its base model; load it with the run's model`);

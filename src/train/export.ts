@@ -1,5 +1,5 @@
 /**
- * Exporting a pretraining run's latest checkpoint as a base model: a Hugging Face directory (config.json,
+ * Exporting a pretraining run's checkpoint (the latest, or the one at a given step) as a base model: a Hugging Face directory (config.json,
  * model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json), its agent settings
  * (crucible.json), the resolved config that rebuilds it (pretrain.yaml) and a README model card written from the
  * run's own records: data recipe, seed, steps, tokens, wall time and held-out results.
@@ -8,7 +8,7 @@ import { parse } from "yaml";
 import { saveModelDir } from "../model/model_dir.ts";
 import { paramCount } from "../model/params.ts";
 import { AGENT_FILE, readAgentSettings } from "./agent_settings.ts";
-import { checkpointName, loadLatestCheckpoint } from "./checkpoint.ts";
+import { checkpointName, loadCheckpoint, loadLatestCheckpoint } from "./checkpoint.ts";
 
 interface EvalLine {
   phase: string;
@@ -18,9 +18,13 @@ interface EvalLine {
   copy?: { names: number; replies: number };
 }
 
-/** Writes the model directory `out` from the run folder `runDir`; returns `out`. */
-export async function exportBaseModel(runDir: string, out: string): Promise<string> {
-  const ckpt = await loadLatestCheckpoint(runDir);
+/**
+ * Writes the model directory `out` from the run folder `runDir`: its latest checkpoint, or the one at pretraining
+ * step `o.step` (which must have been saved); returns `out`.
+ */
+export async function exportBaseModel(runDir: string, out: string, o: { step?: number } = {}): Promise<string> {
+  const step = o.step;
+  const ckpt = step === undefined ? await loadLatestCheckpoint(runDir) : await stepCheckpoint(runDir, step);
   if (ckpt.state.phase !== "pretrain") {
     throw new RangeError(`${runDir} is not a pretraining run (its latest checkpoint is in phase ${ckpt.state.phase})`);
   }
@@ -39,7 +43,9 @@ export async function exportBaseModel(runDir: string, out: string): Promise<stri
     step: ckpt.state.sftStep,
     tokens: Number(ckpt.state.notes.tokens ?? 0),
     seconds: Number(ckpt.state.notes.seconds ?? 0),
-    last: evals.at(-1),
+    // The checkpoint's own evaluation (the last one up to its step), not a later one of the run.
+    last: evals.filter((e) => e.step <= ckpt.state.sftStep).at(-1),
+    runStep: Math.max(ckpt.state.sftStep, ...evals.map((e) => e.step)),
   });
   const enc = new TextEncoder();
   await saveModelDir(out, {
@@ -56,6 +62,20 @@ export async function exportBaseModel(runDir: string, out: string): Promise<stri
   return out;
 }
 
+/** A pretraining run's checkpoint at `step`, or an error naming the step and how checkpoints are kept. */
+async function stepCheckpoint(runDir: string, step: number) {
+  const name = checkpointName("pretrain", step);
+  try {
+    return await loadCheckpoint(`${runDir}/checkpoints/${name}`);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    throw new Deno.errors.NotFound(
+      `${runDir} has no checkpoint at step ${step} (checkpoints/${name}); pretraining saves one at the end of ` +
+        `every chunk (pretrain.chunk_steps)`,
+    );
+  }
+}
+
 function modelCard(m: {
   name: string;
   /** The directory as the export was asked to write it: the card's rebuild line names its pretrain.yaml. */
@@ -69,6 +89,8 @@ function modelCard(m: {
   tokens: number;
   seconds: number;
   last?: EvalLine;
+  /** The furthest step the run reached (past `step` when an earlier checkpoint is exported). */
+  runStep: number;
 }): string {
   const p = m.config.pretrain ?? {};
   const partial = typeof p.steps === "number" && m.step < p.steps;
@@ -101,7 +123,9 @@ ${m.step}${partial ? ` of the recipe's ${p.steps}` : ""} optimizer steps of abou
 ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in ${
     (m.seconds / 3600).toFixed(2)
   } hours of wall time on the machine that built it (2 CPU cores, WebGPU on Mesa's lavapipe).${
-    partial
+    m.runStep > m.step
+      ? ` The run went on to step ${m.runStep}; this is its checkpoint at step ${m.step} (every held-out evaluation is in the run's evals.jsonl).`
+      : partial
       ? ` This is the run's checkpoint at step ${m.step}: pretraining goes on from it, and a later export replaces it.`
       : ""
   }

@@ -4,7 +4,6 @@
  * (`rlPhase`: steps of rollouts and updates, periodic evaluations and checkpoints, the final evaluation). Each
  * returns false when a stop request interrupted it, after saving a checkpoint to resume from.
  */
-import { Rng } from "../util/random.ts";
 import { loadModelDir } from "../model/model_dir.ts";
 import { Transformer } from "../model/transformer.ts";
 import { ChatRenderer } from "../rollout/chat.ts";
@@ -12,6 +11,7 @@ import { checkpointName, tidyCheckpoints } from "./checkpoint.ts";
 import { Critic } from "./critic.ts";
 import { phaseOptimizer, SkipGuard } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
+import { byCategory, nextPrompts, recordSignal, signalPrompts } from "./prompts.ts";
 import { rlStep, type RlStepContext, stepMetrics } from "./rl_step.ts";
 import type { Run } from "./run.ts";
 import { checkEnv } from "./setup.ts";
@@ -123,14 +123,22 @@ export async function rlPhase(run: Run): Promise<boolean> {
     stopIds: run.host.stopIds,
     lr: (k) => lrAt(c.actor.lr, c.actor.lr_schedule, k, optimizerStepsTotal),
   };
+  const sampling = c.data.prompt_sampling;
+  // The run refused "signal" at its start for a task without categories.
+  const category = sampling.type === "signal" ? run.rollout.task.category?.bind(run.rollout.task) : undefined;
+  const groups = category && byCategory(run.train, category);
+  const prompts = (step: number) =>
+    groups
+      ? signalPrompts(groups, c.data.train_batch_size, c.trainer.seed, step, sampling.floor, state.data)
+      : nextPrompts(run.train, c.data.train_batch_size, c.trainer.seed, state.data);
   const bar = run.rep.bar("rl", stepsTotal);
   bar.tick(state.rlStep);
   const stepName = () => checkpointName("rl", state.rlStep);
   const guard = new SkipGuard(c.trainer.max_skipped_steps, "actor.lr", c.actor.lr);
   while (state.rlStep < stepsTotal && !run.stopRequested()) {
     const step = state.rlStep + 1;
-    const position = { ...state.data };
-    const r = await rlStep(ctx, step, nextPrompts(run.train, c.data.train_batch_size, c.trainer.seed, state.data));
+    const position = structuredClone(state.data);
+    const r = await rlStep(ctx, step, prompts(step));
     if (r.aborted) {
       // Most episodes failed in the environment: the step does not count; the same prompts run again once it is back.
       state.data = position;
@@ -138,6 +146,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
       continue;
     }
     state.rlStep = step;
+    if (category) recordSignal(state.data, stepGroups(r.trajectories), category);
     const m = stepMetrics(r);
     await run.log.metric({ phase: "rl", step, time: new Date().toISOString(), ...m });
     if (r.updates.length > 0 && guard.record(r.updates.some((u) => u.applied))) {
@@ -236,23 +245,12 @@ function stepLine(step: number, total: number, m: Record<string, number>): strin
     `entropy ${m.entropy.toFixed(3)}  grad ${m.grad_norm.toFixed(2)}  ${m.tokens_per_s.toFixed(0)} tok/s`;
 }
 
-/** The next `count` prompts of the shuffled training data (reshuffled each epoch), advancing `pos`. */
-export function nextPrompts(
-  indices: readonly number[],
-  count: number,
-  seed: number,
-  pos: { epoch: number; offset: number },
-): number[] {
-  const out: number[] = [];
-  while (out.length < count) {
-    const order = new Rng(seed * 31 + pos.epoch).shuffle([...indices]);
-    const take = Math.min(count - out.length, order.length - pos.offset);
-    out.push(...order.slice(pos.offset, pos.offset + take));
-    pos.offset += take;
-    if (pos.offset >= order.length) {
-      pos.epoch++;
-      pos.offset = 0;
-    }
+/** A step's groups: each group's task and the rewards of its episodes that reached the environment's end. */
+function stepGroups(ts: readonly Trajectory[]): { task: number; rewards: number[] }[] {
+  const out = new Map<number, { task: number; rewards: number[] }>();
+  for (const t of ts) {
+    const g = out.get(t.group) ?? out.set(t.group, { task: t.task, rewards: [] }).get(t.group)!;
+    if (t.reward !== null) g.rewards.push(t.reward);
   }
-  return out;
+  return [...out.values()];
 }

@@ -123,6 +123,12 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
 /** The run's learner, state, data and writers, from scratch or from the folder's latest checkpoint. */
 async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
   const c = o.config;
+  if (c.data.prompt_sampling.type === "signal" && !env.task.category) {
+    throw new TypeError(
+      `data.prompt_sampling.type=signal draws prompts by task category, and ${c.task} has none; ` +
+        `use data.prompt_sampling.type=uniform`,
+    );
+  }
   await checkEnv(env);
   const gpu = await getGpu();
   const resumed = o.resume ? await resumePoint(o, () => loadModel(c, env.task)) : undefined;

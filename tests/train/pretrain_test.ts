@@ -133,5 +133,21 @@ Deno.test({
     const card = await Deno.readTextFile(`${dir}/model/README.md`);
     assert.match(card, /3 optimizer steps/);
     assert.match(card, /never reads the\s+game's recipe tables/);
+    // An earlier checkpoint of the finished run, with its own evaluation on the card.
+    const early = await pretrain(["--resume", `${dir}/c`, "--export", `${dir}/early`, "--step", "2"]);
+    assert.equal(early.code, 0, early.err);
+    assert.equal(
+      await sha(`${dir}/early/model.safetensors`),
+      await sha(`${dir}/c/checkpoints/pretrain-step-000002/model.safetensors`),
+    );
+    const earlyCard = await Deno.readTextFile(`${dir}/early/README.md`);
+    assert.match(earlyCard, /2 of the recipe's 3 optimizer steps/);
+    assert.match(earlyCard, /went on to step 3; this is its checkpoint at step 2/);
+    const at2 = JSON.parse((await Deno.readTextFile(`${dir}/c/evals.jsonl`)).trim().split("\n")[0]);
+    assert.equal(at2.step, 2);
+    assert.ok(earlyCard.includes(`replies exactly right: ${(100 * at2.copy.replies).toFixed(1)}%`), earlyCard);
+    const missing = await pretrain(["--resume", `${dir}/c`, "--export", `${dir}/none`, "--step", "5"]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.err, /no checkpoint at step 5/);
   },
 });
