@@ -1,8 +1,9 @@
 /**
- * Exporting a pretraining run's checkpoint (the latest, or the one at a given step) as a base model: a Hugging Face directory (config.json,
- * model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json), its agent settings
- * (crucible.json), the resolved config that rebuilds it (pretrain.yaml) and a README model card written from the
- * run's own records: data recipe, seed, steps, tokens, wall time and held-out results.
+ * Exporting a pretraining run's checkpoint (the latest, or the one at a given step) as a base model: a Hugging Face
+ * directory (config.json, model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json), its
+ * agent settings (crucible.json), the resolved config that rebuilds it (pretrain.yaml) and a README model card
+ * written from the run's own records: data recipe, seed, steps, tokens, wall time and the checkpoint's held-out
+ * results.
  */
 import { parse } from "yaml";
 import { saveModelDir } from "../model/model_dir.ts";
