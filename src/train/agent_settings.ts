@@ -2,7 +2,8 @@
  * What a checkpoint's agent was trained with, kept beside its weights as `crucible.json`: the task, the prompt
  * turns, the task's options (TextCraft: the reply layout), the round and length limits, the evaluation
  * temperature and the KV cache's element type. `deno task eval` plays a checkpoint with these unless told otherwise,
- * so the same weights score the same anywhere; `deno task train` starts from a base model's prompt and options unless its config sets its own.
+ * so the same weights score the same anywhere; `deno task train` starts from a base model's prompt and options
+ * unless its config sets its own.
  */
 import { z } from "zod";
 import { KV_CACHE_SETTINGS, type RunConfig } from "../config/schema.ts";

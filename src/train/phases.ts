@@ -12,7 +12,7 @@ import { Critic } from "./critic.ts";
 import { phaseOptimizer, SkipGuard } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { byCategory, nextPrompts, recordSignal, signalPrompts } from "./prompts.ts";
-import { rlStep, type RlStepContext, stepMetrics } from "./rl_step.ts";
+import { groupRewards, rlStep, type RlStepContext, stepMetrics } from "./rl_step.ts";
 import type { Run } from "./run.ts";
 import { checkEnv } from "./setup.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
@@ -146,7 +146,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
       continue;
     }
     state.rlStep = step;
-    if (category) recordSignal(state.data, stepGroups(r.trajectories), category);
+    if (category) recordSignal(state.data, groupRewards(r.trajectories), category);
     const m = stepMetrics(r);
     await run.log.metric({ phase: "rl", step, time: new Date().toISOString(), ...m });
     if (r.updates.length > 0 && guard.record(r.updates.some((u) => u.applied))) {
@@ -243,14 +243,4 @@ function stepLine(step: number, total: number, m: Record<string, number>): strin
   return `step ${step}/${total}  reward ${m.reward_mean.toFixed(3)}  success ${(100 * m.success_rate).toFixed(1)}%  ` +
     `rounds ${m.rounds_mean.toFixed(1)}/${m.rounds_max}  loss ${m.policy_loss.toFixed(4)}  kl ${m.kl.toFixed(4)}  ` +
     `entropy ${m.entropy.toFixed(3)}  grad ${m.grad_norm.toFixed(2)}  ${m.tokens_per_s.toFixed(0)} tok/s`;
-}
-
-/** A step's groups: each group's task and the rewards of its episodes that reached the environment's end. */
-function stepGroups(ts: readonly Trajectory[]): { task: number; rewards: number[] }[] {
-  const out = new Map<number, { task: number; rewards: number[] }>();
-  for (const t of ts) {
-    const g = out.get(t.group) ?? out.set(t.group, { task: t.task, rewards: [] }).get(t.group)!;
-    if (t.reward !== null) g.rewards.push(t.reward);
-  }
-  return [...out.values()];
 }

@@ -31,13 +31,6 @@ export interface DataPosition {
   categories?: Record<string, CategoryState>;
 }
 
-/** How prompts are drawn. */
-export interface PromptSampling {
-  type: "uniform" | "signal";
-  /** Lowest chance weight of a category under "signal" (its smoothed signal rate otherwise). */
-  floor: number;
-}
-
 /** The next `count` prompts of the shuffled training data (reshuffled each epoch), advancing `pos`. */
 export function nextPrompts(
   indices: readonly number[],

@@ -268,10 +268,22 @@ function criticMetrics(steps: readonly CriticStep[]): Record<string, number> {
  * rewards has every advantage 0 and teaches nothing).
  */
 export function signalShare(ts: readonly Trajectory[]): number {
-  const rewards = new Map<number, Set<number>>();
-  for (const t of ts) rewards.set(t.group, (rewards.get(t.group) ?? new Set()).add(t.reward ?? 0));
-  if (rewards.size === 0) return 0;
-  return [...rewards.values()].filter((r) => r.size > 1).length / rewards.size;
+  const scored = groupRewards(ts).filter((g) => g.rewards.length > 0);
+  if (scored.length === 0) return 0;
+  return scored.filter((g) => new Set(g.rewards).size > 1).length / scored.length;
+}
+
+/**
+ * Each prompt group's task and the rewards of its episodes that have one (an environment failure or a prompt
+ * overflow has none).
+ */
+export function groupRewards(ts: readonly Trajectory[]): { task: number; rewards: number[] }[] {
+  const out = new Map<number, { task: number; rewards: number[] }>();
+  for (const t of ts) {
+    const g = out.get(t.group) ?? out.set(t.group, { task: t.task, rewards: [] }).get(t.group)!;
+    if (t.reward !== null) g.rewards.push(t.reward);
+  }
+  return [...out.values()];
 }
 
 /** Step metrics from a step's result (one JSON line of metrics.jsonl, minus time and step). */
