@@ -1,6 +1,7 @@
-// AdamW update of one parameter tensor (decoupled weight decay, bias correction, gradient clipping by a scale
-// read on the GPU). With g' = g * stats[1]:
-//   w <- w - lr * weightDecay * w
+// AdamW update of one parameter tensor, or of a whole arena chunk of them (decoupled weight decay, bias
+// correction, gradient clipping by a scale read on the GPU). With g' = g * stats[1] and wd = weightDecay for the
+// elements i < decayEnd (a chunk holds its decayed tensors first), else 0:
+//   w <- w - lr * wd * w
 //   m <- beta1 * m + (1 - beta1) * g'
 //   v <- beta2 * v + (1 - beta2) * g'^2
 //   w <- w - lr * (m / bc1) / (sqrt(v / bc2) + eps)        bc1 = 1 - beta1^step, bc2 = 1 - beta2^step
@@ -25,6 +26,7 @@ struct Params {
   weightDecay: f32,
   bc1: f32,
   bc2: f32,
+  decayEnd: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -45,7 +47,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
   let vi = p.beta2 * v[i] + (1.0 - p.beta2) * grad * grad;
   m[i] = mi;
   v[i] = vi;
-  var wi = w[i] * (1.0 - p.lr * p.weightDecay);
+  var wi = w[i] * (1.0 - p.lr * select(0.0, p.weightDecay, i < p.decayEnd));
   wi -= p.lr * (mi / p.bc1) / (sqrt(vi / p.bc2) + p.eps);
   w[i] = wi;
 }

@@ -20,7 +20,7 @@
 //   9 stats    read_write  [splits, T, H, 2] f32 = (m, l) of that chunk, written (=) by main_split (l = 0 for an
 //                          empty chunk), read by main_combine
 //
-// Entry points (main, main_tile or main_reg alone, or main_split then main_combine):
+// Entry points (main, main_tile, main_reg or main_lane alone, or main_split then main_combine):
 //   main          single pass over all keys of a row, one invocation per (row, head), k and v read straight from
 //                 storage: bindings 1-7. Grid foldGrid(ceil(T · H / WG)).
 //   main_tile     the same sums for real GPUs: a workgroup of WG query rows of one head stages K and V tiles of BK
@@ -33,17 +33,22 @@
 //                 keys per step, jumping the gaps between ranges; each step's K and V rows are loaded once (one
 //                 element per lane) and shared by subgroupBroadcast. Bindings 1-7.
 //                 Grid foldGrid(ceil(T · G / (LANES · BQ)) · KV). Needs subgroups of exactly LANES invocations.
+//   main_lane     decoding on CPU rasterisers: one invocation per (row, head) as in main, walking only its own
+//                 range, BJ keys per step, q, the running sums and the BJ loaded K and V rows in named registers
+//                 (straight-line code, no loop over D). Neighbouring rows sit in different cache slots, so nothing
+//                 is worth sharing between lanes. Bindings 1-7. Grid foldGrid(ceil(T · H / WG)).
 //   main_split    flash decoding, first half: the keys of each row cut into `splits` equal chunks, each chunk
 //                 summed on its own, one invocation per (split, row, head): bindings 1-5, 8, 9.
 //                 Grid foldGrid(ceil(splits · T · H / WG)).
 //   main_combine  second half, merges the chunks of each row: bindings 6-9. Grid foldGrid(ceil(T · H / WG)).
 //
 // Compile-time constants: D (head dim, <= 256; <= 128 for main_reg), WG, BK; LANES, BQ, BJ and the template slots
-// REG_INIT, REG_STEP, REG_SAVE of main_reg (straight-line code from src/ops/attention_reg.ts, empty when another
-// entry point is compiled). Any T, S. The linear workgroup index is wg.x + wg.y · nwg.x. main and
-// main_split hold q and the output accumulator in D-sized register arrays, main_reg in BQ · D named registers.
-// On lavapipe an invocation may run at most 65535 loop iterations in all (more ends its loops early): main_reg
-// takes ceil(S / BJ) at most, the host keeps it below that; main and main_split take about 2 · D + 1 per key.
+// REG_INIT, REG_STEP, REG_SAVE of main_reg and LANE_INIT, LANE_STEP, LANE_SAVE of main_lane (straight-line code
+// from src/ops/attention_reg.ts, empty when another entry point is compiled). Any T, S. The linear workgroup index
+// is wg.x + wg.y · nwg.x. main and main_split hold q and the output accumulator in D-sized register arrays,
+// main_reg in BQ · D named registers, main_lane in D. On lavapipe an invocation may run at most 65535 loop
+// iterations in all (more ends its loops early): main_reg takes ceil(S / BJ) at most, main_lane ceil(longest
+// range / BJ), the host keeps them below that; main and main_split take about 2 · D + 1 per key.
 
 struct Params {
   T: u32,
@@ -313,4 +318,30 @@ fn main_reg(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3
     {{REG_STEP}}
   }
   {{REG_SAVE}}
+}
+
+// main_lane (see the header): one invocation per query row, its own keys only, BJ per step, in named registers.
+@compute @workgroup_size(WG)
+fn main_lane(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
+             @builtin(local_invocation_index) li: u32) {
+  let row = linearId(wg, nwg, li);
+  if (row >= p.T * p.H) {
+    return;
+  }
+  let t = row / p.H;
+  let kvh = (row % p.H) / (p.H / p.KV);
+  let js = kvStart[t];
+  let je = min(kvEnd[t], p.S);
+  let last = max(je, 1u) - 1u;
+  let scale = p.scale * LOG2E;
+  {{LANE_INIT}}
+  var j = js;
+  loop {
+    if (j >= je) {
+      break;
+    }
+    {{LANE_STEP}}
+    j += {{BJ}}u;
+  }
+  {{LANE_SAVE}}
 }

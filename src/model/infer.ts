@@ -9,7 +9,7 @@ import type { Batch } from "../gpu/batch.ts";
 import type { KV_CACHE_SETTINGS } from "../config/schema.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { fromHost, type Tensor, zeros } from "../gpu/tensor.ts";
-import { attentionForward } from "../ops/attention.ts";
+import { attentionForward, rangeFacts } from "../ops/attention.ts";
 import { embeddingForward } from "../ops/embedding.ts";
 import { kvcacheWrite } from "../ops/kvcache.ts";
 import { rmsnormForward } from "../ops/rmsnorm.ts";
@@ -91,6 +91,8 @@ export function inferForward(batch: Batch, cache: KvCache, t: InferTokens, ids?:
   const idTensor = ids ?? u32(t.ids);
   if (!ids) host.push(idTensor);
   const rope = model.rope(cache.maxLen);
+  // Decoding (one query per sequence) picks the lane attention kernel on CPU rasterisers.
+  const ranges = rangeFacts(t.kvStart, t.kvEnd);
   let x = act(batch, [T, C]);
   embeddingForward(batch, idTensor, w.stored(EMBED), x);
   for (let l = 0; l < c.numLayers; l++) {
@@ -117,7 +119,7 @@ export function inferForward(batch: Batch, cache: KvCache, t: InferTokens, ids?:
     k.release();
     v.release();
     const o = act(batch, [T, H, D]), lse = act(batch, [T, H]);
-    attentionForward(batch, { q, k: cache.k[l], v: cache.v[l], kvStart, kvEnd, o, lse });
+    attentionForward(batch, { q, k: cache.k[l], v: cache.v[l], kvStart, kvEnd, o, lse, ranges });
     q.release();
     lse.release();
     const x2 = act(batch, [T, C]);

@@ -17,7 +17,7 @@ import {
   type StoredTensor,
   zerosStored,
 } from "../gpu/split.ts";
-import { bindingBytes, type DType, type HostArray, type Tensor } from "../gpu/tensor.ts";
+import { bindingBytes, type DType, type HostArray, sizeOf, type Tensor, write, zeros } from "../gpu/tensor.ts";
 import type { ModelConfig } from "./config.ts";
 import { EMBED, LM_HEAD, type ParamSpec, paramTable } from "./params.ts";
 
@@ -33,18 +33,24 @@ export class TensorSet {
     readonly config: ModelConfig,
     fill: (spec: ParamSpec) => StoredTensor,
     readonly specs: ParamSpec[] = paramTable(config),
+    /** The arena the tensors are views of, when they are (see the module header). */
+    readonly arena?: Arena,
   ) {
     for (const spec of this.specs) this.tensors.set(spec.name, fill(spec));
   }
 
-  /** A set of zero f32 tensors with the table's shapes (gradients, moments). */
+  /** A set of zero f32 tensors with the table's shapes (gradients, moments), in an arena where one fits. */
   static zeros(gpu: Gpu, config: ModelConfig, specs?: ParamSpec[]): TensorSet {
-    return new TensorSet(gpu, config, (s) => zerosStored(gpu, checkFits(gpu, s, "f32"), "f32", s.name), specs);
+    const table = specs ?? paramTable(config);
+    const arena = newArena(gpu, table);
+    if (arena) return new TensorSet(gpu, config, (s) => arena.view(s), table, arena);
+    return new TensorSet(gpu, config, (s) => zerosStored(gpu, checkFits(gpu, s, "f32"), "f32", s.name), table);
   }
 
   /**
    * Uploads host tensors; every table entry must be present with its exact element count. `dtype` picks each
-   * tensor's storage (default f32; f16 is rounded to nearest on upload).
+   * tensor's storage (default f32; f16 is rounded to nearest on upload). An all-f32 set goes into an arena where
+   * one fits.
    */
   static fromHost(
     gpu: Gpu,
@@ -52,15 +58,32 @@ export class TensorSet {
     host: ReadonlyMap<string, Float32Array>,
     o: { specs?: ParamSpec[]; dtype?: (spec: ParamSpec, data: Float32Array) => DType } = {},
   ): TensorSet {
-    return new TensorSet(gpu, config, (s) => {
-      const data = host.get(s.name);
+    const table = o.specs ?? paramTable(config);
+    const data = (s: ParamSpec) => {
+      const d = host.get(s.name);
       const size = s.shape.reduce((a, b) => a * b, 1);
-      if (!data) throw new TypeError(`Parameter ${s.name} [${s.shape}] is missing`);
-      if (data.length !== size) {
-        throw new TypeError(`Parameter ${s.name} has ${data.length} values but its shape [${s.shape}] needs ${size}`);
+      if (!d) throw new TypeError(`Parameter ${s.name} [${s.shape}] is missing`);
+      if (d.length !== size) {
+        throw new TypeError(`Parameter ${s.name} has ${d.length} values but its shape [${s.shape}] needs ${size}`);
       }
-      return uploadParam(gpu, s, data, o.dtype?.(s, data));
-    }, o.specs);
+      return d;
+    };
+    const dtypes = table.map((s) => o.dtype?.(s, data(s)) ?? "f32");
+    const arena = dtypes.every((d) => d === "f32") ? newArena(gpu, table) : undefined;
+    if (arena) {
+      return new TensorSet(
+        gpu,
+        config,
+        (s) => {
+          const view = arena.view(s);
+          write(view, data(s));
+          return view;
+        },
+        table,
+        arena,
+      );
+    }
+    return new TensorSet(gpu, config, (s) => uploadParam(gpu, s, data(s), dtypes[table.indexOf(s)]), table);
   }
 
   /** A tensor that is never split (a norm, a bias, an adapter's A or B); throws a RangeError naming it when absent. */
@@ -91,9 +114,10 @@ export class TensorSet {
     return this.stored(this.config.tieWordEmbeddings ? EMBED : LM_HEAD);
   }
 
-  /** Records zero fills of every tensor. */
+  /** Records zero fills of every tensor (of each arena chunk at once). */
   clear(batch: Batch): void {
-    for (const t of this.tensors.values()) for (const p of rowParts(t)) batch.clear(p.tensor);
+    if (this.arena) { for (const c of this.arena.chunks) batch.clear(c); }
+    else for (const t of this.tensors.values()) for (const p of rowParts(t)) batch.clear(p.tensor);
   }
 
   /** SYNC POINT: reads every tensor back (one readback while they fit 256 MiB of staging, see readStored). */
@@ -106,8 +130,84 @@ export class TensorSet {
   /** Returns every buffer to the pool. */
   release(): void {
     for (const t of this.tensors.values()) t.release();
+    for (const c of this.arena?.chunks ?? []) c.release();
     this.tensors.clear();
   }
+}
+
+/** Where an arena puts each tensor of a table: every chunk's size, and each tensor's chunk and element offset. */
+export interface ArenaLayout {
+  /** Elements of each chunk (one buffer each). */
+  chunks: number[];
+  /** Per chunk, the element where tensors without weight decay begin (all decayed ones sit before it). */
+  decayEnd: number[];
+  place: Map<string, { chunk: number; offset: number }>;
+}
+
+/** An arena's chunks (f32 buffers) and the views it hands out. */
+export interface Arena {
+  layout: ArenaLayout;
+  chunks: Tensor[];
+  view(spec: ParamSpec): Tensor;
+}
+
+/**
+ * The arena layout of a table on this adapter: decayed tensors first, then the others, each at an offset that meets
+ * the adapter's storage alignment, packed into chunks of at most the GPU's tensor limit. Undefined when a tensor
+ * alone passes that limit (it is split by rows instead, and the set is not an arena).
+ *
+ * @example
+ * ```ts
+ * arenaLayout(gpu, paramTable(config)); // { chunks: [983_424], decayEnd: [982_784], place: Map { ... } }
+ * ```
+ */
+export function arenaLayout(gpu: Gpu, specs: readonly ParamSpec[]): ArenaLayout | undefined {
+  const align = Math.max(1, gpu.limits.minStorageBufferOffsetAlignment / 4);
+  const limit = Math.floor(gpu.tensorLimit / 4);
+  const order = [...specs.filter((s) => s.decay), ...specs.filter((s) => !s.decay)];
+  const layout: ArenaLayout = { chunks: [], decayEnd: [], place: new Map() };
+  let used = limit + 1;
+  for (const s of order) {
+    const size = sizeOf(s.shape);
+    const padded = Math.ceil(Math.max(size, 1) / align) * align;
+    if (padded > limit) return undefined;
+    if (used + padded > limit) {
+      layout.chunks.push(0);
+      layout.decayEnd.push(0);
+      used = 0;
+    }
+    const chunk = layout.chunks.length - 1;
+    layout.place.set(s.name, { chunk, offset: used });
+    used += padded;
+    layout.chunks[chunk] = used;
+    if (s.decay) layout.decayEnd[chunk] = used;
+  }
+  return layout.chunks.length > 0 ? layout : undefined;
+}
+
+/** Two layouts place every tensor alike (sets over the same table on the same adapter do). */
+export function sameLayout(a: ArenaLayout, b: ArenaLayout): boolean {
+  if (a.chunks.join() !== b.chunks.join() || a.place.size !== b.place.size) return false;
+  for (const [name, p] of a.place) {
+    const q = b.place.get(name);
+    if (!q || q.chunk !== p.chunk || q.offset !== p.offset) return false;
+  }
+  return true;
+}
+
+/** Zeroed chunks for a table's arena, or undefined where the table has no arena layout. */
+function newArena(gpu: Gpu, specs: readonly ParamSpec[]): Arena | undefined {
+  const layout = arenaLayout(gpu, specs);
+  if (!layout) return undefined;
+  const chunks = layout.chunks.map((n, i) => zeros(gpu, [n], "f32", `arena chunk ${i}`));
+  return {
+    layout,
+    chunks,
+    view(spec) {
+      const p = layout.place.get(spec.name)!;
+      return chunks[p.chunk].view(p.offset, spec.shape);
+    },
+  };
 }
 
 /** Whether the kernels read a parameter in row parts: the model's matrices (embedding, projections, LM head). */

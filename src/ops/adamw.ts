@@ -17,6 +17,7 @@ const PARAMS = uniforms(
     ["weightDecay", "f32"],
     ["bc1", "f32"],
     ["bc2", "f32"],
+    ["decayEnd", "u32"],
   ] as const,
 );
 
@@ -29,6 +30,11 @@ export interface AdamwSettings {
   weightDecay?: number;
   /** 1-based count of updates applied so far including this one (bias correction). */
   step: number;
+  /**
+   * Weight decay applies to elements [0, decayEnd) only (an arena chunk holds its decayed tensors first); default
+   * all of them.
+   */
+  decayEnd?: number;
 }
 
 /** The tensors of one parameter: all [n] f32. */
@@ -39,7 +45,10 @@ export interface AdamwState {
   v: Tensor;
 }
 
-/** Records one AdamW update of a parameter; `stats` is the [4] output of gradNorm (clip scale, finite flag). */
+/**
+ * Records one AdamW update of a parameter (or of an arena chunk of them); `stats` is the [4] output of gradNorm
+ * (clip scale, finite flag).
+ */
 export function adamw(batch: Batch, state: AdamwState, stats: Tensor, s: AdamwSettings): void {
   const n = state.w.size;
   for (const [name, t] of Object.entries(state)) {
@@ -49,6 +58,9 @@ export function adamw(batch: Batch, state: AdamwState, stats: Tensor, s: AdamwSe
   }
   if (!Number.isInteger(s.step) || s.step < 1) {
     throw new RangeError(`AdamW step must be an integer >= 1, got ${s.step}`);
+  }
+  if (s.decayEnd !== undefined && (!Number.isInteger(s.decayEnd) || s.decayEnd < 0)) {
+    throw new RangeError(`AdamW decayEnd must be an integer >= 0, got ${s.decayEnd}`);
   }
   const beta1 = s.beta1 ?? 0.9;
   const beta2 = s.beta2 ?? 0.999;
@@ -64,6 +76,7 @@ export function adamw(batch: Batch, state: AdamwState, stats: Tensor, s: AdamwSe
       weightDecay: s.weightDecay ?? 0.01,
       bc1: 1 - Math.pow(beta1, s.step),
       bc2: 1 - Math.pow(beta2, s.step),
+      decayEnd: Math.min(s.decayEnd ?? n, n),
     },
     grid: foldGrid(batch.gpu, Math.ceil(n / 256)),
   });

@@ -24,7 +24,8 @@ import type { Gpu } from "../gpu/device.ts";
 import { cachedKernel, type Kernel, kernel, type Shader } from "../gpu/pipeline.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
-import { dkvRegSlots, dqRegSlots, forwardRegSlots } from "./attention_reg.ts";
+import type { RangeFacts } from "./attention_ranges.ts";
+import { dkvRegSlots, dqRegSlots, forwardLaneSlots, forwardRegSlots } from "./attention_reg.ts";
 import {
   type AttentionDims,
   type AttentionShape,
@@ -38,7 +39,7 @@ import {
 } from "./attention_variants.ts";
 import { fixedSubgroupSize, laneSlots } from "./wgsl.ts";
 
-export { type AttentionRanges, cacheRanges, packedCausalRanges } from "./attention_ranges.ts";
+export { type AttentionRanges, cacheRanges, packedCausalRanges, rangeFacts } from "./attention_ranges.ts";
 export type { AttentionVariant } from "./attention_variants.ts";
 
 const FORWARD_SHADER: Shader = { name: "attention_forward", source: forwardSource };
@@ -79,8 +80,15 @@ export interface AttentionForwardArgs {
    * on a real GPU.
    */
   splits?: number;
-  /** Kernel shape of the single pass ("row", "tile", "reg{BQ}x{BJ}"); defaults to the adapter's pick. */
+  /** Kernel shape of the single pass ("row", "tile", "reg{BQ}x{BJ}", "lane{BJ}"); defaults to the adapter's pick. */
   variant?: AttentionVariant;
+  /**
+   * What the host knows of kvStart and kvEnd ({@linkcode rangeFacts}), for the default kernel choice: queries
+   * that mostly sit in different sequences (decoding) take the lane kernel on CPU rasterisers, and its loop is
+   * bounded by the longest range instead of S. A promise the host keeps: a longer range would silently end early on
+   * lavapipe (see LOOP_BUDGET).
+   */
+  ranges?: RangeFacts;
 }
 
 /** Arguments of {@linkcode attentionBackward}. Every tensor f32. */
@@ -158,6 +166,9 @@ const IDLE_REG = {
   REG_INIT: "let lo = 0u;\n  let hi = 0u;",
   REG_STEP: "",
   REG_SAVE: "",
+  LANE_INIT: "",
+  LANE_STEP: "",
+  LANE_SAVE: "",
   DQ_INIT: "let lo = 0u;\n  let hi = 0u;",
   DQ_STEP: "",
   DQ_SAVE: "",
@@ -207,7 +218,7 @@ function forwardKernel(gpu: Gpu, D: number, kt: Tensor["dtype"], entryPoint: str
   if (kt !== "f32" && kt !== "f16") throw new TypeError(`Attention k and v must be f32 or f16, got ${kt}`);
   if (kt === "f16" && D % 2 !== 0) throw new TypeError(`Attention with f16 k and v needs an even head size, got ${D}`);
   const packed = kt === "f16";
-  const reg = shape?.kind === "reg" ? variantName(shape, false) : "";
+  const reg = shape?.kind === "reg" || shape?.kind === "lane" ? variantName(shape, false) : "";
   // Cached under the label: the generated reg code is large, so it is built and hashed once per device.
   const label = `attention_forward ${entryPoint}${reg ? ` ${reg}` : ""} D=${D} ${kt}`;
   return cachedKernel(gpu, label, () => {
@@ -224,6 +235,9 @@ function forwardKernel(gpu: Gpu, D: number, kt: Tensor["dtype"], entryPoint: str
       const block = { D, rows: shape.bq, keys: shape.bj, lanes, packed };
       Object.assign(template, { ...laneSlots(lanes, true), BQ: shape.bq, BJ: shape.bj });
       Object.assign(template, forwardRegSlots(block));
+    }
+    if (shape?.kind === "lane") {
+      Object.assign(template, { BJ: shape.bj }, forwardLaneSlots({ D, keys: shape.bj, packed }));
     }
     return kernel(gpu, FORWARD_SHADER, { params: FORWARD, entryPoint, template, label });
   });
@@ -279,6 +293,14 @@ export function attentionForward(batch: Batch, args: AttentionForwardArgs): void
   const { q, k, v, o, lse } = args;
   const d = dims(q, k, v);
   const { T, S, H, KV, D } = d;
+  if (args.ranges) {
+    const { longest, starts } = args.ranges;
+    if (!Number.isInteger(longest) || longest < 1 || !Number.isInteger(starts) || starts < 1) {
+      throw new RangeError(`Attention ranges need integers longest >= 1 and starts >= 1, got ${longest}, ${starts}`);
+    }
+    d.range = Math.min(longest, S);
+    d.sequences = starts;
+  }
   expect("q", q, [T, H, D]);
   if (k.dtype !== v.dtype) throw new TypeError(`Attention k (${k.dtype}) and v (${v.dtype}) must share a dtype`);
   expect("kvStart", args.kvStart, [T], "u32");
@@ -287,21 +309,22 @@ export function attentionForward(batch: Batch, args: AttentionForwardArgs): void
   expect("output lse", lse, [T, H]);
   const gpu = batch.gpu;
   const shape = parseVariant(args.variant ?? pickAttentionForward(gpu, d), false);
-  if (shape.kind === "reg") checkBudget(gpu, shape, d, false);
-  // The reg kernels are for CPU rasterisers, where splitting over keys does not pay.
-  const splits = args.splits ?? (shape.kind === "reg" ? 1 : pickSplits(gpu, T * H, S));
+  if (shape.kind === "reg" || shape.kind === "lane") checkBudget(gpu, shape, d, false);
+  // The reg and lane kernels are for CPU rasterisers, where splitting over keys does not pay.
+  const splits = args.splits ?? (shape.kind === "reg" || shape.kind === "lane" ? 1 : pickSplits(gpu, T * H, S));
   if (!Number.isInteger(splits) || splits < 1) throw new RangeError(`Attention splits must be >= 1, got ${splits}`);
   const params = { T, H, KV, S, scale: args.scale ?? 1 / Math.sqrt(D), splits };
   // Bindings by number (see the shader header); part and stats are bound only when splitting.
   const inputs = [q, k, v, args.kvStart, args.kvEnd];
   const rows = T * H;
   if (splits === 1) {
-    const entry = { row: "main", tile: "main_tile", reg: "main_reg" }[shape.kind];
+    const entry = { row: "main", tile: "main_tile", reg: "main_reg", lane: "main_lane" }[shape.kind];
     const lanes = shape.kind === "reg" ? lanesFor(gpu, args.variant ?? "reg") : 0;
     const count = {
       row: Math.ceil(rows / WG),
       tile: Math.ceil(T / WG) * H,
       reg: Math.ceil((T * (H / KV)) / (lanes * shape.bq)) * KV,
+      lane: Math.ceil(rows / WG),
     }[shape.kind];
     batch.dispatch({
       kernel: forwardKernel(gpu, D, k.dtype, entry, shape),
@@ -367,6 +390,7 @@ export function attentionBackward(batch: Batch, args: AttentionBackwardArgs): vo
     );
   }
   const shape = parseVariant(args.variant ?? pickAttentionBackward(gpu, d), true);
+  if (shape.kind === "lane") throw new RangeError("Attention backward has no lane variant"); // parseVariant refuses it
   if (shape.kind === "reg") checkBudget(gpu, shape, d, true);
   const params = { T, H, KV, S, scale: args.scale ?? 1 / Math.sqrt(D) };
   const lanes = shape.kind === "reg" ? lanesFor(gpu, args.variant ?? "reg") : 0;

@@ -84,3 +84,29 @@ export function cacheRanges(
   }
   return { kvStart, kvEnd };
 }
+
+/** What the host knows of a forward's key ranges, for the choice of kernel (see pickAttentionForward). */
+export interface RangeFacts {
+  /** The longest range kvEnd - kvStart of any query (at least 1). */
+  longest: number;
+  /** How many distinct first keys the queries have: the sequences (or cache slots) they belong to. */
+  starts: number;
+}
+
+/**
+ * The longest range and the number of distinct range starts of the given queries.
+ *
+ * @example
+ * ```ts
+ * rangeFacts([0, 0, 0, 3], [1, 2, 3, 5]); // { longest: 3, starts: 2 }
+ * ```
+ */
+export function rangeFacts(kvStart: ArrayLike<number>, kvEnd: ArrayLike<number>): RangeFacts {
+  let longest = 1;
+  const starts = new Set<number>();
+  for (let t = 0; t < kvStart.length; t++) {
+    longest = Math.max(longest, kvEnd[t] - kvStart[t]);
+    starts.add(kvStart[t]);
+  }
+  return { longest, starts: starts.size };
+}

@@ -273,3 +273,78 @@ export function dkvRegSlots(c: RegBlock): Record<string, string> {
     DKV_SAVE: slotLines(save, 2),
   };
 }
+
+/** Shape of the lane kernel: one invocation per query row, walking its own keys. */
+export interface LaneBlock {
+  /** Head dimension. */
+  D: number;
+  /** Keys per step (BJ). */
+  keys: number;
+  /** k and v are f16 stored as u32 words of two halves. */
+  packed?: boolean;
+}
+
+/**
+ * Rows j .. j + BJ - 1 (clamped to je - 1) of k or v for kv head kvh, loaded by this lane alone, as
+ * `{which}{b · D + d}`.
+ */
+function ownKeyBlock(c: LaneBlock, which: "k" | "v"): string[] {
+  const { D, keys } = c;
+  const out: string[] = [];
+  for (const b of range(keys)) {
+    const base = `${which}b${b}`;
+    if (!c.packed) {
+      out.push(`let ${base} = (min(j + ${b}u, last) * p.KV + kvh) * D;`);
+      for (const d of range(D)) out.push(`let ${which}${b * D + d} = f32(${which}[${base} + ${d}u]);`);
+      continue;
+    }
+    out.push(`let ${base} = (min(j + ${b}u, last) * p.KV + kvh) * ${D / 2}u;`);
+    for (const w of range(D / 2)) {
+      out.push(
+        `let ${which}w${b}_${w} = unpack2x16float(${which}[${base} + ${w}u]);`,
+        `let ${which}${b * D + 2 * w} = ${which}w${b}_${w}.x;`,
+        `let ${which}${b * D + 2 * w + 1} = ${which}w${b}_${w}.y;`,
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * Slots of the forward's `main_lane`: each invocation owns one query row and walks its own key range [js, je), BJ
+ * keys per step, loading every K and V element it uses itself; online softmax in named registers. Made for
+ * decoding on CPU rasterisers, where neighbouring rows sit in different cache slots: a subgroup load costs the same
+ * whether its lanes share an address or not, so loading per lane wastes nothing, while walking the union of the
+ * lanes' ranges (main_reg) multiplies the arithmetic by the lanes whose range a key is outside.
+ */
+export function forwardLaneSlots(c: LaneBlock): Record<string, string> {
+  const { D, keys: bj } = c;
+  const init: string[] = [];
+  for (const d of range(D)) init.push(`let q${d} = q[row * D + ${d}u] * scale;`);
+  init.push(`var m = NEG;`, `var l = 0.0;`);
+  for (const d of range(D)) init.push(`var o${d} = 0.0;`);
+  const step = ownKeyBlock(c, "k");
+  for (const b of range(bj)) {
+    step.push(
+      `let ok${b} = j + ${b}u < je;`,
+      `let s${b} = ${dot(D, (d) => `q${d}`, (d) => `k${b * D + d}`)};`,
+    );
+  }
+  // Scores are in log2 units (q was scaled by scale · log2 e); a key past the range weighs exactly 0.
+  const mx = range(bj).map((b) => `select(NEG, s${b}, ok${b})`).reduce((x, y) => `max(${x}, ${y})`);
+  step.push(`let mx = max(m, ${mx});`, `let a = exp2(m - mx);`);
+  for (const b of range(bj)) step.push(`let e${b} = select(0.0, exp2(s${b} - mx), ok${b});`);
+  step.push(`l = fma(l, a, ${range(bj).map((b) => `e${b}`).join(" + ")});`, `m = mx;`);
+  step.push(...ownKeyBlock(c, "v"));
+  for (const d of range(D)) {
+    let x = `o${d} * a`;
+    for (const b of range(bj)) x = `fma(e${b}, v${b * D + d}, ${x})`;
+    step.push(`o${d} = ${x};`);
+  }
+  const save = [
+    `let inv = select(0.0, 1.0 / l, l > 0.0);`,
+    ...range(D).map((d) => `o[row * D + ${d}u] = o${d} * inv;`),
+    `lse[row] = select(0.0, (m + log2(l)) * LN2, l > 0.0);`,
+  ];
+  return { LANE_INIT: slotLines(init, 2), LANE_STEP: slotLines(step, 4), LANE_SAVE: slotLines(save, 2) };
+}

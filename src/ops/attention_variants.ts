@@ -4,19 +4,24 @@
  * through subgroupBroadcast ("reg"). Real GPUs want workgroup-memory tiles ("tile"). "row" is the plain shape, one
  * invocation per query row (or key row) and head, kept as the fallback where neither applies.
  *
- * Names: "row", "tile", "reg{BQ}x{BJ}" for the forward (BQ query rows per lane, BJ keys per step) and
+ * "lane" is one invocation per query row walking only its own keys, in registers (decoding on CPU rasterisers).
+ *
+ * Names: "row", "tile", "reg{BQ}x{BJ}" and "lane{BJ}" for the forward (BQ query rows per lane, BJ keys per step) and
  * "reg{BQ}x{BJ}_{BK}x{BF}" for the backward (the dq kernel as the forward; the dk/dv kernel with BK key rows per
  * lane and BF query tokens per step).
  */
 import type { Gpu } from "../gpu/device.ts";
 import { fixedSubgroupSize } from "./wgsl.ts";
 
-/** A kernel shape by name: "row", "tile", "reg{BQ}x{BJ}" (forward) or "reg{BQ}x{BJ}_{BK}x{BF}" (backward). */
+/**
+ * A kernel shape by name: "row", "tile", "reg{BQ}x{BJ}" or "lane{BJ}" (forward), "reg{BQ}x{BJ}_{BK}x{BF}"
+ * (backward).
+ */
 export type AttentionVariant = string;
 
-/** A parsed variant. reg fields are 0 for "row" and "tile". */
+/** A parsed variant. reg fields are 0 for "row" and "tile"; lane sets only bj. */
 export interface AttentionShape {
-  kind: "row" | "tile" | "reg";
+  kind: "row" | "tile" | "reg" | "lane";
   /** Query rows per lane and keys per step of the forward and dq kernels. */
   bq: number;
   bj: number;
@@ -60,10 +65,14 @@ export function attentionVariants(D: number, backward: boolean): AttentionVarian
 /** Parses a variant name; `backward` selects the two-block form of reg. Throws a RangeError on a bad name. */
 export function parseVariant(name: AttentionVariant, backward: boolean): AttentionShape {
   if (name === "row" || name === "tile") return { kind: name, bq: 0, bj: 0, bk: 0, bf: 0 };
+  const lane = backward ? null : /^lane(\d+)$/.exec(name);
+  if (lane && Number(lane[1]) >= 1 && Number(lane[1]) <= 16) {
+    return { kind: "lane", bq: 0, bj: Number(lane[1]), bk: 0, bf: 0 };
+  }
   const m = backward ? /^reg(\d+)x(\d+)_(\d+)x(\d+)$/.exec(name) : /^reg(\d+)x(\d+)$/.exec(name);
   const n = m ? m.slice(1).map(Number) : [];
   if (!m || n.some((x) => x < 1 || x > 16)) {
-    const form = backward ? "reg{BQ}x{BJ}_{BK}x{BF}" : "reg{BQ}x{BJ}";
+    const form = backward ? "reg{BQ}x{BJ}_{BK}x{BF}" : "reg{BQ}x{BJ} or lane{BJ}";
     throw new RangeError(`Unknown attention variant "${name}"; use "row", "tile" or ${form} with sizes 1..16`);
   }
   return { kind: "reg", bq: n[0], bj: n[1], bk: n[2] ?? 0, bf: n[3] ?? 0 };
@@ -71,6 +80,7 @@ export function parseVariant(name: AttentionVariant, backward: boolean): Attenti
 
 /** The name of a parsed variant (inverse of {@linkcode parseVariant}). */
 export function variantName(shape: AttentionShape, backward: boolean): AttentionVariant {
+  if (shape.kind === "lane") return `lane${shape.bj}`;
   if (shape.kind !== "reg") return shape.kind;
   return backward ? `reg${shape.bq}x${shape.bj}_${shape.bk}x${shape.bf}` : `reg${shape.bq}x${shape.bj}`;
 }
@@ -84,14 +94,20 @@ export interface AttentionDims {
   H: number;
   KV: number;
   D: number;
+  /** The longest key range of one query when known (a KV cache slot's rows); S otherwise. */
+  range?: number;
+  /** How many sequences (distinct range starts) the T queries belong to, when known. */
+  sequences?: number;
 }
 
 /**
- * Worst-case loop iterations of one invocation of a reg kernel: the forward and dq walk at most S keys, BJ per
- * step; dk/dv at most T query tokens, BF per step, each with an inner loop over the G = H / KV heads of a group.
+ * Worst-case loop iterations of one invocation of a reg or lane kernel: the forward and dq walk at most S keys (a
+ * lane at most its own range, dims.range), BJ per step; dk/dv at most T query tokens, BF per step, each with an
+ * inner loop over the G = H / KV heads of a group.
  */
 export function regLoopSteps(shape: AttentionShape, dims: AttentionDims, backward: boolean): number {
-  const keys = Math.ceil(dims.S / shape.bj) + 1;
+  // A lane walks its own range alone; reg lanes walk the union of theirs, up to all S keys.
+  const keys = Math.ceil((shape.kind === "lane" ? dims.range ?? dims.S : dims.S) / shape.bj) + 1;
   if (!backward) return keys;
   return Math.max(keys, (Math.ceil(dims.T / shape.bf) + 1) * (dims.H / dims.KV + 1));
 }
@@ -103,7 +119,7 @@ export function regLoopSteps(shape: AttentionShape, dims: AttentionDims, backwar
 function fitBudget(name: string, dims: AttentionDims, backward: boolean): string {
   const s = parseVariant(name, backward);
   const room = LOOP_BUDGET - 64;
-  s.bj = Math.max(s.bj, Math.ceil((dims.S + 1) / room));
+  s.bj = Math.max(s.bj, Math.ceil(((s.kind === "lane" ? dims.range ?? dims.S : dims.S) + 1) / room));
   if (backward) s.bf = Math.max(s.bf, Math.ceil(((dims.T + 1) * (dims.H / dims.KV + 1)) / room));
   if (s.bj > 16 || s.bf > 16) {
     throw new RangeError(`Attention over T ${dims.T}, S ${dims.S} passes the loop budget of CPU rasterisers`);
@@ -140,18 +156,31 @@ function useReg(gpu: Gpu, D: number): boolean {
 }
 
 /**
- * The forward variant for this adapter and shape: reg on CPU rasterisers (small query blocks when few queries
- * face a cache: their lanes sit in different sequences), tile on real GPUs, row where neither fits.
+ * The forward variant for this adapter and shape: on CPU rasterisers, lane1 where the queries sit in different
+ * sequences (decoding: known from dims.sequences) and each kv head serves at most 2 query heads, reg otherwise
+ * (small query blocks where few queries face a cache); tile on real GPUs; row where none fits. `deno task bench
+ * kernels --filter decode` on lavapipe, 64 sequences x 700 cached keys of 2800-row slots, H 4 KV 4 D 32: lane1
+ * 9.3 ms a call against reg1x4's 24.6 (f32 cache), 5.8 against 27.5 (f16). A lane loads alone what reg's lanes
+ * share, so reg wins again as query heads per kv head grow: one-off runs at the same shape measured lane1 1.4x
+ * faster than reg1x2 with H 4 KV 2 and 1.5x slower with H 8 KV 2; at Qwen2.5-0.5B's 7 per kv head (bench, N 32 x
+ * 384, D 64) reg1x2 is 2.5x faster.
  *
  * @example
  * ```ts
  * pickAttentionForward(gpu, { T: 2048, S: 2048, H: 4, KV: 2, D: 32 }); // "reg6x2" on lavapipe
+ * pickAttentionForward(gpu, { T: 64, S: 179200, H: 4, KV: 4, D: 32, range: 701, sequences: 64 }); // "lane1"
  * ```
  */
 export function pickAttentionForward(gpu: Gpu, dims: AttentionDims): AttentionVariant {
+  const decoding = dims.T < 128 && dims.S > dims.T;
+  // At most two queries per sequence on average: neighbouring lanes would walk different ranges.
+  const apart = dims.sequences !== undefined && dims.T <= 2 * dims.sequences && dims.S > dims.T;
+  if (gpu.software && apart && dims.D <= REG_MAX_HEAD_DIM && (dims.H / dims.KV <= 2 || !useReg(gpu, dims.D))) {
+    return fitBudget("lane1", dims, false);
+  }
   if (useReg(gpu, dims.D)) {
     const t = regTable(dims.D);
-    return fitBudget(dims.T < 128 && dims.S > dims.T ? t.decode : t.forward, dims, false);
+    return fitBudget(decoding ? t.decode : t.forward, dims, false);
   }
   return gpu.software ? "row" : "tile";
 }

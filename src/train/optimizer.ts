@@ -1,8 +1,10 @@
 /**
  * AdamW over every tensor of a set (a model's parameters, or a LoRA adapter's): global gradient norm, clip scale and
- * the non-finite skip computed on the GPU, then one fused update per tensor. Weight decay applies where the parameter
- * table says so (matrices). The moments are f32 sets over the same table; a matrix split by rows (past the GPU's
- * tensor limit) has its gradient and moments split alike, and each row part is updated on its own.
+ * the non-finite skip computed on the GPU, then one fused update per tensor, or per arena chunk where parameters,
+ * gradients and moments share one arena layout (src/model/weights.ts): then the whole step is a handful of
+ * dispatches instead of two per tensor. Weight decay applies where the parameter table says so (matrices). The
+ * moments are f32 sets over the same table; a matrix split by rows (past the GPU's tensor limit) has its gradient
+ * and moments split alike, and each row part is updated on its own.
  */
 import type { Batch } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
@@ -10,7 +12,7 @@ import { rowParts, type StoredTensor, writeStored } from "../gpu/split.ts";
 import { type Tensor, zeros } from "../gpu/tensor.ts";
 import { adamw } from "../ops/adamw.ts";
 import { gradNorm } from "../ops/gradnorm.ts";
-import { TensorSet } from "../model/weights.ts";
+import { sameLayout, TensorSet } from "../model/weights.ts";
 
 /** AdamW hyperparameters (learning rate given per step, from the schedule). */
 export interface AdamwConfig {
@@ -47,20 +49,48 @@ export class AdamW {
     readonly grads: TensorSet,
     readonly settings: AdamwConfig = ADAMW_DEFAULTS,
     /** Which parameters it updates (and whose gradients its norm counts); default all. */
-    readonly only: (name: string) => boolean = () => true,
+    readonly only?: (name: string) => boolean,
   ) {
     this.m = TensorSet.zeros(gpu, params.config, params.specs);
     this.v = TensorSet.zeros(gpu, params.config, params.specs);
     this.stats = zeros(gpu, [4]);
   }
 
+  /**
+   * The arena chunks of parameters, gradients and moments, when all four share one layout and every parameter
+   * trains: the whole step then runs per chunk.
+   */
+  get #chunks(): { w: Tensor; g: Tensor; m: Tensor; v: Tensor; decayEnd: number }[] | undefined {
+    const sets = [this.params, this.grads, this.m, this.v];
+    const layout = this.params.arena?.layout;
+    if (this.only || !layout || sets.some((x) => !x.arena || !sameLayout(x.arena.layout, layout))) return undefined;
+    return layout.chunks.map((_, i) => {
+      const [w, g, m, v] = sets.map((x) => x.arena!.chunks[i]);
+      return { w, g, m, v, decayEnd: layout.decayEnd[i] };
+    });
+  }
+
   /** Records the gradient norm and the update of every parameter at learning rate `lr`. */
   record(batch: Batch, lr: number): void {
-    const s = this.settings;
-    const grads = [...this.grads.tensors].filter(([n]) => this.only(n)).flatMap(([, t]) => parts(t));
+    const s = this.settings, only = this.only ?? (() => true);
+    const chunks = this.#chunks;
+    if (chunks) {
+      // Padding between tensors is 0 in every chunk and stays 0: it adds nothing to the norm, nor moves.
+      gradNorm(batch, chunks.map((c) => c.g), this.stats, s.maxGradNorm);
+      for (const c of chunks) {
+        adamw(batch, { w: c.w, g: c.g, m: c.m, v: c.v }, this.stats, {
+          ...s,
+          lr,
+          step: this.step + 1,
+          decayEnd: c.decayEnd,
+        });
+      }
+      return;
+    }
+    const grads = [...this.grads.tensors].filter(([n]) => only(n)).flatMap(([, t]) => parts(t));
     gradNorm(batch, grads, this.stats, s.maxGradNorm);
     for (const spec of this.params.specs) {
-      if (!this.only(spec.name)) continue;
+      if (!only(spec.name)) continue;
       const name = spec.name;
       const [w, g, m, v] = [this.params, this.grads, this.m, this.v].map((set) => parts(set.stored(name)));
       if (g.length !== w.length || m.length !== w.length || v.length !== w.length) {

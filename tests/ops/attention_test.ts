@@ -7,6 +7,7 @@ import {
   type AttentionVariant,
   cacheRanges,
   packedCausalRanges,
+  rangeFacts,
 } from "../../src/ops/attention.ts";
 import {
   LOOP_BUDGET,
@@ -61,8 +62,11 @@ function data(c: Case, kvType: DType) {
   };
 }
 
-/** A forward configuration: key chunks (undefined: the default choice) or a single-pass kernel shape. */
-type Run = { splits?: number; variant?: AttentionVariant };
+/**
+ * A forward configuration: key chunks (undefined: the default choice) or a single-pass kernel shape, and whether
+ * the host tells the op the facts of its ranges (which the default choice may act on).
+ */
+type Run = { splits?: number; variant?: AttentionVariant; facts?: boolean };
 
 /** The reg variants among `names`, kept only where the adapter can run them (subgroups of one fixed size). */
 async function regs(...names: AttentionVariant[]): Promise<Run[]> {
@@ -83,12 +87,24 @@ async function checkForward(c: Case, kvType: DType, runs: Run[]) {
   for (const run of runs) {
     const o = zeros(gpu, [c.T, c.H, c.D]);
     const lse = zeros(gpu, [c.T, c.H]);
-    attentionForward(batch, { q: tq, k: tk, v: tv, kvStart, kvEnd, o, lse, ...run });
+    const ranges = run.facts ? rangeFacts(c.kvStart, c.kvEnd) : undefined;
+    attentionForward(batch, {
+      q: tq,
+      k: tk,
+      v: tv,
+      kvStart,
+      kvEnd,
+      o,
+      lse,
+      splits: run.splits,
+      variant: run.variant,
+      ranges,
+    });
     outs.push(o, lse);
   }
   const got = await batch.read(outs); // one sync point for every configuration
   runs.forEach((run, i) => {
-    const what = `${c.name} ${kvType} ${run.variant ?? `splits=${run.splits ?? "auto"}`}`;
+    const what = `${c.name} ${kvType} ${run.variant ?? `splits=${run.splits ?? "auto"}`}${run.facts ? " facts" : ""}`;
     assertClose(`${what} o`, got[2 * i], ref.o, tol(c.D, c.n, maxAbs(v)));
     assertClose(`${what} lse`, got[2 * i + 1], ref.lse, tol(c.D, c.n, maxAbs(ref.lse) + 1));
   });
@@ -169,13 +185,15 @@ const DECODE: Case = {
 // D bound (their first compile grows with the square of BQ · D).
 const FWD_SMALL = ["reg6x2", "reg3x2", "reg1x2"];
 const BWD_SMALL = ["reg3x2_3x1", "reg1x2_1x2", "reg1x1_1x1"];
+// One invocation per query row over its own keys (any adapter: no subgroups).
+const LANES: Run[] = [{ variant: "lane1" }, { variant: "lane2" }, { variant: "lane3" }];
 
 Deno.test({
   name: "attention forward matches the f64 reference on packed batches (MHA and GQA, odd head dims)",
   ignore: noGpu,
   async fn() {
     const base: Run[] = [{ variant: "row" }, { variant: "tile" }, {}];
-    for (const c of [MHA, GQA]) await checkForward(c, "f32", [...base, ...await regs(...FWD_SMALL)]);
+    for (const c of [MHA, GQA]) await checkForward(c, "f32", [...base, ...LANES, ...await regs(...FWD_SMALL)]);
     await checkForward(QWEN, "f32", [...base, ...await regs("reg3x2", "reg1x2")]);
     await checkForward(LONG, "f32", [...base, ...await regs("reg3x2")]);
     await checkForward(WIDE, "f32", [...base, ...await regs("reg1x2")]);
@@ -186,8 +204,16 @@ Deno.test({
   name: "attention forward into a KV cache: single pass and split over keys agree with the reference",
   ignore: noGpu,
   async fn() {
-    const runs: Run[] = [{ variant: "row" }, { variant: "tile" }, {}, { splits: 3 }, { splits: 7 }, { splits: 64 }];
-    await checkForward(DECODE, "f32", [...runs, ...await regs(...FWD_SMALL)]);
+    const runs: Run[] = [
+      { variant: "row" },
+      { variant: "tile" },
+      {},
+      { facts: true },
+      { splits: 3 },
+      { splits: 7 },
+      { splits: 64 },
+    ];
+    await checkForward(DECODE, "f32", [...runs, ...LANES, ...await regs(...FWD_SMALL)]);
   },
 });
 
@@ -198,8 +224,8 @@ Deno.test({
     const gpu = await testGpu();
     if (!gpu.features.f16) return;
     const base: Run[] = [{ variant: "row" }, { variant: "tile" }, {}];
-    await checkForward(DECODE, "f16", [...base, { splits: 4 }, ...await regs("reg1x2", "reg6x2")]);
-    await checkForward(GQA, "f16", [...base, ...await regs("reg1x2", "reg6x2")]);
+    await checkForward(DECODE, "f16", [...base, { splits: 4 }, ...LANES, ...await regs("reg1x2", "reg6x2")]);
+    await checkForward(GQA, "f16", [...base, ...LANES, ...await regs("reg1x2", "reg6x2")]);
   },
 });
 
@@ -244,7 +270,18 @@ Deno.test({
       n: S,
       seed: 80,
     };
-    await checkForward(far, "f32", [{}]);
+    await checkForward(far, "f32", [{}, { facts: true }]);
+    // Decoding 3 sequences each over more keys than llvmpipe lets lane1 walk: the pick raises its keys per step.
+    const L = 70_000;
+    const long: Case = {
+      ...far,
+      name: "3 queries over 70000 keys each",
+      T: 3,
+      S: 3 * L,
+      ...cacheRanges([0, 1, 2], [L - 1, 5, L - 2], L),
+      n: L,
+    };
+    await checkForward(long, "f32", [{ facts: true }]);
   },
 });
 
@@ -252,17 +289,32 @@ Deno.test("attention variants: names parse, bad names are refused, picks are val
   assert.deepEqual(parseVariant("reg6x2", false), { kind: "reg", bq: 6, bj: 2, bk: 0, bf: 0 });
   assert.deepEqual(parseVariant("reg3x2_3x1", true), { kind: "reg", bq: 3, bj: 2, bk: 3, bf: 1 });
   assert.equal(parseVariant("tile", true).kind, "tile");
+  assert.deepEqual(parseVariant("lane4", false), { kind: "lane", bq: 0, bj: 4, bk: 0, bf: 0 });
+  assert.throws(() => parseVariant("lane2", true), RangeError);
+  assert.throws(() => parseVariant("lane0", false), RangeError);
   assert.throws(() => parseVariant("reg3x2", true), RangeError);
   assert.throws(() => parseVariant("reg0x2", false), RangeError);
   assert.throws(() => parseVariant("big", false), RangeError);
   if (noGpu) return;
   const gpu = await testGpu();
+  if (gpu.software) {
+    // Decoding with one kv head per query head: lane1, raised past llvmpipe's budget; with 7 per kv head: not lane.
+    const tiny = { T: 64, S: 64 * 2800, H: 4, KV: 4, D: 32 };
+    assert.equal(pickAttentionForward(gpu, { ...tiny, range: 701, sequences: 64 }), "lane1");
+    assert.equal(pickAttentionForward(gpu, { ...tiny, range: 140_000, sequences: 64 }), "lane3");
+    assert.notEqual(pickAttentionForward(gpu, { ...tiny, range: 701, sequences: 2 }), "lane1"); // a prefill chunk
+    assert.notEqual(pickAttentionForward(gpu, { ...tiny, H: 14, KV: 2, range: 701, sequences: 64 }), "lane1");
+  }
   for (const D of [24, 32, 64, 128, 256]) {
     for (const [T, S] of [[2048, 2048], [32, 9600], [40_000, 40_000], [8, 300_000]]) {
       const dims = { T, S, H: 14, KV: 2, D };
       const f = parseVariant(pickAttentionForward(gpu, dims), false);
       const b = parseVariant(pickAttentionBackward(gpu, dims), true);
       if (f.kind === "reg") assert.ok(regLoopSteps(f, dims, false) <= LOOP_BUDGET, `${D} ${T} ${S}`);
+      // Decoding: one query per sequence, each range at most S / T keys.
+      const apart = { ...dims, range: Math.ceil(S / T), sequences: T };
+      const fa = parseVariant(pickAttentionForward(gpu, apart), false);
+      assert.ok(fa.kind === "row" || fa.kind === "tile" || regLoopSteps(fa, apart, false) <= LOOP_BUDGET);
       if (b.kind === "reg") assert.ok(regLoopSteps(b, dims, true) <= LOOP_BUDGET, `${D} ${T} ${S}`);
     }
   }

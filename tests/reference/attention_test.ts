@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cacheRanges, packedCausalRanges } from "../../src/ops/attention_ranges.ts";
+import { cacheRanges, packedCausalRanges, rangeFacts } from "../../src/ops/attention_ranges.ts";
 import { attentionBackwardRef, attentionForwardRef, type AttentionRef } from "./attention.ts";
 import { assertClose } from "./check.ts";
 import { dot, numericGrad } from "./finite_diff.ts";
@@ -40,6 +40,10 @@ Deno.test("packed causal ranges: causal within each sequence, padding attends to
   assert.deepEqual([...c.kvStart], [0, 32]);
   assert.deepEqual([...c.kvEnd], [5, 33]);
   assert.throws(() => cacheRanges([0], [16], 16), RangeError);
+  // Facts for the kernel choice: the longest range, and how many sequences the queries sit in.
+  assert.deepEqual(rangeFacts(r.kvStart, r.kvEnd), { longest: 3, starts: 4 }); // padding starts its own
+  assert.deepEqual(rangeFacts(c.kvStart, c.kvEnd), { longest: 5, starts: 2 });
+  assert.deepEqual(rangeFacts([7], [7]), { longest: 1, starts: 1 });
 });
 
 Deno.test("attention forward reference: rows are softmax averages of v, sequences do not see each other", () => {

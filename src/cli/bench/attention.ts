@@ -2,14 +2,23 @@
  * Attention cases, every kernel shape the op offers for D 64 (attentionVariants) plus the adapter's pick, on Qwen2.5-0.5B
  * heads (H 14, KV 2, D 64):
  *   training  T 512 packed as 2 causal sequences of 256, forward and backward;
- *   decode    32 sequences x 1 query, each over 384 cached rows of its 512-row slot (f32 cache; the pick on f16 too).
+ *   decode    32 sequences x 1 query, each over 384 cached rows of its 512-row slot (f32 cache; the pick on f16 too);
+ *   and decoding at the shape of the main job's rollouts, on the shipped tiny model's heads (H 4, KV 4, D 32): 64
+ *   sequences x 1 query, each over 700 cached rows of its 2800-row slot (f32 and f16 caches).
+ * Decode cases tell the op the facts of their ranges (rangeFacts), as inference does.
  * FLOPs count the useful work: 4 per (query, key) pair, head and dimension forward (q·k and p·v), 10 backward
  * (FlashAttention's 2.5x; the two-kernel backward also recomputes the scores, which is not counted).
  */
 import { Batch } from "../../gpu/batch.ts";
 import type { Gpu } from "../../gpu/device.ts";
 import { type DType, empty, fromHost, type Tensor } from "../../gpu/tensor.ts";
-import { attentionBackward, attentionForward, cacheRanges, packedCausalRanges } from "../../ops/attention.ts";
+import {
+  attentionBackward,
+  attentionForward,
+  cacheRanges,
+  packedCausalRanges,
+  rangeFacts,
+} from "../../ops/attention.ts";
 import { attentionVariants, pickAttentionBackward, pickAttentionForward } from "../../ops/attention_variants.ts";
 import { filled, QWEN, releaseAll } from "./inputs.ts";
 import { type BenchCase, registerBench } from "./registry.ts";
@@ -17,7 +26,17 @@ import { type BenchCase, registerBench } from "./registry.ts";
 const { H, KV, D } = QWEN;
 const SEQS = [256, 256];
 const T = SEQS.reduce((a, b) => a + b, 0);
-const DECODE = { N: 32, maxLen: 512, keys: 384 };
+/** A decode shape: N sequences, each one query over `keys` cached rows of its `maxLen`-row slot. */
+interface DecodeShape {
+  N: number;
+  maxLen: number;
+  keys: number;
+  H: number;
+  KV: number;
+  D: number;
+}
+const DECODE: DecodeShape = { N: 32, maxLen: 512, keys: 384, H, KV, D };
+const ROLLOUT: DecodeShape = { N: 64, maxLen: 2800, keys: 700, H: 4, KV: 4, D: 32 };
 const u32 = (gpu: Gpu, a: Uint32Array) => fromHost(gpu, a, [a.length], "u32");
 const unique = (names: readonly string[]) => [...new Set(names)];
 
@@ -40,19 +59,20 @@ function training(gpu: Gpu) {
   return t;
 }
 
-function decode(gpu: Gpu, dtype: DType) {
-  const S = DECODE.N * DECODE.maxLen;
-  const slots = Array.from({ length: DECODE.N }, (_, n) => n);
-  const r = cacheRanges(slots, slots.map(() => DECODE.keys - 1), DECODE.maxLen);
-  return {
-    q: filled(gpu, [DECODE.N, H, D]),
-    k: filled(gpu, [S, KV, D], dtype, 0.5),
-    v: filled(gpu, [S, KV, D], dtype, 2),
+function decode(gpu: Gpu, c: DecodeShape, dtype: DType) {
+  const S = c.N * c.maxLen;
+  const slots = Array.from({ length: c.N }, (_, n) => n);
+  const r = cacheRanges(slots, slots.map(() => c.keys - 1), c.maxLen);
+  const t = {
+    q: filled(gpu, [c.N, c.H, c.D]),
+    k: filled(gpu, [S, c.KV, c.D], dtype, 0.5),
+    v: filled(gpu, [S, c.KV, c.D], dtype, 2),
     kvStart: u32(gpu, r.kvStart),
     kvEnd: u32(gpu, r.kvEnd),
-    o: empty(gpu, [DECODE.N, H, D]),
-    lse: empty(gpu, [DECODE.N, H]),
+    o: empty(gpu, [c.N, c.H, c.D]),
+    lse: empty(gpu, [c.N, c.H]),
   };
+  return { t, ranges: rangeFacts(r.kvStart, r.kvEnd) };
 }
 
 function cases(gpu: Gpu): BenchCase[] {
@@ -103,27 +123,31 @@ function cases(gpu: Gpu): BenchCase[] {
       },
     });
   }
-  const S = DECODE.N * DECODE.maxLen;
-  const decodeDims = { T: DECODE.N, S, H, KV, D };
-  const pickD = pickAttentionForward(gpu, decodeDims);
-  const decodeCase = (variant: string, dtype: DType): BenchCase => ({
-    kernel: "attention_forward",
-    variant,
-    shape: `decode N${DECODE.N} S${DECODE.keys} of ${DECODE.N}x${DECODE.maxLen} H${H} KV${KV} D${D} ${dtype}`,
-    flops: 4 * DECODE.N * DECODE.keys * H * D,
-    // Each sequence's visible keys and values, read once; q read, o written.
-    bytes: 2 * DECODE.N * DECODE.keys * KV * D * (dtype === "f16" ? 2 : 4) + 2 * DECODE.N * H * D * 4,
-    picked: variant === pickD,
-    setup(gpu) {
-      const t = decode(gpu, dtype);
-      return {
-        record: (batch) => attentionForward(batch, { ...t, variant }),
-        release: () => releaseAll(Object.values(t)),
-      };
-    },
-  });
-  for (const variant of unique([...attentionVariants(D, false), pickD])) out.push(decodeCase(variant, "f32"));
-  if (gpu.features.f16) out.push(decodeCase(pickD, "f16"));
+  const decodeCases = (c: DecodeShape, extra: string[], f16: string[]) => {
+    const S = c.N * c.maxLen;
+    const pick = pickAttentionForward(gpu, { T: c.N, S, H: c.H, KV: c.KV, D: c.D, range: c.keys, sequences: c.N });
+    const one = (variant: string, dtype: DType): BenchCase => ({
+      kernel: "attention_forward",
+      variant,
+      shape: `decode N${c.N} S${c.keys} of ${c.N}x${c.maxLen} H${c.H} KV${c.KV} D${c.D} ${dtype}`,
+      flops: 4 * c.N * c.keys * c.H * c.D,
+      // Each sequence's visible keys and values, read once; q read, o written.
+      bytes: 2 * c.N * c.keys * c.KV * c.D * (dtype === "f16" ? 2 : 4) + 2 * c.N * c.H * c.D * 4,
+      picked: variant === pick,
+      setup(gpu) {
+        const { t, ranges } = decode(gpu, c, dtype);
+        return {
+          record: (batch) => attentionForward(batch, { ...t, variant, ranges }),
+          release: () => releaseAll(Object.values(t)),
+        };
+      },
+    });
+    for (const variant of unique([...extra, pick])) out.push(one(variant, "f32"));
+    if (gpu.features.f16) { for (const variant of unique([...f16, pick])) out.push(one(variant, "f16")); }
+  };
+  decodeCases(DECODE, [...attentionVariants(D, false), "lane1"], []);
+  // The reg kernels' walk over the union of 8 slots must stay within llvmpipe's loop budget: 4 keys per step.
+  decodeCases(ROLLOUT, ["reg1x4", "lane1", "lane2"], ["reg1x4"]);
   return out;
 }
 
