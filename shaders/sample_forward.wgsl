@@ -14,8 +14,10 @@
 //   4 ids         read_write  [N] u32, written (=) for active rows; inactive rows keep their values
 //   5 logprob     read_write  [N] f32, written (=) for active rows; inactive rows keep their values
 //
-// Workgroup 256 invocations, one workgroup per row; grid [x, y] with row = y * x_count + x covering N (folded
-// into y past 65535). Deterministic: every reduction has a fixed order, no atomics.
+// Workgroup WG invocations (16, 64 or 256: GROUP · GROUP, set by the host; below, 256 and 16 stand for WG and
+// GROUP), one workgroup per row; grid [x, y] with row = y * x_count + x covering N (folded into y past 65535).
+// Deterministic: every reduction has a fixed order, no atomics. CPU rasterisers take 16: each barrier switches
+// between all invocations of a workgroup there, and a row's work is the same whatever WG.
 //
 // Method. Probabilities are never normalised or sorted. Each logit maps to an order-preserving u32 key (sign
 // flip; -0 as +0), and w = exp((z - zmax) / T) is its unnormalised probability, recomputed on every pass.
@@ -28,7 +30,7 @@
 // at 14 steps for 32 bits, or sooner, once one distinct key is left.
 // The draw is a hierarchical inverse CDF: the row (then the chosen chunk, then its chosen sub-chunk) is cut into
 // 256 contiguous chunks; each invocation sums its chunk; a monotone scan (16 serial groups of 16) finds the one
-// chunk where the cumulative mass passes the goal. Chunks of ceil(V/256): 3 levels for V <= 16.7M.
+// chunk where the cumulative mass passes the goal. Chunks of ceil(V/256): 3 levels for V <= 16.7M (6 at WG 16).
 // Cost per row, in passes over the V logits (each V/256 loads per invocation, strided so they coalesce, plus a
 // 9-barrier reduction; the draw's first level reads contiguous chunks instead): argmax 1, full sum 1 (exp),
 // top-k search (compares only), top-k mass 1 (exp, only with top-p), top-p search (exp), draw 1 (exp) plus two
@@ -58,9 +60,10 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> ids: array<u32>;
 @group(0) @binding(5) var<storage, read_write> logprob: array<f32>;
 
-const WG = 256u;
-const GROUP = 16u; // the scan: 16 groups of 16 invocations
+const WG = {{WG}}u;
+const GROUP = {{GROUP}}u; // the scan: GROUP groups of GROUP invocations (GROUP · GROUP = WG)
 const NONE = 0xffffffffu;
+const BLOCK = 64u; // terms summed apart before they join an invocation's running sum
 // Above any f32 mass: makes a draw level fall back to its last chunk with mass.
 const PAST_END = 3.0e38;
 
@@ -99,6 +102,8 @@ struct Tally {
 // Sums in a fixed order, so a higher threshold never gets a larger total.
 fn tally(tid: u32, base: u32, zmax: f32, cand: vec4u, useMass: bool) -> Tally {
   var acc = vec4f(0.0);
+  var blk = vec4f(0.0);
+  var n = 0u;
   var above = vec4u(NONE);
   var below = vec4u(0u);
   for (var i = tid; i < p.V; i += WG) {
@@ -109,9 +114,18 @@ fn tally(tid: u32, base: u32, zmax: f32, cand: vec4u, useMass: bool) -> Tally {
     below = select(max(below, k), below, hit);
     if (hit.x) {
       let w = select(1.0, weight(z, zmax), useMass);
-      acc += select(vec4f(0.0), vec4f(w), hit);
+      blk += select(vec4f(0.0), vec4f(w), hit);
+    }
+    // Blocks of BLOCK terms, then their sums: an invocation's error grows with BLOCK + its count / BLOCK terms
+    // instead of its count (Qwen's vocabulary at WG 16 is 9,496 per invocation).
+    n++;
+    if (n == BLOCK) {
+      acc += blk;
+      blk = vec4f(0.0);
+      n = 0u;
     }
   }
+  acc += blk;
   red[tid] = acc;
   redAbove[tid] = above;
   redBelow[tid] = below;
@@ -216,12 +230,18 @@ fn draw(tid: u32, base: u32, zmax: f32, thr: u32, u: f32) -> u32 {
     let a = start + min(tid * chunk, len);
     let b = start + min(tid * chunk + chunk, len);
     var s = 0.0;
+    var blk = 0.0;
     for (var i = a; i < b; i++) {
       let z = logits[base + i];
       if (keyOf(z) >= thr) {
-        s += weight(z, zmax);
+        blk += weight(z, zmax);
+      }
+      if ((i - a) % BLOCK == BLOCK - 1u) {
+        s += blk;
+        blk = 0.0;
       }
     }
+    s += blk;
     inclusiveScan(tid, s);
     let total = scan[WG - 1u];
     if (goal < 0.0) {

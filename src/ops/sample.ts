@@ -1,7 +1,8 @@
 /**
  * Token sampler for KV-cached generation: temperature, top-k and top-p in Hugging Face's order, drawn by inverse
  * CDF from uniform numbers the host passes in, plus each sampled token's log-probability under softmax(logits / T)
- * over the full vocabulary (the "old log-probability" RL needs). One workgroup per row; no sort, no readback.
+ * over the full vocabulary (the "old log-probability" RL needs). One workgroup per row (16, 64 or 256 invocations);
+ * no sort, no readback.
  *
  * Randomness enters as data: draw the uniforms with {@linkcode drawUniforms} from the run's seeded `Rng`, so a
  * sample replays exactly and the float64 reference (tests/reference/sample.ts) sees the same numbers.
@@ -9,9 +10,11 @@
 import source from "../../shaders/sample_forward.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import { kernel, type Shader } from "../gpu/pipeline.ts";
+import type { Gpu } from "../gpu/device.ts";
 import type { Rng } from "../util/random.ts";
 import { placeholder, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+import { LOOP_BUDGET } from "./attention_variants.ts";
 
 const SHADER: Shader = { name: "sample_forward", source };
 
@@ -52,6 +55,33 @@ export interface SampleArgs extends SampleSettings {
   logprob: Tensor;
   /** [N] u32: rows with 0 are skipped and their `ids` and `logprob` keep their values (finished sequences). */
   active?: Tensor;
+  /** Invocations per row: 16, 64 or 256; defaults to the adapter's pick ({@linkcode pickSampleWorkgroup}). */
+  workgroup?: number;
+}
+
+/** The workgroup sizes the sampler compiles for: squares of its scan's group size. */
+export const SAMPLE_WORKGROUPS = [16, 64, 256] as const;
+
+/**
+ * Worst-case loop iterations of one invocation over a row of V logits at a workgroup size: about 32 passes over its
+ * ceil(V / WG) logits (argmax, the sum, two 14-step threshold searches, the top-k mass, the draw's levels) and the
+ * scans' short loops. llvmpipe ends an invocation's loops silently past {@linkcode LOOP_BUDGET} iterations.
+ */
+export function sampleLoopSteps(V: number, workgroup: number): number {
+  return 32 * Math.ceil(V / workgroup) + 200;
+}
+
+/**
+ * Invocations per row for this adapter and vocabulary: on CPU rasterisers the smallest size whose loops stay within
+ * llvmpipe's budget (every barrier of the reductions and scans switches between all of a workgroup's invocations
+ * there, and a row's work is the same whatever the size); 256 on real GPUs. `deno task bench kernels --filter
+ * sample` on lavapipe, CPU ms per call at workgroups 16 / 64 / 256: the main job's rollouts (64 rows, V 1858,
+ * temperature 1) 1.08 / 1.99 / 4.74; Qwen's vocabulary (32 rows, V 151936, where only 256 stays within the budget)
+ * greedy 20.5 / 23.0 / 24.9, temperature 1 23.8 / 24.9 / 40.2.
+ */
+export function pickSampleWorkgroup(gpu: Gpu, V: number): number {
+  if (!gpu.software) return 256;
+  return SAMPLE_WORKGROUPS.find((wg) => sampleLoopSteps(V, wg) <= LOOP_BUDGET) ?? 256;
 }
 
 /**
@@ -131,8 +161,18 @@ export function sample(batch: Batch, args: SampleArgs): void {
   expect(logprob, "logprob", N, "f32");
   if (active) expect(active, "active mask", N, "u32");
   const settings = resolveSampleSettings(args, V);
+  const wg = args.workgroup ?? pickSampleWorkgroup(batch.gpu, V);
+  if (!(SAMPLE_WORKGROUPS as readonly number[]).includes(wg)) {
+    throw new RangeError(`Sampler workgroup must be one of ${SAMPLE_WORKGROUPS.join(", ")}, got ${wg}`);
+  }
+  if (batch.gpu.software && sampleLoopSteps(V, wg) > LOOP_BUDGET) {
+    throw new RangeError(
+      `Sampler workgroup ${wg} may run ${sampleLoopSteps(V, wg)} loop iterations per invocation for V ${V}, past ` +
+        `the ${LOOP_BUDGET} that CPU rasterisers allow; use a larger workgroup`,
+    );
+  }
   batch.dispatch({
-    kernel: kernel(batch.gpu, SHADER, { params: PARAMS }),
+    kernel: kernel(batch.gpu, SHADER, { params: PARAMS, template: { WG: wg, GROUP: Math.sqrt(wg) } }),
     buffers: [logits, uniform, active ?? placeholder(batch.gpu), ids, logprob],
     params: { N, V, ...settings, hasActive: active ? 1 : 0 },
     grid: foldGrid(batch.gpu, N),

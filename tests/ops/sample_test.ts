@@ -3,7 +3,15 @@ import { Batch } from "../../src/gpu/batch.ts";
 import type { Gpu } from "../../src/gpu/device.ts";
 import { Rng } from "../../src/util/random.ts";
 import { fromHost, type Tensor, zeros } from "../../src/gpu/tensor.ts";
-import { drawUniforms, sample, type SampleSettings } from "../../src/ops/sample.ts";
+import {
+  drawUniforms,
+  pickSampleWorkgroup,
+  sample,
+  SAMPLE_WORKGROUPS,
+  sampleLoopSteps,
+  type SampleSettings,
+} from "../../src/ops/sample.ts";
+import { LOOP_BUDGET } from "../../src/ops/attention_variants.ts";
 import { assertClose } from "../reference/check.ts";
 import { logprobRef, sampleRef } from "../reference/sample.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
@@ -85,23 +93,29 @@ function check(
   assertClose(`${what} logprob`, logprob, expected, LOGPROB_TOL);
 }
 
-/** Samples every mode on one set of rows in one batch and one readback; checks each against the reference. */
+/**
+ * Samples every mode at every workgroup size on one set of rows in one batch and one readback; checks each against
+ * the reference.
+ */
 async function runModes(gpu: Gpu, seed: number, N: number, V: number, outcome: Outcome): Promise<void> {
   const logits = makeLogits(seed, N, V);
   const u = drawUniforms(new Rng(seed + 1000), N);
   const tl = fromHost(gpu, logits, [N, V]);
   const tu = fromHost(gpu, u, [N]);
   const outs: Tensor[] = [];
+  // Every workgroup size whose loops fit llvmpipe's budget at this V (all of them on a real GPU).
+  const sizes = SAMPLE_WORKGROUPS.filter((w) => !gpu.software || sampleLoopSteps(V, w) <= LOOP_BUDGET);
+  const runs = sizes.flatMap((workgroup) => MODES.map(([name, settings]) => ({ workgroup, name, settings })));
   const batch = new Batch(gpu);
-  for (const [, settings] of MODES) {
+  for (const { workgroup, settings } of runs) {
     const ids = zeros(gpu, [N], "u32");
     const logprob = zeros(gpu, [N]);
-    sample(batch, { logits: tl, uniform: tu, ids, logprob, ...settings });
+    sample(batch, { logits: tl, uniform: tu, ids, logprob, ...settings, workgroup });
     outs.push(ids, logprob);
   }
   const got = await batch.read(outs);
-  MODES.forEach(([name, settings], m) => {
-    const what = `V=${V} seed=${seed} ${name}`;
+  runs.forEach(({ workgroup, name, settings }, m) => {
+    const what = `V=${V} seed=${seed} ${name} workgroup ${workgroup}`;
     check(what, logits, V, u, settings, got[2 * m] as Uint32Array, got[2 * m + 1] as Float32Array, outcome);
   });
   for (const t of [tl, tu, ...outs]) t.release();
@@ -157,15 +171,17 @@ Deno.test({
     const tl = fromHost(gpu, logits, [N, V]);
     const tu = fromHost(gpu, u, [N]);
     for (const settings of [{ temperature: 1 }, { temperature: 0.5, topK: 7 }, { temperature: 2, topP: 0.3 }]) {
-      const ids = zeros(gpu, [N], "u32");
-      const logprob = zeros(gpu, [N]);
-      const batch = new Batch(gpu);
-      sample(batch, { logits: tl, uniform: tu, ids, logprob, ...settings });
-      const [got] = await batch.read([ids]);
-      const ref = sampleRef(logits, N, V, u, settings).map((r) => r.id);
-      assert.deepEqual([...got], ref, JSON.stringify(settings));
-      ids.release();
-      logprob.release();
+      for (const workgroup of SAMPLE_WORKGROUPS) {
+        const ids = zeros(gpu, [N], "u32");
+        const logprob = zeros(gpu, [N]);
+        const batch = new Batch(gpu);
+        sample(batch, { logits: tl, uniform: tu, ids, logprob, ...settings, workgroup });
+        const [got] = await batch.read([ids]);
+        const ref = sampleRef(logits, N, V, u, settings).map((r) => r.id);
+        assert.deepEqual([...got], ref, `${JSON.stringify(settings)} workgroup ${workgroup}`);
+        ids.release();
+        logprob.release();
+      }
     }
     tl.release();
     tu.release();
@@ -247,6 +263,16 @@ Deno.test({
     assert.throws(() => sample(batch, { logits, uniform: u, ids, logprob: lp, temperature: -1 }), RangeError);
     assert.throws(() => sample(batch, { logits, uniform: u, ids, logprob: lp, topK: 1.5 }), RangeError);
     assert.throws(() => sample(batch, { logits, uniform: u, ids, logprob: lp, topP: 0 }), RangeError);
+    assert.throws(() => sample(batch, { logits, uniform: u, ids, logprob: lp, workgroup: 32 }), /16, 64, 256/);
+    if (gpu.software) {
+      // Qwen's vocabulary: 16 invocations would pass llvmpipe's loop budget (results silently wrong); the pick fits.
+      const big = zeros(gpu, [1, 151936]), u1 = zeros(gpu, [1]), id1 = zeros(gpu, [1], "u32"), lp1 = zeros(gpu, [1]);
+      const args = { logits: big, uniform: u1, ids: id1, logprob: lp1 };
+      assert.throws(() => sample(batch, { ...args, workgroup: 16 }), /loop iterations/);
+      assert.equal(pickSampleWorkgroup(gpu, 151936), 256);
+      assert.equal(pickSampleWorkgroup(gpu, 1858), 16);
+      sample(batch, args);
+    }
     await batch.submit();
   },
 });
