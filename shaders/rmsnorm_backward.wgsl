@@ -12,7 +12,7 @@
 //   4 rstd  read        [T] f32 from the forward
 //   5 dr    read_write  [T, C] f32 (= when beta = 0, += when beta = 1)       (main only)
 //   6 dw    read_write  [C] f32 (= when betaW = 0, += when betaW = 1)        (main_dw only)
-// main: workgroup 64, one workgroup per row, grid T folded (foldGrid).
+// main: workgroup WG (a power of two, as the forward's), one workgroup per row, grid T folded (foldGrid).
 // main_dw: workgroup 64, one invocation per column summing rows in order (deterministic), grid ceil(C / 64).
 
 struct Params {
@@ -30,9 +30,11 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> dr: array<f32>;
 @group(0) @binding(6) var<storage, read_write> dw: array<f32>;
 
-var<workgroup> partial: array<f32, 64>;
+const WG = {{WG}}u;
 
-@compute @workgroup_size(64)
+var<workgroup> partial: array<f32, WG>;
+
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   let row = wg.x + wg.y * nwg.x;
   if (row >= p.T) {
@@ -41,19 +43,19 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
   let base = row * p.C;
   let s = rstd[row];
   var acc = 0.0;
-  for (var c = li; c < p.C; c += 64u) {
+  for (var c = li; c < p.C; c += WG) {
     acc += r[base + c] * s * w[c] * dy[base + c];
   }
   partial[li] = acc;
   workgroupBarrier();
-  for (var k = 32u; k > 0u; k >>= 1u) {
+  for (var k = WG / 2u; k > 0u; k >>= 1u) {
     if (li < k) {
       partial[li] += partial[li + k];
     }
     workgroupBarrier();
   }
   let mean = partial[0] / f32(p.C);
-  for (var c = li; c < p.C; c += 64u) {
+  for (var c = li; c < p.C; c += WG) {
     let i = base + c;
     var v = s * (w[c] * dy[i] - r[i] * s * mean);
     if (p.beta != 0.0) {

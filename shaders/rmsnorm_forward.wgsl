@@ -10,7 +10,9 @@
 //   4 rstd  write    [T] f32 (=), saved for the backward
 //   5 a     read     [T, C] f32           (main_add only)
 //   6 sum   write    [T, C] f32 (=) x + a (main_add only; the residual stream after the add)
-// Workgroup 64, one workgroup per row: threads stride over C, then a tree reduction in workgroup memory.
+// Workgroup WG (a power of two from 2 to 256, set by the host: 64 on GPUs, 8 on CPU rasterisers, where every
+// barrier switches between all of a workgroup's invocations), one workgroup per row: threads stride over C, then
+// a tree reduction in workgroup memory.
 // Grid: T workgroups, folded (foldGrid).
 
 struct Params {
@@ -27,12 +29,14 @@ struct Params {
 @group(0) @binding(5) var<storage, read> a: array<f32>;
 @group(0) @binding(6) var<storage, read_write> sum: array<f32>;
 
-var<workgroup> partial: array<f32, 64>;
+const WG = {{WG}}u;
+
+var<workgroup> partial: array<f32, WG>;
 
 fn reduce(li: u32, v: f32) -> f32 {
   partial[li] = v;
   workgroupBarrier();
-  for (var s = 32u; s > 0u; s >>= 1u) {
+  for (var s = WG / 2u; s > 0u; s >>= 1u) {
     if (li < s) {
       partial[li] += partial[li + s];
     }
@@ -43,7 +47,7 @@ fn reduce(li: u32, v: f32) -> f32 {
   return total;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) li: u32) {
   let row = wg.x + wg.y * nwg.x;
   if (row >= p.T) {
@@ -51,7 +55,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
   }
   let base = row * p.C;
   var ss = 0.0;
-  for (var c = li; c < p.C; c += 64u) {
+  for (var c = li; c < p.C; c += WG) {
     let v = x[base + c];
     ss += v * v;
   }
@@ -59,12 +63,12 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u, @
   if (li == 0u) {
     rstd[row] = r;
   }
-  for (var c = li; c < p.C; c += 64u) {
+  for (var c = li; c < p.C; c += WG) {
     y[base + c] = x[base + c] * r * w[c];
   }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main_add(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
             @builtin(local_invocation_index) li: u32) {
   let row = wg.x + wg.y * nwg.x;
@@ -73,7 +77,7 @@ fn main_add(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3
   }
   let base = row * p.C;
   var ss = 0.0;
-  for (var c = li; c < p.C; c += 64u) {
+  for (var c = li; c < p.C; c += WG) {
     let v = x[base + c] + a[base + c];
     sum[base + c] = v;
     ss += v * v;
@@ -83,7 +87,7 @@ fn main_add(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3
     rstd[row] = r;
   }
   // Each invocation rereads only the elements it wrote itself: no barrier needed between the two loops.
-  for (var c = li; c < p.C; c += 64u) {
+  for (var c = li; c < p.C; c += WG) {
     y[base + c] = sum[base + c] * r * w[c];
   }
 }

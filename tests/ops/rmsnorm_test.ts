@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
 import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { rmsnormBackward, rmsnormForward } from "../../src/ops/rmsnorm.ts";
@@ -25,39 +26,50 @@ Deno.test({
     const ta = fromHost(gpu, a, [T, C]);
     const tw = fromHost(gpu, w, [C]);
     const tdy = fromHost(gpu, dy, [T, C]);
-    const y = zeros(gpu, [T, C]), y2 = zeros(gpu, [T, C]), sum = zeros(gpu, [T, C]);
-    const rstd = zeros(gpu, [T]), rstd2 = zeros(gpu, [T]);
-    const dr = zeros(gpu, [T, C]), dw = zeros(gpu, [C]);
-    const dr2 = fromHost(gpu, prevDr, [T, C]), dw2 = fromHost(gpu, prevDw, [C]);
-    const batch = new Batch(gpu);
-    rmsnormForward(batch, { x: tx, w: tw, y, rstd, eps });
-    rmsnormForward(batch, { x: tx, w: tw, y: y2, rstd: rstd2, eps, add: ta, sum });
-    rmsnormBackward(batch, { dy: tdy, r: tx, w: tw, rstd, dr, dw });
-    rmsnormBackward(batch, { dy: tdy, r: sum, w: tw, rstd: rstd2, dr: dr2, dw: dw2, beta: 1, betaW: 1 });
-    const [gy, gr, gy2, gsum, gr2, gdr, gdw, gdr2, gdw2] = await batch.read([
-      y,
-      rstd,
-      y2,
-      sum,
-      rstd2,
-      dr,
-      dw,
-      dr2,
-      dw2,
-    ]);
-    const plain = rmsnormRef(x, w, eps);
-    assertClose("y", gy, plain.y, TOL);
-    assertClose("rstd", gr, plain.rstd, TOL);
-    const xa = x.map((v, i) => v + a[i]);
-    const fused = rmsnormRef(xa, w, eps);
-    assertClose("sum", gsum, xa, { atol: 1e-6, rtol: 1e-6 });
-    assertClose("y fused", gy2, fused.y, TOL);
-    assertClose("rstd fused", gr2, fused.rstd, TOL);
-    const back = rmsnormBackwardRef(x, w, dy, eps);
-    assertClose("dr", gdr, back.dr, TOL);
-    assertClose("dw", gdw, back.dw, { atol: 1e-4, rtol: 2e-5 }); // sums T = 13 rows
-    const back2 = rmsnormBackwardRef(xa, w, dy, eps);
-    assertClose("dr accumulated", gdr2, back2.dr.map((v, i) => v + prevDr[i]), TOL);
-    assertClose("dw accumulated", gdw2, back2.dw.map((v, i) => v + prevDw[i]), { atol: 1e-4, rtol: 2e-5 });
+    // Every row's reduction at a GPU's usual 64 and a CPU rasteriser's 8, and at sizes above and below C's split.
+    for (const workgroup of [2, 8, 64, 256]) {
+      const y = zeros(gpu, [T, C]), y2 = zeros(gpu, [T, C]), sum = zeros(gpu, [T, C]);
+      const rstd = zeros(gpu, [T]), rstd2 = zeros(gpu, [T]);
+      const dr = zeros(gpu, [T, C]), dw = zeros(gpu, [C]);
+      const dr2 = fromHost(gpu, prevDr, [T, C]), dw2 = fromHost(gpu, prevDw, [C]);
+      const batch = new Batch(gpu);
+      rmsnormForward(batch, { x: tx, w: tw, y, rstd, eps, workgroup });
+      rmsnormForward(batch, { x: tx, w: tw, y: y2, rstd: rstd2, eps, add: ta, sum, workgroup });
+      rmsnormBackward(batch, { dy: tdy, r: tx, w: tw, rstd, dr, dw, workgroup });
+      rmsnormBackward(batch, { dy: tdy, r: sum, w: tw, rstd: rstd2, dr: dr2, dw: dw2, beta: 1, betaW: 1, workgroup });
+      const [gy, gr, gy2, gsum, gr2, gdr, gdw, gdr2, gdw2] = await batch.read([
+        y,
+        rstd,
+        y2,
+        sum,
+        rstd2,
+        dr,
+        dw,
+        dr2,
+        dw2,
+      ]);
+      const plain = rmsnormRef(x, w, eps);
+      assertClose(`y wg${workgroup}`, gy, plain.y, TOL);
+      assertClose(`rstd wg${workgroup}`, gr, plain.rstd, TOL);
+      const xa = x.map((v, i) => v + a[i]);
+      const fused = rmsnormRef(xa, w, eps);
+      assertClose(`sum wg${workgroup}`, gsum, xa, { atol: 1e-6, rtol: 1e-6 });
+      assertClose(`y fused wg${workgroup}`, gy2, fused.y, TOL);
+      assertClose(`rstd fused wg${workgroup}`, gr2, fused.rstd, TOL);
+      const back = rmsnormBackwardRef(x, w, dy, eps);
+      assertClose(`dr wg${workgroup}`, gdr, back.dr, TOL);
+      assertClose(`dw wg${workgroup}`, gdw, back.dw, { atol: 1e-4, rtol: 2e-5 }); // sums T = 13 rows
+      const back2 = rmsnormBackwardRef(xa, w, dy, eps);
+      assertClose(`dr accumulated wg${workgroup}`, gdr2, back2.dr.map((v, i) => v + prevDr[i]), TOL);
+      assertClose(`dw accumulated wg${workgroup}`, gdw2, back2.dw.map((v, i) => v + prevDw[i]), {
+        atol: 1e-4,
+        rtol: 2e-5,
+      });
+    }
+    const bad = new Batch(gpu);
+    assert.throws(
+      () => rmsnormForward(bad, { x: tx, w: tw, y: ta, rstd: zeros(gpu, [T]), eps, workgroup: 12 }),
+      /power of two/,
+    );
   },
 });
