@@ -3,7 +3,7 @@
 //   lse[n]     = log sum_v exp(s_v)
 //   logp[n]    = s[targets[n]] - lse[n]                    (log-probability of the given target)
 //   entropy[n] = lse[n] - sum_v softmax(s)_v * s_v
-// Each invocation keeps an online (max, sum exp, sum exp * s) over its strided share of the row; the 256 partial
+// Each invocation keeps an online (max, sum exp, sum exp * s) over its strided share of the row; the WG partial
 // triples are merged by a tree reduction in workgroup memory.
 //
 // Bindings (group 0):
@@ -13,7 +13,8 @@
 //   3 logp     write    [N] f32 (=)
 //   4 entropy  write    [N] f32 (=)
 //   5 lse      write    [N] f32 (=), saved for the backward
-// Workgroup 256, one workgroup per row; grid N folded (foldGrid).
+// Workgroup WG (a power of two from the host: 256 on GPUs, 16 on CPU rasterisers for small vocabularies, where
+// every barrier switches between all of a workgroup's invocations), one workgroup per row; grid N folded.
 
 struct Params {
   N: u32,
@@ -28,7 +29,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> entropy: array<f32>;
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
 
-const WG = 256u;
+const WG = {{WG}}u;
 
 var<workgroup> maxs: array<f32, WG>;
 var<workgroup> sums: array<f32, WG>;

@@ -5,6 +5,7 @@
 import forwardSource from "../../shaders/logprob_entropy_forward.wgsl" with { type: "text" };
 import backwardSource from "../../shaders/logprob_entropy_backward.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
+import type { Gpu } from "../gpu/device.ts";
 import { kernel, type Shader } from "../gpu/pipeline.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
@@ -25,6 +26,19 @@ export interface LogprobForwardArgs {
   entropy: Tensor;
   lse: Tensor;
   temperature?: number;
+  /** Invocations per row, a power of two from 2 to 256; defaults to {@linkcode pickLogprobWorkgroup}'s. */
+  workgroup?: number;
+}
+
+/**
+ * Invocations per row of the forward: 256 on real GPUs; on CPU rasterisers, where every barrier of the row's
+ * reduction switches between all of a workgroup's invocations, 16 while that leaves an invocation at most 1,024
+ * logits to sum (its f32 sums' error grows with their count), else 256. `deno task bench kernels --filter
+ * logprob_entropy_forward` on lavapipe, ms per call at 16 / 64 / 256: 4,096 rows of the base model's V 1858 19.6 /
+ * 40.9 / 91.3; 8,192 rows of V 796 19.5 / 51.6 / 158.7; 192 rows of Qwen's V 151936 63.2 / 162.0 / 69.1.
+ */
+export function pickLogprobWorkgroup(gpu: Gpu, V: number): number {
+  return gpu.software && V <= 1024 * 16 ? 16 : 256;
 }
 
 /** Arguments of {@linkcode logprobBackward}: the forward's tensors plus upstream gradients [N]. */
@@ -59,8 +73,12 @@ function inverse(temperature = 1): number {
 /** Records logp, entropy and lse of each row of logits / temperature. */
 export function logprobForward(batch: Batch, args: LogprobForwardArgs): void {
   const [N, V] = shape(args.logits, [args.target, args.logp, args.entropy, args.lse]);
+  const wg = args.workgroup ?? pickLogprobWorkgroup(batch.gpu, V);
+  if (!Number.isInteger(wg) || wg < 2 || wg > 256 || (wg & (wg - 1)) !== 0) {
+    throw new RangeError(`Log-softmax workgroup must be a power of two from 2 to 256, got ${wg}`);
+  }
   batch.dispatch({
-    kernel: kernel(batch.gpu, FORWARD_SHADER, { params: PARAMS }),
+    kernel: kernel(batch.gpu, FORWARD_SHADER, { params: PARAMS, template: { WG: wg } }),
     buffers: [args.logits, args.target, args.logp, args.entropy, args.lse],
     params: { N, V, invTemperature: inverse(args.temperature) },
     grid: foldGrid(batch.gpu, N),

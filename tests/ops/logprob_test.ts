@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
 import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { logprobBackward, logprobForward } from "../../src/ops/logprob.ts";
@@ -40,6 +41,30 @@ for (const temperature of [1, 0.6]) {
       assertClose("entropy", ge, ref.entropy, STATS);
       assertClose("lse", gs, ref.lse, STATS);
       assertClose("dlogits", gd, logprobBackwardRef(logits, target, dlogp, dent, V, temperature), GRAD);
+      // The forward at every workgroup size (a GPU's 256, a CPU rasteriser's 16, and others).
+      // The backward wrote over tl: a fresh copy of the logits.
+      const fresh = fromHost(gpu, logits, [N, V]);
+      for (const workgroup of [2, 16, 64, 256]) {
+        const outs = [zeros(gpu, [N]), zeros(gpu, [N]), zeros(gpu, [N])];
+        const b = new Batch(gpu);
+        const [lp, en, ls] = outs;
+        logprobForward(b, {
+          logits: fresh,
+          target: tt,
+          logp: lp,
+          entropy: en,
+          lse: ls,
+          temperature,
+          workgroup,
+        });
+        const [wl, we, ws] = await b.read(outs);
+        assertClose(`logp wg${workgroup}`, wl, ref.logp, STATS);
+        assertClose(`entropy wg${workgroup}`, we, ref.entropy, STATS);
+        assertClose(`lse wg${workgroup}`, ws, ref.lse, STATS);
+        for (const t of outs) t.release();
+      }
+      fresh.release();
+      assert.throws(() => logprobForward(new Batch(gpu), { ...fwd, workgroup: 24 }), /power of two/);
     },
   });
 }
