@@ -59,31 +59,24 @@ export class TensorSet {
     o: { specs?: ParamSpec[]; dtype?: (spec: ParamSpec, data: Float32Array) => DType } = {},
   ): TensorSet {
     const table = o.specs ?? paramTable(config);
-    const data = (s: ParamSpec) => {
-      const d = host.get(s.name);
+    const entries = new Map(table.map((s) => {
+      const data = host.get(s.name);
       const size = s.shape.reduce((a, b) => a * b, 1);
-      if (!d) throw new TypeError(`Parameter ${s.name} [${s.shape}] is missing`);
-      if (d.length !== size) {
-        throw new TypeError(`Parameter ${s.name} has ${d.length} values but its shape [${s.shape}] needs ${size}`);
+      if (!data) throw new TypeError(`Parameter ${s.name} [${s.shape}] is missing`);
+      if (data.length !== size) {
+        throw new TypeError(`Parameter ${s.name} has ${data.length} values but its shape [${s.shape}] needs ${size}`);
       }
-      return d;
+      return [s.name, { data, dtype: o.dtype?.(s, data) ?? "f32" }];
+    }));
+    const arena = [...entries.values()].every((e) => e.dtype === "f32") ? newArena(gpu, table) : undefined;
+    const fill = (s: ParamSpec): StoredTensor => {
+      const e = entries.get(s.name)!;
+      if (!arena) return uploadParam(gpu, s, e.data, e.dtype);
+      const view = arena.view(s);
+      write(view, e.data);
+      return view;
     };
-    const dtypes = table.map((s) => o.dtype?.(s, data(s)) ?? "f32");
-    const arena = dtypes.every((d) => d === "f32") ? newArena(gpu, table) : undefined;
-    if (arena) {
-      return new TensorSet(
-        gpu,
-        config,
-        (s) => {
-          const view = arena.view(s);
-          write(view, data(s));
-          return view;
-        },
-        table,
-        arena,
-      );
-    }
-    return new TensorSet(gpu, config, (s) => uploadParam(gpu, s, data(s), dtypes[table.indexOf(s)]), table);
+    return new TensorSet(gpu, config, fill, table, arena);
   }
 
   /** A tensor that is never split (a norm, a bias, an adapter's A or B); throws a RangeError naming it when absent. */

@@ -113,48 +113,80 @@ function keyBlock(c: RegBlock, which: "k" | "v"): string[] {
   return out;
 }
 
+/**
+ * Register names of one query row of the forward: `main_reg` suffixes them with the lane's row r (`q0_5`, `m0`),
+ * `main_lane` has one row and no suffix (`q5`, `m`).
+ */
+type RowNames = (base: string, i?: number) => string;
+
+const regRow = (r: number): RowNames => (base, i) => i === undefined ? `${base}${r}` : `${base}${r}_${i}`;
+const laneRow: RowNames = (base, i) => `${base}${i ?? ""}`;
+
+/** A query row's q (scaled to log2 units), running max m, sum l and output accumulator o, for row index `row`. */
+function softmaxInit(D: number, n: RowNames, row: string): string[] {
+  const out = range(D).map((d) => `let ${n("q", d)} = q[${row} * D + ${d}u] * scale;`);
+  out.push(`var ${n("m")} = NEG;`, `var ${n("l")} = 0.0;`);
+  for (const d of range(D)) out.push(`var ${n("o", d)} = 0.0;`);
+  return out;
+}
+
+/**
+ * One online-softmax step of a row over the BJ loaded keys `k{b · D + d}`, key b counted where `ok(b)` holds:
+ * scores, the new max, the rescale `a` and weights `e`, and l and m updated.
+ */
+function softmaxScores(D: number, bj: number, n: RowNames, ok: (b: number) => string): string[] {
+  const out: string[] = [];
+  for (const b of range(bj)) {
+    out.push(
+      `let ${n("ok", b)} = ${ok(b)};`,
+      `let ${n("s", b)} = ${dot(D, (d) => n("q", d), (d) => `k${b * D + d}`)};`,
+    );
+  }
+  // Scores are in log2 units (q was scaled by scale · log2 e); a key not counted weighs exactly 0.
+  const mx = range(bj).map((b) => `select(NEG, ${n("s", b)}, ${n("ok", b)})`).reduce((x, y) => `max(${x}, ${y})`);
+  out.push(`let ${n("mx")} = max(${n("m")}, ${mx});`, `let ${n("a")} = exp2(${n("m")} - ${n("mx")});`);
+  for (const b of range(bj)) {
+    out.push(`let ${n("e", b)} = select(0.0, exp2(${n("s", b)} - ${n("mx")}), ${n("ok", b)});`);
+  }
+  const sum = range(bj).map((b) => n("e", b)).join(" + ");
+  out.push(`${n("l")} = fma(${n("l")}, ${n("a")}, ${sum});`, `${n("m")} = ${n("mx")};`);
+  return out;
+}
+
+/** o = o · a + Σ_b e_b · v_b over the BJ loaded value rows `v{b · D + d}`. */
+function softmaxAccumulate(D: number, bj: number, n: RowNames): string[] {
+  return range(D).map((d) => {
+    let x = `${n("o", d)} * ${n("a")}`;
+    for (const b of range(bj)) x = `fma(${n("e", b)}, v${b * D + d}, ${x})`;
+    return `${n("o", d)} = ${x};`;
+  });
+}
+
+/** o / l and the log-sum-exp (natural log) of row index `row`; 0 for a row that counted no key. */
+function softmaxSave(D: number, n: RowNames, row: string): string[] {
+  return [
+    `let ${n("inv")} = select(0.0, 1.0 / ${n("l")}, ${n("l")} > 0.0);`,
+    ...range(D).map((d) => `o[${row} * D + ${d}u] = ${n("o", d)} * ${n("inv")};`),
+    `lse[${row}] = select(0.0, (${n("m")} + log2(${n("l")})) * LN2, ${n("l")} > 0.0);`,
+  ];
+}
+
 /** Slots of the forward's `main_reg`: lanes own query rows, all lanes walk the same keys, online softmax. */
 export function forwardRegSlots(c: RegBlock): Record<string, string> {
   const { D, rows: bq, keys: bj } = c;
   const init = queryRows(bq);
-  for (const r of range(bq)) {
-    for (const d of range(D)) init.push(`let q${r}_${d} = q[row${r} * D + ${d}u] * scale;`);
-    init.push(`var m${r} = NEG;`, `var l${r} = 0.0;`);
-    for (const d of range(D)) init.push(`var o${r}_${d} = 0.0;`);
-  }
+  for (const r of range(bq)) init.push(...softmaxInit(D, regRow(r), `row${r}`));
   init.push(...laneUnion(bq, (r) => `js${r}`, (r) => `je${r}`));
   const step = keyBlock(c, "k");
   for (const r of range(bq)) {
-    for (const b of range(bj)) {
-      step.push(
-        `let ok${r}_${b} = j + ${b}u >= js${r} && j + ${b}u < je${r};`,
-        `let s${r}_${b} = ${dot(D, (d) => `q${r}_${d}`, (d) => `k${b * D + d}`)};`,
-      );
-    }
-    // Scores are in log2 units (q was scaled by scale · log2 e); a masked key weighs exactly 0.
-    const mx = range(bj).map((b) => `select(NEG, s${r}_${b}, ok${r}_${b})`).reduce((x, y) => `max(${x}, ${y})`);
-    step.push(`let mx${r} = max(m${r}, ${mx});`, `let a${r} = exp2(m${r} - mx${r});`);
-    for (const b of range(bj)) step.push(`let e${r}_${b} = select(0.0, exp2(s${r}_${b} - mx${r}), ok${r}_${b});`);
-    step.push(`l${r} = fma(l${r}, a${r}, ${range(bj).map((b) => `e${r}_${b}`).join(" + ")});`, `m${r} = mx${r};`);
+    step.push(...softmaxScores(D, bj, regRow(r), (b) => `j + ${b}u >= js${r} && j + ${b}u < je${r}`));
   }
   step.push(...keyBlock(c, "v"));
-  for (const r of range(bq)) {
-    for (const d of range(D)) {
-      let x = `o${r}_${d} * a${r}`;
-      for (const b of range(bj)) x = `fma(e${r}_${b}, v${b * D + d}, ${x})`;
-      step.push(`o${r}_${d} = ${x};`);
-    }
-  }
+  for (const r of range(bq)) step.push(...softmaxAccumulate(D, bj, regRow(r)));
   step.push(...nextIndex("j", bj, bq, (r) => `js${r}`, (r) => `je${r}`));
   const save: string[] = [];
   for (const r of range(bq)) {
-    save.push(
-      `if (in${r}) {`,
-      `  let inv${r} = select(0.0, 1.0 / l${r}, l${r} > 0.0);`,
-      ...range(D).map((d) => `  o[row${r} * D + ${d}u] = o${r}_${d} * inv${r};`),
-      `  lse[row${r}] = select(0.0, (m${r} + log2(l${r})) * LN2, l${r} > 0.0);`,
-      `}`,
-    );
+    save.push(`if (in${r}) {`, ...softmaxSave(D, regRow(r), `row${r}`).map((l) => `  ${l}`), `}`);
   }
   return { REG_INIT: slotLines(init, 2), REG_STEP: slotLines(step, 4), REG_SAVE: slotLines(save, 2) };
 }
@@ -319,32 +351,15 @@ function ownKeyBlock(c: LaneBlock, which: "k" | "v"): string[] {
  */
 export function forwardLaneSlots(c: LaneBlock): Record<string, string> {
   const { D, keys: bj } = c;
-  const init: string[] = [];
-  for (const d of range(D)) init.push(`let q${d} = q[row * D + ${d}u] * scale;`);
-  init.push(`var m = NEG;`, `var l = 0.0;`);
-  for (const d of range(D)) init.push(`var o${d} = 0.0;`);
-  const step = ownKeyBlock(c, "k");
-  for (const b of range(bj)) {
-    step.push(
-      `let ok${b} = j + ${b}u < je;`,
-      `let s${b} = ${dot(D, (d) => `q${d}`, (d) => `k${b * D + d}`)};`,
-    );
-  }
-  // Scores are in log2 units (q was scaled by scale · log2 e); a key past the range weighs exactly 0.
-  const mx = range(bj).map((b) => `select(NEG, s${b}, ok${b})`).reduce((x, y) => `max(${x}, ${y})`);
-  step.push(`let mx = max(m, ${mx});`, `let a = exp2(m - mx);`);
-  for (const b of range(bj)) step.push(`let e${b} = select(0.0, exp2(s${b} - mx), ok${b});`);
-  step.push(`l = fma(l, a, ${range(bj).map((b) => `e${b}`).join(" + ")});`, `m = mx;`);
-  step.push(...ownKeyBlock(c, "v"));
-  for (const d of range(D)) {
-    let x = `o${d} * a`;
-    for (const b of range(bj)) x = `fma(e${b}, v${b * D + d}, ${x})`;
-    step.push(`o${d} = ${x};`);
-  }
-  const save = [
-    `let inv = select(0.0, 1.0 / l, l > 0.0);`,
-    ...range(D).map((d) => `o[row * D + ${d}u] = o${d} * inv;`),
-    `lse[row] = select(0.0, (m + log2(l)) * LN2, l > 0.0);`,
+  const step = [
+    ...ownKeyBlock(c, "k"),
+    ...softmaxScores(D, bj, laneRow, (b) => `j + ${b}u < je`),
+    ...ownKeyBlock(c, "v"),
+    ...softmaxAccumulate(D, bj, laneRow),
   ];
-  return { LANE_INIT: slotLines(init, 2), LANE_STEP: slotLines(step, 4), LANE_SAVE: slotLines(save, 2) };
+  return {
+    LANE_INIT: slotLines(softmaxInit(D, laneRow, "row"), 2),
+    LANE_STEP: slotLines(step, 4),
+    LANE_SAVE: slotLines(softmaxSave(D, laneRow, "row"), 2),
+  };
 }

@@ -11,7 +11,7 @@
  * lane and BF query tokens per step).
  */
 import type { Gpu } from "../gpu/device.ts";
-import { fixedSubgroupSize } from "./wgsl.ts";
+import { fixedSubgroupSize, LOOP_BUDGET } from "./wgsl.ts";
 
 /**
  * A kernel shape by name: "row", "tile", "reg{BQ}x{BJ}" or "lane{BJ}" (forward), "reg{BQ}x{BJ}_{BK}x{BF}"
@@ -30,13 +30,9 @@ export interface AttentionShape {
   bf: number;
 }
 
-/**
- * llvmpipe stops every loop of an invocation once that invocation has run 65535 loop iterations in all, over all
- * its loops (LP_MAX_TGSI_LOOP_ITERATIONS, one counter per invocation): past it, results are silently wrong. The
- * reg kernels keep their worst case below this (see {@linkcode regLoopSteps}); the row and tile kernels, whose
- * inner loops run over D, exceed it on lavapipe once a query sees more than about 65535 / (2 D + 1) keys.
- */
-export const LOOP_BUDGET = 65535;
+// The reg and lane kernels keep their worst case within LOOP_BUDGET (see regLoopSteps); the row and tile kernels,
+// whose inner loops run over D, exceed it on lavapipe once a query sees more than about 65535 / (2 D + 1) keys.
+export { LOOP_BUDGET };
 
 /** Largest head dimension of the reg kernels: their register blocks grow with D (compile time with their square). */
 export const REG_MAX_HEAD_DIM = 128;

@@ -9,6 +9,7 @@ import type { Gpu } from "../gpu/device.ts";
 import { kernel, type Shader } from "../gpu/pipeline.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+import { powerOfTwoWorkgroup } from "./wgsl.ts";
 
 const FORWARD_SHADER: Shader = { name: "logprob_entropy_forward", source: forwardSource };
 const BACKWARD_SHADER: Shader = { name: "logprob_entropy_backward", source: backwardSource };
@@ -73,10 +74,7 @@ function inverse(temperature = 1): number {
 /** Records logp, entropy and lse of each row of logits / temperature. */
 export function logprobForward(batch: Batch, args: LogprobForwardArgs): void {
   const [N, V] = shape(args.logits, [args.target, args.logp, args.entropy, args.lse]);
-  const wg = args.workgroup ?? pickLogprobWorkgroup(batch.gpu, V);
-  if (!Number.isInteger(wg) || wg < 2 || wg > 256 || (wg & (wg - 1)) !== 0) {
-    throw new RangeError(`Log-softmax workgroup must be a power of two from 2 to 256, got ${wg}`);
-  }
+  const wg = powerOfTwoWorkgroup("Log-softmax", args.workgroup ?? pickLogprobWorkgroup(batch.gpu, V));
   batch.dispatch({
     kernel: kernel(batch.gpu, FORWARD_SHADER, { params: PARAMS, template: { WG: wg } }),
     buffers: [args.logits, args.target, args.logp, args.entropy, args.lse],

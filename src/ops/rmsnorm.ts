@@ -9,6 +9,7 @@ import type { Gpu } from "../gpu/device.ts";
 import { kernel, type Shader } from "../gpu/pipeline.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+import { powerOfTwoWorkgroup } from "./wgsl.ts";
 
 const FORWARD_SHADER: Shader = { name: "rmsnorm_forward", source: forwardSource };
 const BACKWARD_SHADER: Shader = { name: "rmsnorm_backward", source: backwardSource };
@@ -58,14 +59,6 @@ export function pickRmsnormWorkgroup(gpu: Gpu): number {
   return gpu.software ? 8 : 64;
 }
 
-function workgroupOf(gpu: Gpu, asked?: number): number {
-  const wg = asked ?? pickRmsnormWorkgroup(gpu);
-  if (!Number.isInteger(wg) || wg < 2 || wg > 256 || (wg & (wg - 1)) !== 0) {
-    throw new RangeError(`RMSNorm workgroup must be a power of two from 2 to 256, got ${wg}`);
-  }
-  return wg;
-}
-
 function rows(x: Tensor, w: Tensor): [number, number] {
   const C = w.size;
   if (x.size % C !== 0) throw new TypeError(`RMSNorm input [${x.shape}] does not match weight [${w.shape}]`);
@@ -91,7 +84,7 @@ export function rmsnormForward(batch: Batch, args: RmsnormForwardArgs): void {
     kernel: kernel(batch.gpu, FORWARD_SHADER, {
       params: FORWARD,
       entryPoint: fused ? "main_add" : "main",
-      template: { WG: workgroupOf(batch.gpu, args.workgroup) },
+      template: { WG: powerOfTwoWorkgroup("RMSNorm", args.workgroup ?? pickRmsnormWorkgroup(batch.gpu)) },
     }),
     buffers: [args.x, args.w, args.y, args.rstd, args.add, args.sum],
     params: { T, C, eps: args.eps },
@@ -118,7 +111,7 @@ export function rmsnormBackward(batch: Batch, args: RmsnormBackwardArgs): void {
     kernel: kernel(batch.gpu, BACKWARD_SHADER, {
       params: BACKWARD,
       entryPoint: "main",
-      template: { WG: workgroupOf(batch.gpu, args.workgroup) },
+      template: { WG: powerOfTwoWorkgroup("RMSNorm", args.workgroup ?? pickRmsnormWorkgroup(batch.gpu)) },
     }),
     buffers: [...common, args.dr],
     params,

@@ -14,7 +14,7 @@ import type { Gpu } from "../gpu/device.ts";
 import type { Rng } from "../util/random.ts";
 import { placeholder, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
-import { LOOP_BUDGET } from "./attention_variants.ts";
+import { LOOP_BUDGET } from "./wgsl.ts";
 
 const SHADER: Shader = { name: "sample_forward", source };
 

@@ -41,3 +41,21 @@ export function fixedSubgroupSize(gpu: Gpu): number {
 export function laneSlots(lanes: number, subgroup: boolean): { LANES: number; LANE_ID: string } {
   return { LANES: lanes, LANE_ID: subgroup ? "subgroup_invocation_id" : "local_invocation_index" };
 }
+
+/**
+ * llvmpipe stops every loop of an invocation once that invocation has run 65535 loop iterations in all, over all
+ * its loops (LP_MAX_TGSI_LOOP_ITERATIONS, one counter per invocation): past it, results are silently wrong. Kernels
+ * whose loops grow with their input keep their worst case within it on CPU rasterisers.
+ */
+export const LOOP_BUDGET = 65535;
+
+/**
+ * A row kernel's workgroup size as asked: a power of two from 2 to 256 (its tree reduction halves it); throws a
+ * RangeError naming the kernel otherwise.
+ */
+export function powerOfTwoWorkgroup(what: string, wg: number): number {
+  if (!Number.isInteger(wg) || wg < 2 || wg > 256 || (wg & (wg - 1)) !== 0) {
+    throw new RangeError(`${what} workgroup must be a power of two from 2 to 256, got ${wg}`);
+  }
+  return wg;
+}

@@ -54,21 +54,21 @@ export class AdamW {
     this.m = TensorSet.zeros(gpu, params.config, params.specs);
     this.v = TensorSet.zeros(gpu, params.config, params.specs);
     this.stats = zeros(gpu, [4]);
+    const sets = [params, grads, this.m, this.v];
+    const layout = params.arena?.layout;
+    if (!only && layout && sets.every((x) => x.arena && sameLayout(x.arena.layout, layout))) {
+      this.#chunks = layout.chunks.map((_, i) => {
+        const [w, g, m, v] = sets.map((x) => x.arena!.chunks[i]);
+        return { w, g, m, v, decayEnd: layout.decayEnd[i] };
+      });
+    }
   }
 
   /**
    * The arena chunks of parameters, gradients and moments, when all four share one layout and every parameter
-   * trains: the whole step then runs per chunk.
+   * trains: the whole step then runs per chunk. The sets never change, so this is settled once.
    */
-  get #chunks(): { w: Tensor; g: Tensor; m: Tensor; v: Tensor; decayEnd: number }[] | undefined {
-    const sets = [this.params, this.grads, this.m, this.v];
-    const layout = this.params.arena?.layout;
-    if (this.only || !layout || sets.some((x) => !x.arena || !sameLayout(x.arena.layout, layout))) return undefined;
-    return layout.chunks.map((_, i) => {
-      const [w, g, m, v] = sets.map((x) => x.arena!.chunks[i]);
-      return { w, g, m, v, decayEnd: layout.decayEnd[i] };
-    });
-  }
+  readonly #chunks: { w: Tensor; g: Tensor; m: Tensor; v: Tensor; decayEnd: number }[] | undefined;
 
   /** Records the gradient norm and the update of every parameter at learning rate `lr`. */
   record(batch: Batch, lr: number): void {

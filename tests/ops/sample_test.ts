@@ -11,7 +11,7 @@ import {
   sampleLoopSteps,
   type SampleSettings,
 } from "../../src/ops/sample.ts";
-import { LOOP_BUDGET } from "../../src/ops/attention_variants.ts";
+import { LOOP_BUDGET } from "../../src/ops/wgsl.ts";
 import { assertClose } from "../reference/check.ts";
 import { logprobRef, sampleRef } from "../reference/sample.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";

@@ -16,7 +16,7 @@ import {
   sampleLoopSteps,
   type SampleSettings,
 } from "../../ops/sample.ts";
-import { LOOP_BUDGET } from "../../ops/attention_variants.ts";
+import { LOOP_BUDGET } from "../../ops/wgsl.ts";
 import { normals, QWEN, releaseAll } from "./inputs.ts";
 import { type BenchCase, registerBench } from "./registry.ts";
 
