@@ -25,6 +25,13 @@ export interface Generation {
   finish: FinishReason;
 }
 
+/** What one sequence sampled in one block of decoding; `finish` is set when its turn ended there. */
+export interface DecodePiece {
+  ids: number[];
+  logprobs: number[];
+  finish?: FinishReason;
+}
+
 /** Per-call sampling limits of one sequence. */
 export interface DecodeLimits {
   maxNewTokens: number;
@@ -116,18 +123,45 @@ export class Generator {
     settings: SampleSettings = {},
   ): Promise<Generation[]> {
     const out: Generation[] = seqs.map(() => ({ ids: [], logprobs: [], finish: "max_tokens" }));
-    let active = seqs.map((_, i) => i).filter((i) => {
-      const s = this.#state(seqs[i]);
-      if (s.pending.length === 0) throw new RangeError(`Sequence ${seqs[i]} has nothing to continue from`);
-      if (limits[i].maxNewTokens <= 0) return false;
-      if (s.length + s.pending.length >= this.options.maxLen) out[i].finish = "length";
-      return s.length + s.pending.length < this.options.maxLen;
-    });
+    let active = seqs.map((_, i) => i);
     while (active.length > 0) {
-      const states = active.map((i) => this.#state(seqs[i]));
-      const { ids, logprobs } = await this.#block(states, settings);
-      active = active.filter((i, n) => this.#accept(states[n], out[i], limits[i], ids[n], logprobs[n]));
+      const left = active.map((i) => ({ ...limits[i], maxNewTokens: limits[i].maxNewTokens - out[i].ids.length }));
+      const pieces = await this.advance(active.map((i) => seqs[i]), left, settings);
+      active = active.filter((i, n) => {
+        const p = pieces[n];
+        out[i].ids.push(...p.ids);
+        out[i].logprobs.push(...p.logprobs);
+        if (p.finish) out[i].finish = p.finish;
+        return !p.finish;
+      });
     }
+    return out;
+  }
+
+  /**
+   * One block of {@linkcode decode}: prefills what each sequence has pending and samples up to blockSteps + 1
+   * tokens, one submit and one readback. A piece without `finish` is a turn that goes on (its last token is pending:
+   * call again with the budget left); the others ended in this block. Lets a caller move each sequence on as soon as
+   * its own turn ends, instead of waiting for the slowest of a batch.
+   */
+  async advance(
+    seqs: readonly number[],
+    limits: readonly DecodeLimits[],
+    settings: SampleSettings = {},
+  ): Promise<DecodePiece[]> {
+    const out: DecodePiece[] = seqs.map(() => ({ ids: [], logprobs: [] }));
+    const run: number[] = [];
+    seqs.forEach((seq, i) => {
+      const s = this.#state(seq);
+      if (s.pending.length === 0) throw new RangeError(`Sequence ${seq} has nothing to continue from`);
+      if (limits[i].maxNewTokens <= 0) out[i].finish = "max_tokens";
+      else if (s.length + s.pending.length >= this.options.maxLen) out[i].finish = "length";
+      else run.push(i);
+    });
+    if (run.length === 0) return out;
+    const states = run.map((i) => this.#state(seqs[i]));
+    const { ids, logprobs } = await this.#block(states, settings);
+    run.forEach((i, n) => this.#accept(states[n], out[i], limits[i], ids[n], logprobs[n]));
     return out;
   }
 
@@ -227,8 +261,8 @@ export class Generator {
     };
   }
 
-  /** Takes a block's samples into a generation; returns whether the sequence goes on. */
-  #accept(s: SeqState, g: Generation, lim: DecodeLimits, ids: number[], logprobs: number[]): boolean {
+  /** Takes a block's samples into a piece, setting its finish when the sequence's turn ended. */
+  #accept(s: SeqState, g: DecodePiece, lim: DecodeLimits, ids: number[], logprobs: number[]): void {
     for (let k = 0; k < ids.length; k++) {
       g.ids.push(ids[k]);
       g.logprobs.push(logprobs[k]);
@@ -243,11 +277,9 @@ export class Generator {
         if (stopped) g.finish = "stop";
         else if (full) g.finish = "max_tokens";
         else if (slotFull) g.finish = "length";
-        else return true;
-        return false;
+        return;
       }
     }
-    return false;
   }
 
   #state(seq: number): SeqState {

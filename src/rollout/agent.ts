@@ -1,12 +1,18 @@
 /**
- * Multi-turn rollouts: many episodes at once against an environment, sampling batched across every live episode
- * (one `decode` per round), environment steps in parallel. Token in, token out: sampled ids carry mask 1 and their
- * sampling log-probabilities; rendered observation chunks carry mask 0. An episode whose environment fails is
- * marked `env_failure` with a null reward, never scored 0.
+ * Multi-turn rollouts: many episodes at once against an environment, sampling batched across every live episode,
+ * environment steps in parallel. Token in, token out: sampled ids carry mask 1 and their sampling log-probabilities;
+ * rendered observation chunks carry mask 0. An episode whose environment fails is marked `env_failure` with a null
+ * reward, never scored 0.
+ *
+ * Episodes are not held in lockstep rounds. With a sampler that decodes block by block (`advance`), every live
+ * episode's turn takes one block at a time; an episode whose turn ended in a block takes its environment step and
+ * joins the next block with the reply pending, while the others go on. Turns differ in length (the main job's run
+ * from 1 to 100 tokens, median 20), so waiting for a round's longest turn left most of the batch idle. Which
+ * episodes share a block depends on their tokens alone, never on timing, so a rollout replays exactly.
  */
 import type { EnvClient, EnvSession } from "../env/client.ts";
 import { EnvError } from "../env/errors.ts";
-import type { DecodeLimits, Generation } from "../model/generate.ts";
+import type { DecodeLimits, DecodePiece, Generation } from "../model/generate.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import type { SampleSettings } from "../ops/sample.ts";
 import type { Task } from "../../tasks/task.ts";
@@ -48,6 +54,11 @@ export interface Sampler {
   open(prompt: readonly number[], seed: number): number;
   append(seq: number, ids: readonly number[]): void;
   decode(seqs: readonly number[], limits: readonly DecodeLimits[], settings?: SampleSettings): Promise<Generation[]>;
+  /**
+   * One block of decode: what each sequence sampled, `finish` set where its turn ended (see Generator.advance).
+   * Optional: without it every turn is decoded whole.
+   */
+  advance?(seqs: readonly number[], limits: readonly DecodeLimits[], settings?: SampleSettings): Promise<DecodePiece[]>;
   close(seq: number): void;
 }
 
@@ -64,6 +75,8 @@ interface Live {
   env: EnvSession;
   seq: number;
   t: Trajectory;
+  /** The turn being sampled: tokens so far (empty between turns). */
+  turn: Generation;
 }
 
 /** Plays every episode; at most `generator` slots run at once, new ones start as slots free up. */
@@ -86,9 +99,11 @@ export async function runRollouts(
       if (o.timing) o.timing.envSeconds += (performance.now() - t0) / 1000;
       // An episode whose token budget is spent ends before another turn.
       for (const [i, l] of [...r.live]) {
-        if (l.t.responseIds.length >= o.maxResponseLength) await r.finish(i, l, end(l.t, "length", ctx.task));
+        if (l.turn.ids.length === 0 && l.t.responseIds.length >= o.maxResponseLength) {
+          await r.finish(i, l, end(l.t, "length", ctx.task));
+        }
       }
-      if (r.live.size > 0) await r.round();
+      if (r.live.size > 0) await r.block();
     }
   } finally {
     // On any error, the environments still open are closed, so none is left on the server.
@@ -124,7 +139,7 @@ class Rollout {
         return this.finish(i, undefined, overflow(t, o.maxPromptLength));
       }
       const seq = ctx.generator.open(t.promptIds, spec.seed);
-      this.live.set(i, { spec, env, seq, t });
+      this.live.set(i, { spec, env, seq, t, turn: newTurn() });
     } catch (e) {
       await env?.close().catch(() => {});
       if (!(e instanceof EnvError)) throw e;
@@ -132,19 +147,34 @@ class Rollout {
     }
   }
 
-  /** One turn of every live episode: one batched decode, then the environment steps in parallel. */
-  async round(): Promise<void> {
+  /**
+   * One block for every live episode's turn (or, with a sampler that has no `advance`, one whole turn), then the
+   * environment steps, in parallel, of the episodes whose turns ended in it.
+   */
+  async block(): Promise<void> {
+    const { generator } = this.ctx;
     const entries = [...this.live.entries()];
-    const gens = await this.ctx.generator.decode(
-      entries.map(([, l]) => l.seq),
-      entries.map(([, l]) => ({
-        maxNewTokens: Math.min(this.o.maxTokensPerTurn, this.o.maxResponseLength - l.t.responseIds.length),
-        stopIds: this.o.stopIds,
-      })),
-      this.o.sampling,
-    );
+    const seqs = entries.map(([, l]) => l.seq);
+    const limits = entries.map(([, l]) => ({
+      maxNewTokens: Math.min(this.o.maxTokensPerTurn, this.o.maxResponseLength - l.t.responseIds.length) -
+        l.turn.ids.length,
+      stopIds: this.o.stopIds,
+    }));
+    const pieces = generator.advance
+      ? await generator.advance(seqs, limits, this.o.sampling)
+      : await generator.decode(seqs, limits, this.o.sampling);
+    const ended: [number, Live, Generation][] = [];
+    entries.forEach(([i, l], n) => {
+      const p = pieces[n];
+      l.turn.ids.push(...p.ids);
+      l.turn.logprobs.push(...p.logprobs);
+      if (!p.finish) return;
+      l.turn.finish = p.finish;
+      ended.push([i, l, l.turn]);
+      l.turn = newTurn();
+    });
     const t0 = performance.now();
-    await Promise.all(entries.map(([i, l], n) => this.#step(i, l, gens[n])));
+    await Promise.all(ended.map(([i, l, g]) => this.#step(i, l, g)));
     if (this.o.timing) this.o.timing.envSeconds += (performance.now() - t0) / 1000;
   }
 
@@ -203,6 +233,10 @@ class Rollout {
     this.results[i] = t;
     this.o.onEpisode?.(t);
   }
+}
+
+function newTurn(): Generation {
+  return { ids: [], logprobs: [], finish: "max_tokens" };
 }
 
 function emptyTrajectory(spec: EpisodeSpec): Trajectory {

@@ -198,3 +198,48 @@ Deno.test({
     assert.equal(first[1].ids.length, 6);
   },
 });
+
+Deno.test({
+  name: "advance: one block per call, pieces that add up to decode's turn, and samples that ignore batch-mates",
+  ignore: noGpu,
+  async fn() {
+    const { model } = await setup();
+    const limits = { maxNewTokens: 11, stopIds: [] as number[] };
+    const settings = { temperature: 1, topP: 0.9 };
+    // decode: both sequences together, whole turns.
+    const gen = new Generator(model, { slots: 2, maxLen: 32, blockSteps: 3 });
+    const a = gen.open([1, 2, 3], 42), b = gen.open([4, 5], 43);
+    const whole = await gen.decode([a, b], [limits, { ...limits, maxNewTokens: 5 }], settings);
+    gen.release();
+    // advance: sequence a alone, a block (blockSteps + 1 = 4 tokens) per call, then b joins with a prompt pending.
+    const step = new Generator(model, { slots: 2, maxLen: 32, blockSteps: 3 });
+    const a2 = step.open([1, 2, 3], 42);
+    const first = await step.advance([a2], [limits], settings);
+    assert.equal(first[0].ids.length, 4);
+    assert.equal(first[0].finish, undefined, "the turn goes on");
+    const b2 = step.open([4, 5], 43);
+    const ids = [...first[0].ids], logprobs = [...first[0].logprobs];
+    let pieces = await step.advance(
+      [b2, a2],
+      [{ ...limits, maxNewTokens: 5 }, { ...limits, maxNewTokens: 7 }],
+      settings,
+    );
+    assert.equal(pieces[0].ids.length, 4);
+    ids.push(...pieces[1].ids);
+    logprobs.push(...pieces[1].logprobs);
+    const bIds = [...pieces[0].ids];
+    pieces = await step.advance([a2, b2], [{ ...limits, maxNewTokens: 3 }, { ...limits, maxNewTokens: 1 }], settings);
+    assert.deepEqual(pieces.map((p) => [p.ids.length, p.finish]), [[3, "max_tokens"], [1, "max_tokens"]]);
+    ids.push(...pieces[0].ids);
+    logprobs.push(...pieces[0].logprobs);
+    bIds.push(...pieces[1].ids);
+    // Nothing left to sample: a finished piece with no tokens, and no GPU work.
+    const none = await step.advance([a2], [{ ...limits, maxNewTokens: 0 }], settings);
+    assert.deepEqual(none, [{ ids: [], logprobs: [], finish: "max_tokens" }]);
+    step.release();
+    assert.deepEqual(ids, whole[0].ids, "a's turn: the same ids, alone or beside b, whole or in blocks");
+    assert.deepEqual(bIds, whole[1].ids);
+    assert.equal(whole[0].finish, "max_tokens");
+    for (let k = 0; k < ids.length; k++) assert.ok(Math.abs(logprobs[k] - whole[0].logprobs[k]) < 1e-5, `logprob ${k}`);
+  },
+});

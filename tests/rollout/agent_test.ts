@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { envClient } from "../../src/env/adapters/mod.ts";
 import { solveTask } from "../../tasks/textcraft/oracle.ts";
 import { idToName } from "../../src/env/textcraft/python.ts";
-import type { DecodeLimits, Generation } from "../../src/model/generate.ts";
+import type { DecodeLimits, DecodePiece, Generation } from "../../src/model/generate.ts";
 import type { Tokenizer } from "../../src/model/tokenizer.ts";
 import { wordTokenizer } from "../../src/model/word_tokenizer.ts";
 import { type RolloutOptions, runRollouts, type Sampler } from "../../src/rollout/agent.ts";
@@ -28,16 +28,54 @@ class ScriptedSampler implements Sampler {
   append(seq: number, ids: readonly number[]): void {
     this.streams.get(seq)!.push(...ids);
   }
+  /** The next scripted reply of a sequence, with its stop id. */
+  decodeUnrecorded(seq: number): [number[]] {
+    const text = this.#script.get(seq)!.shift() ?? actionText("inventory");
+    return [[...this.tok.encode(text), this.tok.id("<|im_end|>")]];
+  }
   decode(seqs: readonly number[], limits: readonly DecodeLimits[]): Promise<Generation[]> {
     return Promise.resolve(seqs.map((seq, n) => {
-      const text = this.#script.get(seq)!.shift() ?? actionText("inventory");
-      const ids = [...this.tok.encode(text), this.tok.id("<|im_end|>")].slice(0, limits[n].maxNewTokens);
+      const ids = this.decodeUnrecorded(seq)[0].slice(0, limits[n].maxNewTokens);
       const finish = ids.length > 0 && ids[ids.length - 1] === this.tok.id("<|im_end|>") ? "stop" : "max_tokens";
       this.streams.get(seq)!.push(...ids);
       return { ids, logprobs: ids.map((_, k) => -0.1 * (k + 1)), finish } as Generation;
     }));
   }
   close(): void {}
+}
+
+/**
+ * The scripted replies again, sampled `block` tokens per call of `advance` as the Generator does; records which
+ * sequence took which turn in each call.
+ */
+class BlockSampler extends ScriptedSampler {
+  calls: { seq: number; turn: number }[][] = [];
+  #turns = new Map<number, { ids: number[]; at: number; count: number }>();
+  constructor(tok: Tokenizer, replies: (prompt: number[]) => string[], readonly block: number) {
+    super(tok, replies);
+  }
+  advance(seqs: readonly number[], limits: readonly DecodeLimits[]): Promise<DecodePiece[]> {
+    this.calls.push(seqs.map((seq) => ({ seq, turn: this.#turns.get(seq)?.count ?? 0 })));
+    return Promise.resolve(seqs.map((seq, n) => {
+      let turn = this.#turns.get(seq);
+      if (!turn || turn.at === turn.ids.length) {
+        // A new turn: the whole scripted reply, handed out a block at a time.
+        const [whole] = super.decodeUnrecorded(seq);
+        turn = { ids: whole, at: 0, count: (turn?.count ?? 0) + 1 };
+        this.#turns.set(seq, turn);
+      }
+      const ids = turn.ids.slice(turn.at, turn.at + Math.min(this.block, limits[n].maxNewTokens));
+      const start = turn.at;
+      turn.at += ids.length;
+      this.streams.get(seq)!.push(...ids);
+      const stopped = ids.at(-1) === this.tok.id("<|im_end|>");
+      const piece: DecodePiece = { ids, logprobs: ids.map((_, k) => -0.1 * (start + k + 1)) };
+      if (stopped) piece.finish = "stop";
+      else if (ids.length >= limits[n].maxNewTokens) piece.finish = "max_tokens";
+      if (piece.finish) turn.at = turn.ids.length;
+      return piece;
+    }));
+  }
 }
 
 const actionText = (a: string) => `Thought:\nnext step.\n\nAction:\n${a}`;
@@ -119,6 +157,43 @@ Deno.test("oracle episodes: sampled tokens train, observation chunks do not, and
       assert.deepEqual([...t.promptIds, ...t.responseIds], stream, "token in, token out");
       assert.ok(tok.decode(t.promptIds).endsWith("<|im_end|>\n<|im_start|>assistant\n"));
     });
+  });
+});
+
+Deno.test("block by block: an episode whose turn ends takes its step and goes on while a longer turn is sampled", async () => {
+  await withTextCraft(async (server) => {
+    // Task 0 takes one short action per turn; the other episode says a long thought first, turn after turn.
+    const tasks = [0, 150];
+    const tok = await corpusTokenizer(server.url, tasks);
+    const client = envClient("textcraft", { urls: [server.url] });
+    const long = (a: string) => actionText(a).replace("next step.", "next step. ".repeat(12));
+    const script = (prompt: number[]) => {
+      const task = tasks.find((t) => tok.decode(prompt).includes(`Goal: craft ${idToName(tree.goals[t].id)}.`))!;
+      return solveTask(tree, task).actions.map(task === 0 ? actionText : long);
+    };
+    const stop = tok.id("<|im_end|>");
+    const specs = tasks.map((task, i) => ({ task, group: i, seed: i }));
+    const play = async (sampler: ScriptedSampler) =>
+      await runRollouts({ generator: sampler, tokenizer: tok, client, task: textcraft }, specs, {
+        ...OPTIONS,
+        stopIds: [stop],
+      });
+    const blocks = new BlockSampler(tok, script, 4);
+    const streamed = await play(blocks);
+    const whole = await play(new ScriptedSampler(tok, script));
+    client.close();
+    // The same episodes token for token, log-probabilities and rendered chunks included.
+    assert.deepEqual(streamed, whole);
+    for (const t of streamed) assert.equal(t.finish, "done");
+    // Some call sampled the short episode's second turn or later while the long one was still in its first.
+    const [shortSeq, longSeq] = [0, 1];
+    const overlap = blocks.calls.some((c) =>
+      c.some((x) => x.seq === shortSeq && x.turn >= 1) && c.some((x) => x.seq === longSeq && x.turn === 1)
+    );
+    assert.ok(overlap, JSON.stringify(blocks.calls));
+    // Every call had both episodes until the short one ended: no block waited on the other's turn.
+    const shortCalls = blocks.calls.filter((c) => c.some((x) => x.seq === shortSeq)).length;
+    assert.ok(blocks.calls.slice(0, shortCalls).every((c) => c.length === 2), JSON.stringify(blocks.calls));
   });
 });
 
