@@ -11,7 +11,7 @@ import { Batch } from "../gpu/batch.ts";
 import { Rng } from "../util/random.ts";
 import { empty, fromHost, type Tensor } from "../gpu/tensor.ts";
 import { drawUniforms, sample, type SampleSettings } from "../ops/sample.ts";
-import { cacheDtype, type CacheSetting, inferForward, type InferTokens, KvCache } from "./infer.ts";
+import { cacheDtype, type CacheSetting, inferForward, inferPrefill, type InferTokens, KvCache } from "./infer.ts";
 import type { Transformer } from "./transformer.ts";
 
 /** Why a sequence stopped generating. */
@@ -166,50 +166,55 @@ export class Generator {
   }
 
   /**
-   * Prefills pending tokens and samples blockSteps tokens for each state: one submit and one readback, or two
-   * submits when the block starts with a real prefill (its time is measured apart from decoding's).
+   * Prefills pending tokens and samples blockSteps + 1 tokens for each state: one submit and one readback, plus a
+   * submit of its own (timed as prefill) when some state has more than one token pending (a prompt or an
+   * environment's reply). That prefill runs every pending token but the last of those states alone, so the block
+   * itself is one query per sequence, the shape decoding kernels are picked for, whatever mix of states it holds.
    */
   async #block(states: SeqState[], settings: SampleSettings) {
     const gpu = this.model.gpu, N = states.length, maxLen = this.options.maxLen;
-    const t0 = performance.now();
-    const batch = new Batch(gpu);
-    const tokens: InferTokens = { ...emptyTokens(), select: new Uint32Array(N) };
-    const all = {
-      ids: [] as number[],
-      pos: [] as number[],
-      rows: [] as number[],
-      start: [] as number[],
-      end: [] as number[],
-    };
-    states.forEach((s, n) => {
-      s.pending.forEach((id, j) => {
-        const p = s.length + j;
-        all.ids.push(id);
-        all.pos.push(p);
-        all.rows.push(s.slot * maxLen + p);
-        all.start.push(s.slot * maxLen);
-        all.end.push(s.slot * maxLen + p + 1);
+    const filling = states.filter((s) => s.pending.length > 1);
+    if (filling.length > 0) {
+      const t0 = performance.now();
+      const batch = new Batch(gpu);
+      const all = { ids: [] as number[], pos: [] as number[], rows: [] as number[], start: [] as number[] };
+      for (const s of filling) {
+        for (let j = 0; j < s.pending.length - 1; j++) {
+          all.ids.push(s.pending[j]);
+          all.pos.push(s.length + j);
+          all.rows.push(s.slot * maxLen + s.length + j);
+          all.start.push(s.slot * maxLen);
+        }
+      }
+      inferPrefill(batch, this.cache, {
+        ids: Uint32Array.from(all.ids),
+        positions: Uint32Array.from(all.pos),
+        rows: Uint32Array.from(all.rows),
+        kvStart: Uint32Array.from(all.start),
+        kvEnd: Uint32Array.from(all.rows, (r) => r + 1),
       });
-      tokens.select[n] = all.ids.length - 1;
-    });
-    Object.assign(tokens, {
-      ids: Uint32Array.from(all.ids),
-      positions: Uint32Array.from(all.pos),
-      rows: Uint32Array.from(all.rows),
-      kvStart: Uint32Array.from(all.start),
-      kvEnd: Uint32Array.from(all.end),
-    });
-    const logits = inferForward(batch, this.cache, tokens);
-    const lengths = states.map((s) => s.length + s.pending.length);
-    if (all.ids.length > N) {
-      // A prefill (more than one new token for some sequence): submitted and waited for on its own, to be timed.
       await batch.submit();
       await gpu.device.queue.onSubmittedWorkDone();
-      const t1 = performance.now();
-      this.timing.prefillSeconds += (t1 - t0) / 1000;
+      for (const s of filling) {
+        s.length += s.pending.length - 1;
+        s.pending = s.pending.slice(-1);
+      }
+      this.timing.prefillSeconds += (performance.now() - t0) / 1000;
       this.timing.prefillTokens += all.ids.length;
-      return this.#sample(states, settings, logits, lengths, t1);
     }
+    // Every state now has one pending token: the block's first forward is a decode step like the others.
+    const t0 = performance.now();
+    const batch = new Batch(gpu);
+    const tokens: InferTokens = {
+      ids: Uint32Array.from(states, (s) => s.pending[0]),
+      positions: Uint32Array.from(states, (s) => s.length),
+      rows: Uint32Array.from(states, (s) => s.slot * maxLen + s.length),
+      kvStart: Uint32Array.from(states, (s) => s.slot * maxLen),
+      kvEnd: Uint32Array.from(states, (s) => s.slot * maxLen + s.length + 1),
+      select: Uint32Array.from({ length: N }, (_, n) => n),
+    };
+    const logits = inferForward(batch, this.cache, tokens);
+    const lengths = states.map((s) => s.length + 1);
     return this.#sample(states, settings, logits, lengths, t0, batch);
   }
 
@@ -291,11 +296,6 @@ export class Generator {
   release(): void {
     this.cache.release();
   }
-}
-
-function emptyTokens(): Omit<InferTokens, "select"> {
-  const z = new Uint32Array(0);
-  return { ids: z, positions: z, rows: z, kvStart: z, kvEnd: z };
 }
 
 /** One uniform per sequence from its own generator, so a sequence's samples do not depend on its batch-mates. */

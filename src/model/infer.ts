@@ -79,6 +79,42 @@ export interface InferTokens {
  * `ids` may instead be a GPU tensor (the previous decode step's samples), so decoding needs no readback.
  */
 export function inferForward(batch: Batch, cache: KvCache, t: InferTokens, ids?: Tensor): Tensor {
+  const gpu = batch.gpu, model = cache.model, c = model.config, w = model.weights, eps = c.rmsNormEps;
+  const { x, host } = layers(batch, cache, t, ids);
+  const M = t.select.length, T = t.positions.length, C = c.hiddenSize;
+  let last = x;
+  if (M !== T || t.select.some((s, i) => s !== i)) {
+    // Gather the selected rows with the embedding kernel: the hidden states are a "table" indexed by token.
+    const sel = fromHost(gpu, t.select, [M], "u32");
+    host.push(sel);
+    last = act(batch, [M, C]);
+    embeddingForward(batch, sel, x, last);
+    x.release();
+  }
+  const nf = act(batch, [M, C]), rstdF = act(batch, [M]);
+  rmsnormForward(batch, { x: last, w: w.get(FINAL_NORM), y: nf, rstd: rstdF, eps });
+  last.release();
+  rstdF.release();
+  const logits = act(batch, [M, c.vocabSize], "logits");
+  linear(batch, nf, w.head, logits);
+  nf.release();
+  // Host-written tensors return to the pool only after this batch is submitted (pool invariant).
+  for (const h of host) h.release();
+  return logits;
+}
+
+/**
+ * Records the forward of new tokens for their keys and values alone (a prompt or an environment's reply entering
+ * the cache): no final norm and no head, whose logits nobody would read.
+ */
+export function inferPrefill(batch: Batch, cache: KvCache, t: Omit<InferTokens, "select">): void {
+  const { x, host } = layers(batch, cache, { ...t, select: new Uint32Array(0) });
+  x.release();
+  for (const h of host) h.release();
+}
+
+/** The decoder layers over new tokens, keys and values written to the cache: hidden states [T, C]. */
+function layers(batch: Batch, cache: KvCache, t: InferTokens, ids?: Tensor): { x: Tensor; host: Tensor[] } {
   const gpu = batch.gpu, model = cache.model, c = model.config, w = model.weights;
   const T = t.positions.length, C = c.hiddenSize, H = c.numHeads, KV = c.numKvHeads, D = c.headDim;
   const I = c.intermediateSize, eps = c.rmsNormEps;
@@ -141,24 +177,5 @@ export function inferForward(batch: Batch, cache: KvCache, t: InferTokens, ids?:
     h.release();
     x2.release();
   }
-  const M = t.select.length;
-  let last = x;
-  if (M !== T || t.select.some((s, i) => s !== i)) {
-    // Gather the selected rows with the embedding kernel: the hidden states are a "table" indexed by token.
-    const sel = u32(t.select);
-    host.push(sel);
-    last = act(batch, [M, C]);
-    embeddingForward(batch, sel, x, last);
-    x.release();
-  }
-  const nf = act(batch, [M, C]), rstdF = act(batch, [M]);
-  rmsnormForward(batch, { x: last, w: w.get(FINAL_NORM), y: nf, rstd: rstdF, eps });
-  last.release();
-  rstdF.release();
-  const logits = act(batch, [M, c.vocabSize], "logits");
-  linear(batch, nf, w.head, logits);
-  nf.release();
-  // Host-written tensors return to the pool only after this batch is submitted (pool invariant).
-  for (const h of host) h.release();
-  return logits;
+  return { x, host };
 }
