@@ -206,9 +206,13 @@ function lanesFor(gpu: Gpu, variant: string): number {
  * the reg kernel's loads bring two elements each (it unpacks whole words itself) and no entry point needs the
  * shader-f16 feature to read it.
  */
-function kvLoad(packed: boolean): string {
+function kvLoad(packed: boolean, wide = false): string {
   const at = (x: string) =>
-    packed
+    wide && packed
+      ? `fn ${x}At(i: u32) -> f32 {\n  return unpack2x16float(${x}[i / 8u][(i % 8u) / 2u])[i % 2u];\n}`
+      : wide
+      ? `fn ${x}At(i: u32) -> f32 {\n  return ${x}[i / 4u][i % 4u];\n}`
+      : packed
       ? `fn ${x}At(i: u32) -> f32 {\n  return unpack2x16float(${x}[i / 2u])[i % 2u];\n}`
       : `fn ${x}At(i: u32) -> f32 {\n  return ${x}[i];\n}`;
   return `${at("k")}\n${at("v")}`;
@@ -218,13 +222,15 @@ function forwardKernel(gpu: Gpu, D: number, kt: Tensor["dtype"], entryPoint: str
   if (kt !== "f32" && kt !== "f16") throw new TypeError(`Attention k and v must be f32 or f16, got ${kt}`);
   if (kt === "f16" && D % 2 !== 0) throw new TypeError(`Attention with f16 k and v needs an even head size, got ${D}`);
   const packed = kt === "f16";
+  // The lane kernel loads whole vec4s (4 f32 or 8 halves) where rows are made of them: lavapipe pays per load.
+  const wide = shape?.kind === "lane" && D % (packed ? 8 : 4) === 0;
   const reg = shape?.kind === "reg" || shape?.kind === "lane" ? variantName(shape, false) : "";
   // Cached under the label: the generated reg code is large, so it is built and hashed once per device.
   const label = `attention_forward ${entryPoint}${reg ? ` ${reg}` : ""} D=${D} ${kt}`;
   return cachedKernel(gpu, label, () => {
     const template: Record<string, string | number> = {
-      KS: packed ? "u32" : "f32",
-      KV_LOAD: kvLoad(packed),
+      KS: wide ? (packed ? "vec4<u32>" : "vec4<f32>") : packed ? "u32" : "f32",
+      KV_LOAD: kvLoad(packed, wide),
       D,
       WG,
       BK: tileRows(gpu, D),
@@ -237,7 +243,7 @@ function forwardKernel(gpu: Gpu, D: number, kt: Tensor["dtype"], entryPoint: str
       Object.assign(template, forwardRegSlots(block));
     }
     if (shape?.kind === "lane") {
-      Object.assign(template, { BJ: shape.bj }, forwardLaneSlots({ D, keys: shape.bj, packed }));
+      Object.assign(template, { BJ: shape.bj }, forwardLaneSlots({ D, keys: shape.bj, packed, wide }));
     }
     return kernel(gpu, FORWARD_SHADER, { params: FORWARD, entryPoint, template, label });
   });

@@ -314,6 +314,8 @@ export interface LaneBlock {
   keys: number;
   /** k and v are f16 stored as u32 words of two halves. */
   packed?: boolean;
+  /** Bound as vec4s: 4 f32 or, packed, 8 halves a load (D a multiple of 4, packed of 8). */
+  wide?: boolean;
 }
 
 /**
@@ -325,9 +327,30 @@ function ownKeyBlock(c: LaneBlock, which: "k" | "v"): string[] {
   const out: string[] = [];
   for (const b of range(keys)) {
     const base = `${which}b${b}`;
+    if (!c.packed && c.wide) {
+      out.push(`let ${base} = (min(j + ${b}u, last) * p.KV + kvh) * ${D / 4}u;`);
+      for (const q of range(D / 4)) {
+        out.push(`let ${which}q${b}_${q} = ${which}[${base} + ${q}u];`);
+        for (const w of range(4)) out.push(`let ${which}${b * D + 4 * q + w} = ${which}q${b}_${q}.${"xyzw"[w]};`);
+      }
+      continue;
+    }
     if (!c.packed) {
       out.push(`let ${base} = (min(j + ${b}u, last) * p.KV + kvh) * D;`);
       for (const d of range(D)) out.push(`let ${which}${b * D + d} = f32(${which}[${base} + ${d}u]);`);
+      continue;
+    }
+    if (c.wide) {
+      // One load brings 8 halves: a quarter of the loads of u32 words, on adapters that pay per load.
+      out.push(`let ${base} = (min(j + ${b}u, last) * p.KV + kvh) * ${D / 8}u;`);
+      for (const q of range(D / 8)) {
+        out.push(`let ${which}q${b}_${q} = ${which}[${base} + ${q}u];`);
+        for (const w of range(4)) {
+          const e = b * D + 8 * q + 2 * w, h = `${which}h${b}_${4 * q + w}`;
+          out.push(`let ${h} = unpack2x16float(${which}q${b}_${q}.${"xyzw"[w]});`);
+          out.push(`let ${which}${e} = ${h}.x;`, `let ${which}${e + 1} = ${h}.y;`);
+        }
+      }
       continue;
     }
     out.push(`let ${base} = (min(j + ${b}u, last) * p.KV + kvh) * ${D / 2}u;`);

@@ -156,7 +156,8 @@ function useReg(gpu: Gpu, D: number): boolean {
  * sequences (decoding: known from dims.sequences) and each kv head serves at most 2 query heads, reg otherwise
  * (small query blocks where few queries face a cache); tile on real GPUs; row where none fits. `deno task bench
  * kernels --filter decode` on lavapipe, 64 sequences x 700 cached keys of 2800-row slots, H 4 KV 4 D 32: lane1
- * 9.3 ms a call against reg1x4's 24.6 (f32 cache), 5.8 against 27.5 (f16). A lane loads alone what reg's lanes
+ * 9.3 ms a call against reg1x4's 24.6 (f32 cache), 5.8 against 27.5 (f16); with rows loaded as vec4s, 6.1 and 2.97
+ * (the lane-versus-reg comparisons below predate that). A lane loads alone what reg's lanes
  * share, so reg wins again as query heads per kv head grow: one-off runs at the same shape measured lane1 1.4x
  * faster than reg1x2 with H 4 KV 2 and 1.5x slower with H 8 KV 2; at Qwen2.5-0.5B's 7 per kv head (bench, N 32 x
  * 384, D 64) reg1x2 is 2.5x faster.

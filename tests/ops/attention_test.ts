@@ -214,6 +214,8 @@ Deno.test({
       { splits: 64 },
     ];
     await checkForward(DECODE, "f32", [...runs, ...LANES, ...await regs(...FWD_SMALL)]);
+    // The lane kernel loads rows as vec4s where D is a multiple of 4; D = 6 and 10 take its element loads.
+    for (const D of [6, 10]) await checkForward({ ...DECODE, name: `decode D=${D}`, D }, "f32", LANES);
   },
 });
 
@@ -225,6 +227,8 @@ Deno.test({
     if (!gpu.features.f16) return;
     const base: Run[] = [{ variant: "row" }, { variant: "tile" }, {}];
     await checkForward(DECODE, "f16", [...base, { splits: 4 }, ...LANES, ...await regs("reg1x2", "reg6x2")]);
+    // Packed rows of 8 halves a load where D is a multiple of 8 (40 above); D = 6 and 12 take one word a load.
+    for (const D of [6, 12]) await checkForward({ ...DECODE, name: `decode D=${D}`, D }, "f16", LANES);
     await checkForward(GQA, "f16", [...base, ...LANES, ...await regs("reg1x2", "reg6x2")]);
   },
 });
