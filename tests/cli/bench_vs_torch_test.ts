@@ -3,20 +3,9 @@
 import assert from "node:assert/strict";
 import { median, summarize } from "../../src/cli/bench/vs_torch.ts";
 import { noGpu } from "../no_gpu.ts";
+import { runDeno, TASK_FLAGS } from "../subprocess.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-async function vsTorch(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--lock=tests/deno.lock", "src/cli/main.ts", "bench", "vs-torch", ...args],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const d = new TextDecoder();
-  return { code: r.code, out: d.decode(r.stdout), err: d.decode(r.stderr) };
-}
+const vsTorch = (args: string[]) => runDeno([...TASK_FLAGS, "bench", "vs-torch", ...args]);
 
 Deno.test("median: the middle value, the mean of the middle two for an even count, and none of nothing", () => {
   assert.equal(median([3, 1, 2]), 2);
