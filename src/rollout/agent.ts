@@ -7,8 +7,9 @@
  * Episodes are not held in lockstep rounds. With a sampler that decodes block by block (`advance`), every live
  * episode's turn takes one block at a time; an episode whose turn ended in a block takes its environment step and
  * joins the next block with the reply pending, while the others go on. Turns differ in length (the main job's run
- * from 1 to 100 tokens, median 20), so waiting for a round's longest turn left most of the batch idle. Which
- * episodes share a block depends on their tokens alone, never on timing, so a rollout replays exactly.
+ * from 1 to 100 tokens, median 20), and in lockstep a round took as many blocks as its longest turn, the last of
+ * them for a few sequences: block by block, fewer and fuller blocks do the same work (each block has a fixed cost).
+ * Which episodes share a block depends on their tokens alone, never on timing, so a rollout replays exactly.
  */
 import type { EnvClient, EnvSession } from "../env/client.ts";
 import { EnvError } from "../env/errors.ts";
