@@ -324,42 +324,31 @@ export interface LaneBlock {
  */
 function ownKeyBlock(c: LaneBlock, which: "k" | "v"): string[] {
   const { D, keys } = c;
+  // Elements per stored word (2 halves when packed) and words per load (a vec4 when wide).
+  const half = c.packed ? 2 : 1, words = c.wide ? 4 : 1, per = half * words;
   const out: string[] = [];
   for (const b of range(keys)) {
     const base = `${which}b${b}`;
-    if (!c.packed && c.wide) {
-      out.push(`let ${base} = (min(j + ${b}u, last) * p.KV + kvh) * ${D / 4}u;`);
-      for (const q of range(D / 4)) {
-        out.push(`let ${which}q${b}_${q} = ${which}[${base} + ${q}u];`);
-        for (const w of range(4)) out.push(`let ${which}${b * D + 4 * q + w} = ${which}q${b}_${q}.${"xyzw"[w]};`);
+    out.push(`let ${base} = (min(j + ${b}u, last) * p.KV + kvh) * ${D / per}u;`);
+    for (const q of range(D / per)) {
+      const load = `${which}[${base} + ${q}u]`;
+      let parts = [load];
+      if (c.wide) {
+        out.push(`let ${which}q${b}_${q} = ${load};`);
+        parts = [..."xyzw"].map((x) => `${which}q${b}_${q}.${x}`);
       }
-      continue;
-    }
-    if (!c.packed) {
-      out.push(`let ${base} = (min(j + ${b}u, last) * p.KV + kvh) * D;`);
-      for (const d of range(D)) out.push(`let ${which}${b * D + d} = f32(${which}[${base} + ${d}u]);`);
-      continue;
-    }
-    if (c.wide) {
-      // One load brings 8 halves: a quarter of the loads of u32 words, on adapters that pay per load.
-      out.push(`let ${base} = (min(j + ${b}u, last) * p.KV + kvh) * ${D / 8}u;`);
-      for (const q of range(D / 8)) {
-        out.push(`let ${which}q${b}_${q} = ${which}[${base} + ${q}u];`);
-        for (const w of range(4)) {
-          const e = b * D + 8 * q + 2 * w, h = `${which}h${b}_${4 * q + w}`;
-          out.push(`let ${h} = unpack2x16float(${which}q${b}_${q}.${"xyzw"[w]});`);
-          out.push(`let ${which}${e} = ${h}.x;`, `let ${which}${e + 1} = ${h}.y;`);
+      parts.forEach((v, i) => {
+        const w = q * words + i, e = b * D + w * half;
+        if (!c.packed) {
+          out.push(`let ${which}${e} = f32(${v});`);
+        } else {
+          out.push(
+            `let ${which}w${b}_${w} = unpack2x16float(${v});`,
+            `let ${which}${e} = ${which}w${b}_${w}.x;`,
+            `let ${which}${e + 1} = ${which}w${b}_${w}.y;`,
+          );
         }
-      }
-      continue;
-    }
-    out.push(`let ${base} = (min(j + ${b}u, last) * p.KV + kvh) * ${D / 2}u;`);
-    for (const w of range(D / 2)) {
-      out.push(
-        `let ${which}w${b}_${w} = unpack2x16float(${which}[${base} + ${w}u]);`,
-        `let ${which}${b * D + 2 * w} = ${which}w${b}_${w}.x;`,
-        `let ${which}${b * D + 2 * w + 1} = ${which}w${b}_${w}.y;`,
-      );
+      });
     }
   }
   return out;
