@@ -172,7 +172,7 @@ export class Generator {
    * itself is one query per sequence, the shape decoding kernels are picked for, whatever mix of states it holds.
    */
   async #block(states: SeqState[], settings: SampleSettings) {
-    const gpu = this.model.gpu, N = states.length, maxLen = this.options.maxLen;
+    const gpu = this.model.gpu, maxLen = this.options.maxLen;
     const filling = states.filter((s) => s.pending.length > 1);
     if (filling.length > 0) {
       const t0 = performance.now();
@@ -205,16 +205,9 @@ export class Generator {
     // Every state now has one pending token: the block's first forward is a decode step like the others.
     const t0 = performance.now();
     const batch = new Batch(gpu);
-    const tokens: InferTokens = {
-      ids: Uint32Array.from(states, (s) => s.pending[0]),
-      positions: Uint32Array.from(states, (s) => s.length),
-      rows: Uint32Array.from(states, (s) => s.slot * maxLen + s.length),
-      kvStart: Uint32Array.from(states, (s) => s.slot * maxLen),
-      kvEnd: Uint32Array.from(states, (s) => s.slot * maxLen + s.length + 1),
-      select: Uint32Array.from({ length: N }, (_, n) => n),
-    };
-    const logits = inferForward(batch, this.cache, tokens);
-    const lengths = states.map((s) => s.length + 1);
+    const at = states.map((s) => s.length);
+    const logits = inferForward(batch, this.cache, this.#step(states, at, states.map((s) => s.pending[0])));
+    const lengths = at.map((p) => p + 1);
     return this.#sample(states, settings, logits, lengths, t0, batch);
   }
 
@@ -227,7 +220,7 @@ export class Generator {
     t0: number,
     open?: Batch,
   ) {
-    const gpu = this.model.gpu, N = states.length, maxLen = this.options.maxLen, steps = this.blockSteps;
+    const gpu = this.model.gpu, N = states.length, steps = this.blockSteps;
     const batch = open ?? new Batch(gpu);
     const sampled: Tensor[] = [], logps: Tensor[] = [], host: Tensor[] = [];
     let logits = first;
@@ -240,16 +233,8 @@ export class Generator {
       sampled.push(ids);
       logps.push(logprob);
       if (k === steps) break;
-      // Decode step k: the sampled token enters at position lengths[n] (parked past the cache when the slot is full).
-      const step: InferTokens = {
-        ids: new Uint32Array(N),
-        positions: Uint32Array.from(lengths, (p) => Math.min(p, maxLen - 1)),
-        rows: Uint32Array.from(states, (s, n) => lengths[n] < maxLen ? s.slot * maxLen + lengths[n] : this.cache.rows),
-        kvStart: Uint32Array.from(states, (s) => s.slot * maxLen),
-        kvEnd: Uint32Array.from(states, (s, n) => s.slot * maxLen + Math.min(lengths[n] + 1, maxLen)),
-        select: Uint32Array.from({ length: N }, (_, n) => n),
-      };
-      logits = inferForward(batch, this.cache, step, ids);
+      // Decode step k: the sampled token (on the GPU) enters at position lengths[n].
+      logits = inferForward(batch, this.cache, this.#step(states, lengths), ids);
       for (let n = 0; n < N; n++) lengths[n]++;
     }
     const read = await batch.read([...sampled, ...logps]);
@@ -263,6 +248,22 @@ export class Generator {
     return {
       ids: states.map((_, n) => sampled.map((__, k) => read[k][n])),
       logprobs: states.map((_, n) => logps.map((__, k) => read[steps + 1 + k][n])),
+    };
+  }
+
+  /**
+   * One new token per state, at position at[n] of its slot (parked past the cache when the slot is full), with its
+   * id from the host or, without `ids`, from a GPU tensor given to inferForward.
+   */
+  #step(states: SeqState[], at: readonly number[], ids?: readonly number[]): InferTokens {
+    const maxLen = this.options.maxLen, N = states.length;
+    return {
+      ids: ids ? Uint32Array.from(ids) : new Uint32Array(N),
+      positions: Uint32Array.from(at, (p) => Math.min(p, maxLen - 1)),
+      rows: Uint32Array.from(states, (s, n) => at[n] < maxLen ? s.slot * maxLen + at[n] : this.cache.rows),
+      kvStart: Uint32Array.from(states, (s) => s.slot * maxLen),
+      kvEnd: Uint32Array.from(states, (s, n) => s.slot * maxLen + Math.min(at[n] + 1, maxLen)),
+      select: Uint32Array.from({ length: N }, (_, n) => n),
     };
   }
 
