@@ -1,12 +1,12 @@
 /**
  * Runs Deno as a user runs Crucible's tasks: a subprocess at the repository root, its output captured. `TASK_FLAGS`
- * are the flags of the tasks that use onnxruntime-web and the protobuf package (export, play, eval, bench in
- * deno.json): tests/deno.lock and Deno's global package cache.
+ * run the program under tests/deno.lock (which also pins onnxruntime-web and the protobuf package) and Deno's global
+ * package cache; the ONNX command lines re-run themselves under src/onnx/deno.lock (src/cli/onnx_lock.ts).
  */
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
-/** `deno run` flags of the export, play, eval and bench tasks, ending with the program. */
+/** `deno run` flags for the program under the test lock, ending with the program. */
 export const TASK_FLAGS = ["run", "-A", "--lock=tests/deno.lock", "--node-modules-dir=none", "src/cli/main.ts"];
 
 /** What a finished subprocess printed. */

@@ -15,6 +15,7 @@ import { main as report } from "./report.ts";
 import { main as serve } from "./serve.ts";
 import { main as sft } from "./sft.ts";
 import { main as train } from "./train.ts";
+import { runUnderOnnxLock } from "./onnx_lock.ts";
 
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   train,
@@ -45,4 +46,8 @@ export async function main(args: string[]): Promise<void> {
   await run(rest);
 }
 
-if (import.meta.main) await runMain(main);
+if (import.meta.main) {
+  const code = await runUnderOnnxLock(new URL(import.meta.url), Deno.args);
+  if (code !== undefined) Deno.exit(code);
+  await runMain(main);
+}

@@ -7,11 +7,11 @@
  * Its schema is IR version 8, which admits opsets up to 17, the opset the decoder is written for.
  *
  * The package is imported on first use only, by a specifier held in a variable, so neither `deno cache` of the
- * program nor `deno task train` installs it; the commands that use it run with tests/deno.lock, which pins it.
+ * program nor `deno task train` installs it; the commands that use it run under src/onnx/deno.lock, which pins it.
  */
 import { DTYPES, type Graph, type ValueInfo } from "./graph.ts";
 
-/** The pinned package (and tests/deno.lock's entry for it). */
+/** The pinned package (src/onnx/deno.lock's and tests/deno.lock's entry for it). */
 export const ONNX_PROTO = "npm:onnx-proto@8.0.1";
 
 /** The ONNX operator set the decoder is written for. */

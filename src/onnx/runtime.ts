@@ -1,12 +1,18 @@
 /**
  * onnxruntime-web under Deno: the npm package imported on first use (by a specifier held in a variable, so that
- * `deno cache` of the program and `deno task train` never install its 140 MB), and sessions over exported models on
- * its wasm backend (CPU) or its WebGPU backend. The types below are the few parts of its API Crucible uses, so the
+ * `deno cache` of the program never installs its 140 MB; only the commands run under src/onnx/deno.lock load it),
+ * and sessions over exported models on its wasm backend (CPU) or its WebGPU backend. The types below are the few parts of its API Crucible uses, so the
  * same code runs against the package in Deno and against its browser build in `deno task play`'s page.
  */
 
-/** The pinned package; tests/deno.lock pins its integrity. */
+/** The pinned package; src/onnx/deno.lock (the ONNX commands' lock) and tests/deno.lock pin its integrity. */
 export const ORT_WEB = "npm:onnxruntime-web@1.30.0";
+
+/**
+ * The lock of the commands that load the ONNX packages, relative to the repository root: deno.lock's packages and
+ * these. Kept apart from deno.lock because Deno installs every package of the lock it runs under.
+ */
+export const ONNX_LOCK = "src/onnx/deno.lock";
 
 /** A tensor as onnxruntime-web hands it out and takes it in. */
 export interface OrtTensor {

@@ -18,7 +18,7 @@ import { CraftingTree } from "../env/textcraft/tree.ts";
 import { toHfConfig } from "../model/config.ts";
 import type { LoadedModel } from "../model/model_dir.ts";
 import { onnxBytes } from "../onnx/export.ts";
-import { ortDistDir } from "../onnx/runtime.ts";
+import { ONNX_LOCK, ortDistDir } from "../onnx/runtime.ts";
 import page from "./page.html" with { type: "text" };
 
 /** What the page's agent plays with (a checkpoint's crucible.json, or the task's defaults). */
@@ -79,7 +79,7 @@ export async function bundleApp(): Promise<string> {
         "--minify",
         "--platform",
         "browser",
-        "--lock=tests/deno.lock",
+        `--lock=${new URL(ONNX_LOCK, ROOT).pathname}`,
         "--node-modules-dir=none",
         "-o",
         out,

