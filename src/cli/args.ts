@@ -1,4 +1,62 @@
-/** Small helpers shared by the commands: checked numeric flags and the standard error exit. */
+/**
+ * Small helpers shared by the commands: flag parsing whose errors name the fix (node:util's parseArgs underneath,
+ * its raw messages rewritten: an unknown flag gets the nearest known one, as config keys do), checked numeric
+ * flags and the standard error exit.
+ */
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { closest } from "../config/load.ts";
+
+/** The flags of a parseArgs config, as written on a command line (`--name`, and `-x` for a short form). */
+function flagNames(options: ParseArgsConfig["options"]): string[] {
+  return Object.entries(options ?? {}).flatMap(([name, o]) => [`--${name}`, ...(o.short ? [`-${o.short}`] : [])]);
+}
+
+/**
+ * parseArgs for the command `command` (as in "deno task eval"), strict, with messages that name the fix: an
+ * unknown flag gets "did you mean" and the list of flags; a flag missing its value shows the form it takes; a stray
+ * argument says the command takes none.
+ *
+ * @example
+ * ```ts
+ * const { values } = parseFlags("deno task eval", { args: ["--modle", "m"], options: { model: { type: "string" } } });
+ * // RangeError: deno task eval has no flag --modle; did you mean --model? Its flags: --model (see --help)
+ * ```
+ */
+export function parseFlags<T extends ParseArgsConfig>(command: string, config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    const message = (e as Error).message;
+    const flag = /'(-[^' <]*)/.exec(message)?.[1] ?? "";
+    const names = flagNames(config.options);
+    const option = Object.entries(config.options ?? {}).find(([n, o]) => flag === `--${n}` || flag === `-${o.short}`);
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+      const bare = flag.split("=")[0];
+      const near = closest(bare, names.filter((n) => n.startsWith("--")));
+      throw new RangeError(
+        `${command} has no flag ${bare}${near ? `; did you mean ${near}?` : "."} Its flags: ${names.join(", ")} ` +
+          `(see ${command} --help)`,
+      );
+    }
+    if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option) {
+      const [name, o] = option;
+      throw new RangeError(
+        o.type === "boolean"
+          ? `--${name} is a switch and takes no value: write --${name} alone (see ${command} --help)`
+          : `--${name} needs a value: --${name} VALUE, or --${name}=VALUE for a value that starts with "-" ` +
+            `(see ${command} --help)`,
+      );
+    }
+    if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
+      const arg = /'([^']*)'/.exec(message)?.[1] ?? "";
+      throw new RangeError(
+        `${command} takes no argument "${arg}" without a flag; its flags: ${names.join(", ")} (see ${command} --help)`,
+      );
+    }
+    throw e;
+  }
+}
 
 /** Parses a number flag within [lo, hi] (integers only when `integer`); throws a RangeError naming the flag. */
 export function numberFlag(flag: string, text: string | undefined, fallback: number, o: {

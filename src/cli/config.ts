@@ -2,11 +2,11 @@
  * `deno task config [NAME|CONFIG.yaml] [key.path=value ...]`: prints the resolved run configuration as YAML (every
  * key, defaults filled, overrides and verl aliases applied), as verl's `--cfg job` does, without running anything.
  */
-import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { resolveConfig } from "../config/load.ts";
 import { configSource, PRESET_NAMES } from "../config/presets.ts";
 import { taskOptions } from "../train/setup.ts";
+import { parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task config [NAME|CONFIG.yaml] [key.path=value ...]
 
@@ -24,7 +24,7 @@ Examples:
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v, positionals } = parseArgs({
+  const { values: v, positionals } = parseFlags("deno task config", {
     args,
     allowPositionals: true,
     options: { help: { type: "boolean", short: "h" } },

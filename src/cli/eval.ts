@@ -6,7 +6,6 @@
  * temperature) unless a flag says otherwise, so it scores here what it scored in its run. `--engine onnx` plays
  * through onnxruntime-web instead of Crucible's WGSL kernels (the same episode loop over another Sampler).
  */
-import { parseArgs } from "node:util";
 import { resolveConfig } from "../config/load.ts";
 import { getGpu } from "../gpu/device.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
@@ -19,7 +18,7 @@ import { type EvalResult, evaluate } from "../train/eval.ts";
 import { appendEpisodes } from "../train/metrics.ts";
 import { rolloutOptions } from "../train/rl_step.ts";
 import { checkEnv, openEnv, splitIndices } from "../train/setup.ts";
-import { numberFlag } from "./args.ts";
+import { numberFlag, parseFlags } from "./args.ts";
 import { terminalReporter } from "./progress.ts";
 
 const USAGE = `Usage: deno task eval --model DIR [--model DIR ...] [options]
@@ -53,7 +52,7 @@ Examples:
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v } = parseArgs({
+  const { values: v } = parseFlags("deno task eval", {
     args,
     options: {
       model: { type: "string", multiple: true },

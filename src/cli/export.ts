@@ -5,8 +5,8 @@
  * (src/cli/onnx_lock.ts), so the protobuf package it needs is fetched on first use and never lands in the
  * project's node_modules.
  */
-import { parseArgs } from "node:util";
 import { type ExportDType, exportModel } from "../onnx/export.ts";
+import { parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task export --model DIR [--out DIR] [--dtype f32|f16]
 
@@ -27,7 +27,7 @@ Examples:
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v } = parseArgs({
+  const { values: v } = parseFlags("deno task export", {
     args,
     options: {
       model: { type: "string" },

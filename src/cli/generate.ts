@@ -3,11 +3,10 @@
  * [--temperature T] [--top-p P] [--top-k K] [--seed S] [--json]`: prints a model's continuation of a prompt. `--temperature 0` is
  * greedy. With `--json`, one object {"ids": [...], "text": "..."} where ids are the new tokens only.
  */
-import { parseArgs } from "node:util";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import { loadGpuModel } from "../model/load.ts";
-import { numberFlag } from "./args.ts";
+import { numberFlag, parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [options]
 
@@ -32,7 +31,7 @@ Examples:
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v } = parseArgs({
+  const { values: v } = parseFlags("deno task generate", {
     args,
     options: {
       model: { type: "string" },

@@ -4,7 +4,6 @@
  * [1] tensor named "loss"). Each line of the data is {"ids": [...], "mask": [...]}; mask[j] = 1 makes token j a
  * target, predicted at position j - 1. The debugging tool of last resort for a suspected gradient.
  */
-import { parseArgs } from "node:util";
 import { Batch } from "../gpu/batch.ts";
 import { getGpu } from "../gpu/device.ts";
 import { loadGpuModel } from "../model/load.ts";
@@ -12,6 +11,7 @@ import { PackedInputs, packSequences } from "../model/packing.ts";
 import { saveSafetensors } from "../model/safetensors.ts";
 import { TensorSet } from "../model/weights.ts";
 import { nllGrad } from "../train/nll.ts";
+import { parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task grad --model DIR --data FILE.jsonl --out GRADS.safetensors
 
@@ -62,7 +62,7 @@ export function parseGradData(text: string, vocabSize: number, source = "data"):
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v } = parseArgs({
+  const { values: v } = parseFlags("deno task grad", {
     args,
     options: {
       model: { type: "string" },

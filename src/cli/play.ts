@@ -2,12 +2,11 @@
  * `deno task play [--model DIR] [--port N]`: serves the play page (src/play/), where a person plays TextCraft and
  * the model's agent, running in the browser through onnxruntime-web, suggests actions or plays the task itself.
  */
-import { parseArgs } from "node:util";
 import { loadForExport } from "../onnx/export.ts";
 import { type PlaySettings, servePlay } from "../play/server.ts";
 import { readAgentSettings } from "../train/agent_settings.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
-import { numberFlag } from "./args.ts";
+import { numberFlag, parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task play [--model DIR] [--port N] [--host NAME]
 
@@ -27,7 +26,7 @@ Examples:
 
 /** Runs the command until interrupted. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v } = parseArgs({
+  const { values: v } = parseFlags("deno task play", {
     args,
     options: {
       model: { type: "string", default: "models/crucible-tiny" },

@@ -4,13 +4,12 @@
  * `pretrain`), in chunks that each end with a held-out evaluation and a checkpoint. `--export` writes the run's
  * latest checkpoint (or the one at `--step`) as a Hugging Face model directory with a model card.
  */
-import { parseArgs } from "node:util";
 import { resolveConfig } from "../config/load.ts";
 import { configSource } from "../config/presets.ts";
 import { exportBaseModel } from "../train/export.ts";
 import { runPretraining } from "../train/pretrain_run.ts";
 import { writeReport } from "../train/report.ts";
-import { numberFlag } from "./args.ts";
+import { numberFlag, parseFlags } from "./args.ts";
 import { terminalReporter } from "./progress.ts";
 import { EXIT_STOPPED, readRunConfig, refuseExistingRun, stopOnSignals } from "./train.ts";
 
@@ -39,7 +38,7 @@ Examples:
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v, positionals } = parseArgs({
+  const { values: v, positionals } = parseFlags("deno task pretrain", {
     args,
     allowPositionals: true,
     options: {

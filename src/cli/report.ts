@@ -3,8 +3,8 @@
  * report that overlays several runs (one series per run in each chart). Lines that cannot be read are named on
  * stderr and in the page, and skipped.
  */
-import { parseArgs } from "node:util";
 import { writeComparison } from "../train/report.ts";
+import { parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task report RUN_DIR [RUN_DIR ...] [--out FILE]
 
@@ -25,7 +25,7 @@ Examples:
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v, positionals: dirs } = parseArgs({
+  const { values: v, positionals: dirs } = parseFlags("deno task report", {
     args,
     allowPositionals: true,
     options: { out: { type: "string" }, help: { type: "boolean", short: "h" } },

@@ -2,9 +2,8 @@
  * `deno task serve textcraft [options]`: runs Crucible's own TextCraft server until interrupted (`--help` lists the
  * options). Other environments are served by their upstream AgentGym servers.
  */
-import { parseArgs } from "node:util";
 import { serveTextCraft } from "../env/textcraft/server.ts";
-import { numberFlag } from "./args.ts";
+import { numberFlag, parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task serve textcraft [options]
 
@@ -30,7 +29,7 @@ Examples:
 
 /** Parses the command line and starts the named server. */
 export async function main(args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags("deno task serve", {
     args,
     allowPositionals: true,
     options: {

@@ -3,9 +3,9 @@
  * multi-turn supervised fine-tuning only (loss on assistant turns), from AgentGym trajectory files or generated
  * oracle trajectories; evaluates on the test split and writes the model as a Hugging Face directory.
  */
-import { parseArgs } from "node:util";
 import { copy } from "./copy.ts";
 import { main as train } from "./train.ts";
+import { parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task sft [NAME|CONFIG.yaml] [options] [key.path=value ...]
 
@@ -29,7 +29,7 @@ Examples:
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v, positionals } = parseArgs({
+  const { values: v, positionals } = parseFlags("deno task sft", {
     args,
     allowPositionals: true,
     options: {

@@ -3,12 +3,12 @@
  * [key.path=value ...]`: trains as the config says (SFT warm start, then RL), writing a run folder. A signal saves
  * a checkpoint and prints how to resume; a second one quits at once. See USAGE for everything.
  */
-import { parseArgs } from "node:util";
 import { resolveConfig } from "../config/load.ts";
 import { configSource, PRESET_NAMES } from "../config/presets.ts";
 import { runTraining } from "../train/run.ts";
 import { writeReport } from "../train/report.ts";
 import { terminalReporter } from "./progress.ts";
+import { parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [options] [key.path=value ...]
 
@@ -37,7 +37,7 @@ export const EXIT_STOPPED = 3;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v, positionals } = parseArgs({
+  const { values: v, positionals } = parseFlags("deno task train", {
     args,
     allowPositionals: true,
     options: {

@@ -6,9 +6,8 @@
  * process, its memory before and after, and a correct episode played afterwards. (3) An outage of S seconds in
  * front of a training run, which must wait it out and end with the same weights as a run without it.
  */
-import { parseArgs } from "node:util";
 import { Rng } from "../../util/random.ts";
-import { numberFlag } from "../args.ts";
+import { numberFlag, parseFlags } from "../args.ts";
 import { SMOKE_MODEL_YAML, SMOKE_RUN } from "./smoke_run.ts";
 
 /** Usage text of the `faults` subcommand. */
@@ -74,7 +73,7 @@ async function sha(path: string): Promise<string> {
 
 /** Runs the subcommand. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v } = parseArgs({
+  const { values: v } = parseFlags("deno task bench faults", {
     args,
     options: {
       kills: { type: "string" },

@@ -5,9 +5,8 @@
  * the op picks (to re-derive the variant tables). `--exclude "matmul tile"` skips the matmul shapes that take
  * seconds per run on a CPU rasteriser.
  */
-import { parseArgs } from "node:util";
 import { getGpu, type Gpu } from "../../gpu/device.ts";
-import { numberFlag } from "../args.ts";
+import { numberFlag, parseFlags } from "../args.ts";
 import { benchCases, caseLabel } from "./cases.ts";
 import { type BenchResult, measureCase } from "./measure.ts";
 
@@ -24,7 +23,7 @@ export const KERNELS_USAGE =
 
 /** Runs the `kernels` subcommand. */
 export async function main(args: string[]): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = parseFlags("deno task bench kernels", {
     args,
     options: {
       json: { type: "boolean", default: false },

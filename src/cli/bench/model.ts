@@ -6,11 +6,10 @@
  * (onnxruntime-web, wasm) beside Crucible's on the same single sequence. Every number printed is measured.
  * `--lora-rank r` measures LoRA instead: the base frozen in f16, rank-r adapters on every projection trained.
  */
-import { parseArgs } from "node:util";
 import { getGpu, type Gpu } from "../../gpu/device.ts";
 import { poolOf } from "../../gpu/pool.ts";
 import { loraCount } from "../../model/lora.ts";
-import { numberFlag } from "../args.ts";
+import { numberFlag, parseFlags } from "../args.ts";
 import { measureOnnxDecode, type OnnxDecodeResult } from "./onnx.ts";
 import {
   type BenchModel,
@@ -107,7 +106,7 @@ function plan(gpu: Gpu, size: Size, v: Record<string, string | boolean | undefin
 
 /** Runs the `model` subcommand. */
 export async function main(args: string[]): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = parseFlags("deno task bench model", {
     args,
     options: {
       json: { type: "boolean", default: false },

@@ -14,7 +14,6 @@
  * It prints the mean loss of the item tokens among the targets every few steps (log(items) when nothing is copied,
  * near 0 when copying works) and the first step at which it fell below 1 nat.
  */
-import { parseArgs } from "node:util";
 import { Batch } from "../../gpu/batch.ts";
 import { getGpu, type Gpu } from "../../gpu/device.ts";
 import { Rng } from "../../util/random.ts";
@@ -26,7 +25,7 @@ import { Transformer } from "../../model/transformer.ts";
 import { TensorSet } from "../../model/weights.ts";
 import { AdamW } from "../../train/optimizer.ts";
 import { nllGrad } from "../../train/nll.ts";
-import { numberFlag } from "../args.ts";
+import { numberFlag, parseFlags } from "../args.ts";
 import { terminalReporter } from "../progress.ts";
 
 /** Usage text of the `recall` subcommand. */
@@ -179,7 +178,7 @@ export async function runRecall(
 
 /** Runs the subcommand. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v } = parseArgs({
+  const { values: v } = parseFlags("deno task bench recall", {
     args,
     options: {
       task: { type: "string", default: "all" },

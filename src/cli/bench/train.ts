@@ -5,7 +5,6 @@
  * the gap between them, against the main job's bar (+15 points or 90%, within 30 minutes on a 2-core machine).
  * It takes as long as the job: up to 30 minutes on a CPU rasteriser.
  */
-import { parseArgs } from "node:util";
 import { resolveConfig } from "../../config/load.ts";
 import { configSource } from "../../config/presets.ts";
 import { getGpu } from "../../gpu/device.ts";
@@ -13,6 +12,7 @@ import type { EvalResult } from "../../train/eval.ts";
 import { writeReport } from "../../train/report.ts";
 import { type Reporter, runTraining } from "../../train/run.ts";
 import { terminalReporter } from "../progress.ts";
+import { parseFlags } from "../args.ts";
 
 /** Usage text of the `train` subcommand. */
 export const TRAIN_USAGE = "Usage: deno task bench train [--json] [--run-dir DIR] [--no-extra] [key.path=value ...]\n" +
@@ -72,7 +72,7 @@ export async function rlPhases(runDir: string): Promise<{ phases: Record<string,
 
 /** Runs the `train` subcommand. */
 export async function main(args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags("deno task bench train", {
     args,
     allowPositionals: true,
     options: {

@@ -9,9 +9,8 @@
  * measurements says little. Each round measures every work item on both sides back to back (Crucible, then PyTorch,
  * seconds apart), and the ratio reported is the median of the rounds' ratios, with their range beside it.
  */
-import { parseArgs } from "node:util";
 import { getGpu, type Gpu } from "../../gpu/device.ts";
-import { numberFlag } from "../args.ts";
+import { numberFlag, parseFlags } from "../args.ts";
 import { measureDecode, tinyModel, TrainBench } from "./model_run.ts";
 
 /** Usage text of the `vs-torch` subcommand. */
@@ -79,7 +78,7 @@ export function summarize(samples: readonly VsSample[]): VsRow[] {
 
 /** Runs the subcommand. */
 export async function main(args: string[]): Promise<void> {
-  const { values: v } = parseArgs({
+  const { values: v } = parseFlags("deno task bench vs-torch", {
     args,
     options: {
       json: { type: "boolean", default: false },
