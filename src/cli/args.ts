@@ -58,6 +58,19 @@ export function parseFlags<T extends ParseArgsConfig>(command: string, config: T
   }
 }
 
+/** The environment variable that turns every command into a dry run (tests/cli/help_examples_test.ts sets it). */
+export const DRY_RUN_ENV = "CRUCIBLE_DRY_RUN";
+
+/**
+ * With CRUCIBLE_DRY_RUN=1, prints "dry run: <what>" and returns true: the command has checked its flags (and its
+ * config, where it has one) and stops before it reads a model or starts any work. Otherwise returns false.
+ */
+export function dryRun(what: string): boolean {
+  if (!Deno.env.get(DRY_RUN_ENV)) return false;
+  console.log(`dry run: ${what}`);
+  return true;
+}
+
 /** Parses a number flag within [lo, hi] (integers only when `integer`); throws a RangeError naming the flag. */
 export function numberFlag(flag: string, text: string | undefined, fallback: number, o: {
   lo?: number;

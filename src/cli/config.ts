@@ -1,14 +1,17 @@
 /**
  * `deno task config [NAME|CONFIG.yaml] [key.path=value ...]`: prints the resolved run configuration as YAML (every
  * key, defaults filled, overrides and verl aliases applied), as verl's `--cfg job` does, without running anything.
+ * `deno task config --explain KEY` prints one key's meaning, type, default and verl/TRL names (src/config/explain.ts).
  */
 import { stringify } from "yaml";
 import { resolveConfig } from "../config/load.ts";
+import { explainKey } from "../config/explain.ts";
 import { configSource, PRESET_NAMES } from "../config/presets.ts";
 import { taskOptions } from "../train/setup.ts";
 import { parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task config [NAME|CONFIG.yaml] [key.path=value ...]
+       deno task config --explain KEY
 
 Prints the resolved configuration of a run: the config file over the schema's defaults, with the overrides
 applied last (verl's and AgentGym-RL's dotted names and Hydra's +key=value are accepted), and the task's own options
@@ -17,19 +20,26 @@ applied last (verl's and AgentGym-RL's dotted names and Hydra's +key=value are a
 Options:
   NAME|CONFIG.yaml   a shipped config (${PRESET_NAMES.join(", ")}) or a YAML file; default textcraft
   key.path=value     overrides, as deno task train takes them
+  --explain KEY      what KEY means, its type, default, and its names in verl and TRL (KEY may be verl's name;
+                     a section such as actor lists its keys)
 
 Examples:
   deno task config textcraft
-  deno task config textcraft actor_rollout_ref.actor.optim.lr=1e-6 algorithm.rounds_ctrl.rounds=20`;
+  deno task config textcraft actor_rollout_ref.actor.optim.lr=1e-6 algorithm.rounds_ctrl.rounds=20
+  deno task config --explain actor.clip_ratio_high`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
   const { values: v, positionals } = parseFlags("deno task config", {
     args,
     allowPositionals: true,
-    options: { help: { type: "boolean", short: "h" } },
+    options: { explain: { type: "string" }, help: { type: "boolean", short: "h" } },
   });
   if (v.help) return console.log(USAGE);
+  if (v.explain !== undefined) {
+    if (positionals.length) throw new TypeError(`--explain takes one key and nothing else, got also ${positionals}`);
+    return console.log(explainKey(v.explain));
+  }
   const overrides = positionals.filter((p) => p.includes("="));
   const names = positionals.filter((p) => !p.includes("="));
   if (names.length > 1) throw new TypeError(`Give one config name or file, got ${names.join(", ")}. See --help.`);

@@ -18,7 +18,7 @@ import { type EvalResult, evaluate } from "../train/eval.ts";
 import { appendEpisodes } from "../train/metrics.ts";
 import { rolloutOptions } from "../train/rl_step.ts";
 import { checkEnv, openEnv, splitIndices } from "../train/setup.ts";
-import { numberFlag, parseFlags } from "./args.ts";
+import { dryRun, numberFlag, parseFlags } from "./args.ts";
 import { terminalReporter } from "./progress.ts";
 
 const USAGE = `Usage: deno task eval --model DIR [--model DIR ...] [options]
@@ -85,6 +85,7 @@ export async function main(args: string[]): Promise<void> {
       "--adapter runs with --engine wgsl; for onnx, evaluate a merged directory (model.save_merged)",
     );
   }
+  if (dryRun(`would evaluate ${v.model.join(", ")} on the ${v.split} split (engine ${v.engine})`)) return;
   // A checkpoint's own settings (crucible.json) apply unless a flag says otherwise; an adapter's before its base's.
   const own = v.adapter ? await readAgentSettings(v.adapter) : undefined;
   const agents = await Promise.all(v.model.map(async (dir) => own ?? await readAgentSettings(dir)));
@@ -97,6 +98,14 @@ export async function main(args: string[]): Promise<void> {
   const reporter = terminalReporter({ quiet: v.json });
   const results: { model: string; result: EvalResult }[] = [];
   try {
+    const splits = Object.keys(env.task.splits ?? {});
+    if (!v.items && !splits.includes(v.split!)) {
+      throw new RangeError(
+        `--split ${v.split}: ${taskName} has no such split; ` +
+          (splits.length ? `its splits are ${splits.join(", ")}; or give ` : "it has none built in: give ") +
+          "--items FILE (an AgentGym-RL-Data-ID item file)",
+      );
+    }
     await checkEnv(env);
     const all = await splitIndices(config, env.task, "test");
     const indices = limit > 0 ? all.slice(0, limit) : all;

@@ -6,7 +6,7 @@
  * project's node_modules.
  */
 import { type ExportDType, exportModel } from "../onnx/export.ts";
-import { parseFlags } from "./args.ts";
+import { dryRun, parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task export --model DIR [--out DIR] [--dtype f32|f16]
 
@@ -40,6 +40,7 @@ export async function main(args: string[]): Promise<void> {
   if (!v.model) throw new TypeError(`--model DIR is required. ${USAGE}`);
   if (v.dtype !== "f32" && v.dtype !== "f16") throw new RangeError(`--dtype must be f32 or f16, got "${v.dtype}"`);
   const out = v.out ?? `${v.model.replace(/\/+$/, "")}-onnx`;
+  if (dryRun(`would export ${v.model} to ${out} (${v.dtype})`)) return;
   const r = await exportModel(v.model, out, { dtype: v.dtype as ExportDType });
   console.log(`Wrote ${r.path} (${(r.bytes / 2 ** 20).toFixed(1)} MiB) and the model's config and tokenizer in ${out}`);
 }

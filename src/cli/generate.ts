@@ -1,12 +1,12 @@
 /**
  * `deno task generate --model DIR [--adapter DIR] (--prompt TEXT | --prompt-ids 1,2,3) [--chat] [--max-tokens N]
- * [--temperature T] [--top-p P] [--top-k K] [--seed S] [--json]`: prints a model's continuation of a prompt. `--temperature 0` is
- * greedy. With `--json`, one object {"ids": [...], "text": "..."} where ids are the new tokens only.
+ * [--temperature T] [--top-p P] [--top-k K] [--seed S] [--json]`: prints a model's continuation of a prompt.
+ * `--temperature 0` is greedy. With `--json`, one object {"ids": [...], "text": "..."} where ids are the new tokens only.
  */
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import { loadGpuModel } from "../model/load.ts";
-import { numberFlag, parseFlags } from "./args.ts";
+import { dryRun, numberFlag, parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [options]
 
@@ -26,7 +26,8 @@ Options:
   --json               one object {"ids": [...], "text": "..."} with the new tokens only
 
 Examples:
-  deno task generate --model models/crucible-tiny --prompt "Crafting commands:" --temperature 0
+  deno task generate --model models/crucible-tiny --chat --temperature 0 --max-tokens 32 \\
+    --prompt $'Crafting commands:\\ncraft 1 stick using 1 bamboo\\n\\nGoal: craft stick.'
   deno task generate --model Qwen2.5-0.5B-Instruct --prompt "Hello" --chat --max-tokens 32 --json`;
 
 /** Runs the command. */
@@ -58,6 +59,7 @@ export async function main(args: string[]): Promise<void> {
   const topP = numberFlag("--top-p", v["top-p"], 1, { lo: 0, hi: 1 });
   const topK = numberFlag("--top-k", v["top-k"], 0, { lo: 0, integer: true });
   const seed = numberFlag("--seed", v.seed, 0, { integer: true });
+  if (dryRun(`would generate up to ${maxTokens} tokens with ${v.model}`)) return;
   const gpu = await getGpu();
   const { config, model, tokenizer, stopIds } = await loadGpuModel(gpu, v.model, { adapter: v.adapter });
   let prompt: number[];

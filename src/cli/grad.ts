@@ -11,7 +11,7 @@ import { PackedInputs, packSequences } from "../model/packing.ts";
 import { saveSafetensors } from "../model/safetensors.ts";
 import { TensorSet } from "../model/weights.ts";
 import { nllGrad } from "../train/nll.ts";
-import { parseFlags } from "./args.ts";
+import { dryRun, parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task grad --model DIR --data FILE.jsonl --out GRADS.safetensors
 
@@ -73,6 +73,7 @@ export async function main(args: string[]): Promise<void> {
   });
   if (v.help) return console.log(USAGE);
   if (!v.model || !v.data || !v.out) throw new TypeError(`--model, --data and --out are required. ${USAGE}`);
+  if (dryRun(`would write ${v.model}'s gradients on ${v.data} to ${v.out}`)) return;
   const gpu = await getGpu();
   const { config, model } = await loadGpuModel(gpu, v.model);
   const examples = parseGradData(await Deno.readTextFile(v.data), config.vocabSize, v.data);

@@ -9,7 +9,7 @@ import { configSource } from "../config/presets.ts";
 import { exportBaseModel } from "../train/export.ts";
 import { runPretraining } from "../train/pretrain_run.ts";
 import { writeReport } from "../train/report.ts";
-import { numberFlag, parseFlags } from "./args.ts";
+import { dryRun, numberFlag, parseFlags } from "./args.ts";
 import { terminalReporter } from "./progress.ts";
 import { EXIT_STOPPED, readRunConfig, refuseExistingRun, stopOnSignals } from "./train.ts";
 
@@ -58,6 +58,11 @@ export async function main(args: string[]): Promise<void> {
   const step = v.step === undefined ? undefined : numberFlag("--step", v.step, 0, { lo: 1, integer: true });
   if (step !== undefined && !v.export) {
     throw new TypeError("--step picks the checkpoint --export writes; give --export DIR");
+  }
+  if (
+    dryRun(`would pretrain${v.resume ? `, resuming ${v.resume}` : ""}${v.export ? `, exporting to ${v.export}` : ""}`)
+  ) {
+    return;
   }
   let runDir = v["run-dir"];
   let config;

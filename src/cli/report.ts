@@ -4,7 +4,7 @@
  * stderr and in the page, and skipped.
  */
 import { writeComparison } from "../train/report.ts";
-import { parseFlags } from "./args.ts";
+import { dryRun, parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task report RUN_DIR [RUN_DIR ...] [--out FILE]
 
@@ -32,6 +32,7 @@ export async function main(args: string[]): Promise<void> {
   });
   if (v.help) return console.log(USAGE);
   if (dirs.length === 0) throw new RangeError(`deno task report needs a run folder\n${USAGE}`);
+  if (dryRun(`would write the report of ${dirs.join(", ")}`)) return;
   for (const dir of dirs) {
     const info = await Deno.stat(dir).catch(() => undefined);
     if (!info?.isDirectory) {

@@ -3,7 +3,7 @@
  * options). Other environments are served by their upstream AgentGym servers.
  */
 import { serveTextCraft } from "../env/textcraft/server.ts";
-import { numberFlag, parseFlags } from "./args.ts";
+import { dryRun, numberFlag, parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task serve textcraft [options]
 
@@ -48,7 +48,7 @@ export async function main(args: string[]): Promise<void> {
     throw new RangeError(`Only "textcraft" can be served, got "${positionals.join(" ")}"; --help lists the options`);
   }
   const int = { integer: true }, seconds = { lo: 0.001, hi: 3600 };
-  const server = await serveTextCraft({
+  const options = {
     port: numberFlag("--port", values.port, 36001, { lo: 0, hi: 65535, ...int }),
     hostname: values.host,
     maxEnvs: numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, ...int }),
@@ -56,6 +56,8 @@ export async function main(args: string[]): Promise<void> {
     headersTimeoutMs: numberFlag("--header-timeout-s", values["header-timeout-s"], 10, seconds) * 1000,
     bodyTimeoutMs: numberFlag("--body-timeout-s", values["body-timeout-s"], 10, seconds) * 1000,
     maxBodyBytes: numberFlag("--max-body-bytes", values["max-body-bytes"], 65536, { lo: 1, hi: 1 << 30, ...int }),
-  });
+  };
+  if (dryRun(`would serve TextCraft on ${options.hostname}:${options.port}`)) return;
+  const server = await serveTextCraft(options);
   console.log(`TextCraft listening on ${server.url}`);
 }

@@ -5,7 +5,7 @@
  */
 import { copy } from "./copy.ts";
 import { main as train } from "./train.ts";
-import { parseFlags } from "./args.ts";
+import { DRY_RUN_ENV, parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task sft [NAME|CONFIG.yaml] [options] [key.path=value ...]
 
@@ -49,7 +49,7 @@ export async function main(args: string[]): Promise<void> {
   if (v.model) pass.push("--model", v.model);
   for (const u of v["env-url"] ?? []) pass.push("--env-url", u);
   await train(pass);
-  if (v.out) {
+  if (v.out && !Deno.env.get(DRY_RUN_ENV)) {
     await copy(`${runDir}/checkpoints/sft-final`, v.out);
     console.log(`Model written to ${v.out}`);
   }

@@ -8,7 +8,7 @@ import { configSource, PRESET_NAMES } from "../config/presets.ts";
 import { runTraining } from "../train/run.ts";
 import { writeReport } from "../train/report.ts";
 import { terminalReporter } from "./progress.ts";
-import { parseFlags } from "./args.ts";
+import { dryRun, parseFlags } from "./args.ts";
 
 const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [options] [key.path=value ...]
 
@@ -65,6 +65,7 @@ export async function main(args: string[]): Promise<void> {
   }
   const config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
   runDir ??= v["run-dir"] ?? `${config.trainer.runs_dir}/${config.task}-${stamp()}`;
+  if (dryRun(`would train ${config.task} for ${config.trainer.total_steps} steps into ${runDir}`)) return;
   if (!v.resume) await refuseExistingRun(runDir);
   const stops = stopOnSignals();
   try {

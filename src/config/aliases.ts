@@ -50,6 +50,42 @@ export const VERL_ALIASES: Readonly<Record<string, string>> = {
   "trainer.default_local_dir": "trainer.runs_dir",
 };
 
+/**
+ * TRL's names (GRPOConfig and its TrainingArguments base; PEFT's LoraConfig for the LoRA keys) for Crucible's keys,
+ * shown by `deno task config --explain` for people coming from TRL. Not accepted as overrides: TRL's names are flat
+ * (`seed`, `temperature`) and would read as Crucible's top-level keys.
+ */
+export const TRL_NAMES: Readonly<Record<string, string>> = {
+  "model.recompute": "gradient_checkpointing",
+  "model.lora_rank": "r (peft.LoraConfig)",
+  "model.lora_alpha": "lora_alpha (peft.LoraConfig)",
+  "model.target_modules": "target_modules (peft.LoraConfig)",
+  "actor.lr": "learning_rate",
+  "actor.weight_decay": "weight_decay",
+  "actor.betas": "adam_beta1, adam_beta2",
+  "actor.eps": "adam_epsilon",
+  "actor.grad_clip": "max_grad_norm",
+  "actor.lr_schedule.type": "lr_scheduler_type",
+  "actor.lr_schedule.warmup_steps": "warmup_steps",
+  "actor.ppo_epochs": "num_iterations",
+  "actor.clip_ratio_low": "epsilon",
+  "actor.clip_ratio_high": "epsilon_high",
+  "actor.kl_loss_coef": "beta",
+  "actor.loss_agg_mode": "loss_type (its dapo is token-mean, grpo is seq-mean-token-mean)",
+  "algorithm.norm_adv_by_std_in_grpo": "scale_rewards",
+  "rollout.n": "num_generations",
+  "rollout.temperature": "temperature",
+  "rollout.top_p": "top_p",
+  "rollout.top_k": "top_k",
+  "rollout.max_prompt_length": "max_prompt_length",
+  "rollout.max_response_length": "max_completion_length",
+  "trainer.total_steps": "max_steps",
+  "trainer.save_freq": "save_steps",
+  "trainer.test_freq": "eval_steps",
+  "trainer.seed": "seed",
+  "trainer.runs_dir": "output_dir",
+};
+
 /** Settings of verl's distributed machinery that Crucible accepts and ignores (one process, one GPU). */
 const IGNORED_PREFIXES = [
   "actor_rollout_ref.rollout.gpu_memory_utilization",

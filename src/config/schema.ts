@@ -67,8 +67,11 @@ const Model = z.strictObject({
 const Env = z.strictObject({
   /** Running AgentGym servers; empty starts Crucible's embedded server (TextCraft only). */
   urls: z.array(z.string()).default([]),
+  /** Milliseconds one request to the environment server may take before it counts as failed. */
   timeout_ms: int(1).default(60000),
+  /** Retries of a failed request (connection errors, 5xx), with backoff, before the episode fails. */
   retries: int().default(3),
+  /** Most requests open at once against the environment servers. */
   max_in_flight: int(1).default(64),
   /** How long a run waits for its environment to come back when a step's episodes mostly failed, in minutes. */
   outage_minutes: num().min(0).default(30),
@@ -77,22 +80,32 @@ const Env = z.strictObject({
 const Data = z.strictObject({
   /** Prompts per training step. */
   train_batch_size: int(1).default(8),
+  /** The task's built-in split RL and SFT draw their tasks from. */
   train_split: z.string().default("train"),
+  /** The task's built-in split evaluations play. */
   test_split: z.string().default("test"),
   /** AgentGym-RL-Data-ID item files (`[{"item_id": "textcraft_12"}]`) instead of the built-in splits. */
   train_items: z.string().nullable().default(null),
+  /** An item file for the evaluations instead of test_split (same format as train_items). */
   test_items: z.string().nullable().default(null),
   /** A prompt file (plain text, or {"user", "assistant"} JSON) instead of the task's own wording. */
   prompt_file: z.string().nullable().default(null),
   /** The prompt written inline instead (wins over prompt_file). */
-  prompt: z.strictObject({ user: z.string(), assistant: z.string() }).nullable().default(null),
+  prompt: z.strictObject({
+    /** The first user message: the task instructions. */
+    user: z.string(),
+    /** The assistant's reply to it that opens the conversation (e.g. "OK."). */
+    assistant: z.string(),
+  }).nullable().default(null),
   /**
    * How RL steps pick their prompts: "uniform" walks the shuffled train split; "signal" favours the task's categories
    * (TextCraft: depth) whose groups have differed in reward so far, never giving one less than `floor` of that
    * weight (src/train/prompts.ts).
    */
   prompt_sampling: z.strictObject({
+    /** uniform or signal, as above. */
     type: z.enum(["uniform", "signal"]).default("uniform"),
+    /** With signal: the least weight a category keeps, as a share of its uniform weight. */
     floor: num().gt(0).max(1).default(0.05),
   }).default({ type: "uniform", floor: 0.05 }),
 });
@@ -103,11 +116,17 @@ export const KV_CACHE_SETTINGS = ["auto", "f32", "f16"] as const;
 const Rollout = z.strictObject({
   /** Samples per prompt (the GRPO group size). */
   n: int(1).default(8),
+  /** Sampling temperature of the training rollouts; 0 is greedy. */
   temperature: num().min(0).default(1),
+  /** Nucleus sampling: keep the smallest set of tokens holding this much probability; 1 keeps all. */
   top_p: num().gt(0).max(1).default(1),
+  /** Keep the k likeliest tokens; 0 keeps all. */
   top_k: int().default(0),
+  /** Most tokens the agent may write in one turn. */
   max_tokens_per_turn: int(1).default(512),
+  /** Most tokens of the first prompt (task instructions and first observation). */
   max_prompt_length: int(1).default(1024),
+  /** Most tokens of everything after the prompt: the agent's turns and the observations between them. */
   max_response_length: int(1).default(4096),
   /** Episodes held in the KV cache at once. */
   slots: int(1).default(64),
@@ -121,8 +140,14 @@ const Rollout = z.strictObject({
 });
 
 const RoundsCtrl = z.strictObject({
+  /**
+   * fixed keeps the last of rounds; scaling_inter_stepwise (AgentGym-RL's ScalingInter) moves to the next stage of
+   * rounds every steps_scaling_inter steps.
+   */
   type: z.enum(["fixed", "scaling_inter_stepwise"]).default("scaling_inter_stepwise"),
+  /** Most rounds (agent turns) per episode, one number per stage. */
   rounds: z.array(int(1)).min(1).default([10, 20, 30]),
+  /** RL steps per stage of rounds. */
   steps_scaling_inter: int(1).default(100),
 });
 
@@ -131,40 +156,59 @@ const Algorithm = z.strictObject({
   adv_estimator: z.enum(["grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "gae"]).default(
     "grpo",
   ),
+  /** GRPO divides each group's advantages by the group's reward standard deviation (false: only centres them). */
   norm_adv_by_std_in_grpo: z.boolean().default(true),
+  /** Discount of later rewards (GAE and REINFORCE++'s returns). */
   gamma: num().default(1),
   /** GAE's λ (verl's algorithm.lam). */
   lam: num().min(0).max(1).default(1),
+  /** The round limit per episode over training (AgentGym-RL's rounds_ctrl). */
   rounds_ctrl: RoundsCtrl.default(RoundsCtrl.parse({})),
 });
 
 const LrSchedule = z.strictObject({
+  /** constant, warmup (linear from 0 over warmup_steps, then constant) or cosine (warmup, then cosine decay). */
   type: z.enum(["constant", "warmup", "cosine"]).default("constant"),
+  /** Steps of linear warmup from 0 to the learning rate. */
   warmup_steps: int().default(0),
   /** Cosine decays to lr · min_lr_ratio at the last step. */
   min_lr_ratio: num().min(0).max(1).default(0),
 });
 
 const Actor = z.strictObject({
+  /** The policy's (actor's) learning rate in RL. */
   lr: num().positive().default(1e-6),
+  /** The actor's learning-rate schedule over the RL steps. */
   lr_schedule: LrSchedule.default(LrSchedule.parse({})),
   /** AdamW's β1 and β2, each in [0, 1): β2 = 1 makes the bias correction divide by zero. */
   betas: z.tuple([num().min(0).lt(1), num().min(0).lt(1)]).default([0.9, 0.999]),
+  /** AdamW's epsilon. */
   eps: num().positive().default(1e-8),
+  /** AdamW's decoupled weight decay. */
   weight_decay: num().min(0).default(0.01),
+  /** Clip the gradient's global norm to this; 0 does not clip. */
   grad_clip: num().min(0).default(1),
+  /** Passes over each step's rollouts. */
   ppo_epochs: int(1).default(1),
   /** Prompts per optimizer step (times rollout.n trajectories). */
   ppo_mini_batch_size: int(1).default(8),
   /** Tokens per micro-batch (one forward/backward); a memory knob only: the loss does not depend on it. */
   ppo_micro_batch_tokens: int(1).default(8192),
+  /** PPO's clip below: the ratio to the old policy is kept above 1 - clip_ratio_low. */
   clip_ratio_low: num().min(0).lt(1).default(0.2),
+  /** PPO's clip above: the ratio is kept below 1 + clip_ratio_high (higher = DAPO's clip-higher). */
   clip_ratio_high: num().min(0).default(0.2),
+  /** Dual-clip PPO's bound for negative advantages. */
   clip_ratio_c: num().gt(1).default(3),
+  /** How token losses combine into the batch's loss (verl's modes). */
   loss_agg_mode: z.enum(CONFIG_LOSS_AGG_MODES).default("token-mean"),
+  /** Weight of the entropy bonus. */
   entropy_coeff: num().default(0.001),
+  /** Add a KL penalty to the reference (starting) policy to the loss. */
   use_kl_loss: z.boolean().default(true),
+  /** Weight of the KL penalty. */
   kl_loss_coef: num().min(0).default(0.001),
+  /** The KL estimator (verl's names; a trailing + uses the straight-through gradient). */
   kl_loss_type: z.enum(CONFIG_KL_KINDS).default("low_var_kl"),
   /** Recompute the behaviour log-probs with a forward pass (verl's default) instead of the sampler's. */
   recompute_old_logprob: z.boolean().default(true),
@@ -182,7 +226,9 @@ const Critic = z.strictObject({
    * is a copy of the starting model with its own backbone, as verl's critic is.
    */
   share_backbone: z.boolean().default(false),
+  /** AdamW's decoupled weight decay for the critic. */
   weight_decay: num().min(0).default(0.01),
+  /** Clip the critic's gradient norm to this; 0 does not clip. */
   grad_clip: num().min(0).default(1),
 });
 
@@ -194,10 +240,15 @@ const Sft = z.strictObject({
    * otherwise an AgentGym trajectory file (JSON/JSONL).
    */
   data: z.string().default("oracle"),
+  /** Passes over the SFT data (fractions allowed). */
   epochs: num().positive().default(1),
+  /** The warm start's learning rate. */
   lr: num().positive().default(1e-5),
+  /** The warm start's learning-rate schedule. */
   lr_schedule: LrSchedule.default(LrSchedule.parse({})),
+  /** AdamW's decoupled weight decay in the warm start. */
   weight_decay: num().min(0).default(0.01),
+  /** Clip the gradient norm to this; 0 does not clip. */
   grad_clip: num().min(0).default(1),
   /** Tokens per optimizer step. */
   batch_tokens: int(1).default(16384),
@@ -213,9 +264,13 @@ const Pretrain = z.strictObject({
   steps: int(1).default(20000),
   /** Tokens per optimizer step (whole sequences, so a step holds at least this many). */
   batch_tokens: int(1).default(2048),
+  /** Pretraining's peak learning rate. */
   lr: num().positive().default(2e-3),
+  /** Pretraining's learning-rate schedule. */
   lr_schedule: LrSchedule.default(LrSchedule.parse({ type: "cosine", warmup_steps: 200, min_lr_ratio: 0.1 })),
+  /** AdamW's decoupled weight decay in pretraining. */
   weight_decay: num().min(0).default(0),
+  /** Clip the gradient norm to this; 0 does not clip. */
   grad_clip: num().min(0).default(1),
   /** Steps per chunk: each chunk ends with a checkpoint and an evaluation on held-out synthetic tasks. */
   chunk_steps: int(1).default(500),
@@ -238,14 +293,19 @@ const Pretrain = z.strictObject({
 });
 
 const Trainer = z.strictObject({
+  /** RL steps of the run. */
   total_steps: int(0).default(100),
+  /** Save a checkpoint every this many steps (0: only at the end). */
   save_freq: int(0).default(25),
+  /** Evaluate on the test split every this many steps (0: none between; the run still evaluates at its end). */
   test_freq: int(0).default(10),
+  /** The run's random seed. */
   seed: z.number().int().default(1),
   /** Where runs go; each run gets a folder inside. */
   runs_dir: z.string().default("runs"),
   /** Samples per test task at evaluation. */
   eval_samples: int(1).default(1),
+  /** Sampling temperature of the evaluations; 0 is greedy. */
   eval_temperature: num().min(0).default(0),
   /** Test tasks evaluated during training (0 = the whole split). */
   eval_limit: int(0).default(0),
@@ -259,17 +319,25 @@ export const RunConfig = z.strictObject({
   task: z.string().default("textcraft"),
   /** The task's own settings (e.g. TextCraft's oracle_format), checked by the task itself (tasks/<name>/). */
   task_options: z.record(z.string(), z.unknown()).default({}),
+  /** The model to train: a Hugging Face directory or the built-in tiny one, LoRA and checkpoint storage. */
   model: Model.default(Model.parse({})),
+  /** The environment servers and how requests to them are made. */
   env: Env.default(Env.parse({})),
+  /** Which tasks training and evaluation play, and the prompt. */
   data: Data.default(Data.parse({})),
+  /** How episodes are sampled: group size, sampling, length limits, KV cache. */
   rollout: Rollout.default(Rollout.parse({})),
+  /** The advantage estimator and the round schedule. */
   algorithm: Algorithm.default(Algorithm.parse({})),
+  /** The policy's optimizer and PPO-style loss. */
   actor: Actor.default(Actor.parse({})),
   /** The critic of PPO with GAE (algorithm.adv_estimator=gae); verl's critic.* names. */
   critic: Critic.default(Critic.parse({})),
+  /** The supervised warm start before RL. */
   sft: Sft.default(Sft.parse({})),
   /** `deno task pretrain`: a base model from the task's synthetic tasks. */
   pretrain: Pretrain.default(Pretrain.parse({})),
+  /** Steps, checkpoints, evaluations and where the run folder goes. */
   trainer: Trainer.default(Trainer.parse({})),
 });
 

@@ -119,9 +119,23 @@ export async function checkEnv(env: RunEnv): Promise<void> {
     const s = await env.client.create({});
     await s.close();
   } catch (e) {
-    const urls = env.client.transport.health().map((h) => h.url).join(", ");
-    throw new Error(`The ${env.task.env} server at ${urls} does not answer: ${(e as Error).message}`);
+    const urls = env.client.transport.health().map((h) => h.url);
+    throw new Error(
+      `The ${env.task.env} server at ${urls.join(", ")} does not answer (${(e as Error).message}). ` +
+        startServerHint(env.task, urls[0]),
+    );
   }
+}
+
+/** How to get a server of `task`'s environment answering at `url`: the command that starts one, or its absence. */
+export function startServerHint(task: Task, url: string | undefined): string {
+  const port = url ? (URL.parse(url)?.port || "PORT") : "PORT";
+  if (task.serve) {
+    return `Start one there with \`deno task serve ${task.env} --port ${port}\` (in another terminal), or leave ` +
+      `out --env-url (config env.urls) and the run starts Crucible's embedded ${task.env} server itself.`;
+  }
+  return `Start AgentGym's ${task.env} server there (its agentenv-${task.env} package: \`${task.env} --host ` +
+    `127.0.0.1 --port ${port}\`), or pass the URL of one that runs with --env-url URL (config env.urls).`;
 }
 
 /** A model's host-side parts. */
@@ -173,8 +187,11 @@ export async function splitIndices(c: RunConfig, task: Task, which: "train" | "t
   const name = which === "train" ? c.data.train_split : c.data.test_split;
   const split = task.splits?.[name];
   if (!split) {
+    const names = Object.keys(task.splits ?? {});
     throw new RangeError(
-      `${task.name} has no built-in "${name}" split; give data.${which}_items=FILE (an AgentGym-RL-Data-ID item file)`,
+      `${task.name} has no built-in split "${name}" (data.${which}_split); ` +
+        (names.length ? `its splits are ${names.join(", ")}. Or ` : "it has none built in: ") +
+        `give data.${which}_items=FILE (an AgentGym-RL-Data-ID item file)`,
     );
   }
   return [...split];

@@ -7,7 +7,7 @@
  * front of a training run, which must wait it out and end with the same weights as a run without it.
  */
 import { Rng } from "../../util/random.ts";
-import { numberFlag, parseFlags } from "../args.ts";
+import { dryRun, numberFlag, parseFlags } from "../args.ts";
 import { SMOKE_MODEL_YAML, SMOKE_RUN } from "./smoke_run.ts";
 
 /** Usage text of the `faults` subcommand. */
@@ -88,6 +88,7 @@ export async function main(args: string[]): Promise<void> {
   const requests = numberFlag("--requests", v.requests, 10000, { lo: 1, hi: 1_000_000, integer: true });
   const outage = numberFlag("--outage-s", v["outage-s"], 60, { lo: 1, hi: 3600 });
   const say = (s: string) => v.json ? console.error(s) : console.log(s);
+  if (dryRun(`would run ${kills} kills, ${requests} requests and a ${outage} s outage`)) return;
   const dir = await Deno.makeTempDir({ prefix: "crucible-faults-" });
   await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
   const report: FaultsReport = {

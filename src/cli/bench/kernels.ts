@@ -6,7 +6,7 @@
  * seconds per run on a CPU rasteriser.
  */
 import { getGpu, type Gpu } from "../../gpu/device.ts";
-import { numberFlag, parseFlags } from "../args.ts";
+import { dryRun, numberFlag, parseFlags } from "../args.ts";
 import { benchCases, caseLabel } from "./cases.ts";
 import { type BenchResult, measureCase } from "./measure.ts";
 
@@ -39,6 +39,7 @@ export async function main(args: string[]): Promise<void> {
   const budgetMs = numberFlag("--budget-ms", values["budget-ms"], 1000, { lo: 0, hi: 600_000 });
   // Mesa reads this when the driver loads, so it must be set before the first adapter request.
   if (values.cold) Deno.env.set("MESA_SHADER_CACHE_DISABLE", "true");
+  if (dryRun(`would time the kernels`)) return;
   const gpu = await getGpu();
   const needle = values.filter?.toLowerCase();
   const skip = (values.exclude ?? []).map((x) => x.toLowerCase());

@@ -9,7 +9,7 @@
 import { getGpu, type Gpu } from "../../gpu/device.ts";
 import { poolOf } from "../../gpu/pool.ts";
 import { loraCount } from "../../model/lora.ts";
-import { numberFlag, parseFlags } from "../args.ts";
+import { dryRun, numberFlag, parseFlags } from "../args.ts";
 import { measureOnnxDecode, type OnnxDecodeResult } from "./onnx.ts";
 import {
   type BenchModel,
@@ -127,6 +127,7 @@ export async function main(args: string[]): Promise<void> {
   if (values.help) return console.log(MODEL_USAGE);
   const sizes: readonly Size[] = values.size === "all" ? SIZES : SIZES.filter((s) => s === values.size);
   if (sizes.length === 0) throw new RangeError(`--size must be tiny, 0.5b or all, got "${values.size}"`);
+  if (dryRun(`would measure the model sizes ${sizes.join(", ")}`)) return;
   const gpu = await getGpu();
   const plans = sizes.map((s) => [s, plan(gpu, s, values)] as const); // flags checked before any work
   for (const [size, p] of plans) {

@@ -25,7 +25,7 @@ import { Transformer } from "../../model/transformer.ts";
 import { TensorSet } from "../../model/weights.ts";
 import { AdamW } from "../../train/optimizer.ts";
 import { nllGrad } from "../../train/nll.ts";
-import { numberFlag, parseFlags } from "../args.ts";
+import { dryRun, numberFlag, parseFlags } from "../args.ts";
 import { terminalReporter } from "../progress.ts";
 
 /** Usage text of the `recall` subcommand. */
@@ -199,6 +199,7 @@ export async function main(args: string[]): Promise<void> {
     throw new RangeError(`--task must be ${TASKS.join(", ")} or all, got "${v.task}"`);
   }
   const tasks = v.task === "all" ? TASKS : [v.task as RecallTask];
+  if (dryRun(`would measure recall on ${tasks.join(", ")}`)) return;
   const s: Settings = {
     steps: numberFlag("--steps", v.steps, 300, { lo: 1, integer: true }),
     batch: numberFlag("--batch", v.batch, 8, { lo: 1, hi: 256, integer: true }),

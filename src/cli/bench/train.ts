@@ -12,7 +12,7 @@ import type { EvalResult } from "../../train/eval.ts";
 import { writeReport } from "../../train/report.ts";
 import { type Reporter, runTraining } from "../../train/run.ts";
 import { terminalReporter } from "../progress.ts";
-import { parseFlags } from "../args.ts";
+import { dryRun, parseFlags } from "../args.ts";
 
 /** Usage text of the `train` subcommand. */
 export const TRAIN_USAGE = "Usage: deno task bench train [--json] [--run-dir DIR] [--no-extra] [key.path=value ...]\n" +
@@ -89,6 +89,7 @@ export async function main(args: string[]): Promise<void> {
   }
   const source = await configSource("textcraft");
   const config = resolveConfig(source, positionals);
+  if (dryRun(`would run the main job end to end`)) return;
   const runDir = values["run-dir"] ?? `${config.trainer.runs_dir}/bench-train-${stamp()}`;
   if (await exists(runDir)) throw new RangeError(`Run folder ${runDir} exists; bench train needs a fresh one`);
   const gpu = await getGpu();

@@ -10,7 +10,7 @@
  * seconds apart), and the ratio reported is the median of the rounds' ratios, with their range beside it.
  */
 import { getGpu, type Gpu } from "../../gpu/device.ts";
-import { numberFlag, parseFlags } from "../args.ts";
+import { dryRun, numberFlag, parseFlags } from "../args.ts";
 import { measureDecode, tinyModel, TrainBench } from "./model_run.ts";
 
 /** Usage text of the `vs-torch` subcommand. */
@@ -91,6 +91,7 @@ export async function main(args: string[]): Promise<void> {
   if (v.help) return console.log(VS_TORCH_USAGE);
   const roundCount = numberFlag("--rounds", v.rounds, 3, { lo: 1, hi: 100, integer: true });
   const script = v["torch-script"] ?? new URL("../../../../shared/bench/torch_tiny.py", import.meta.url).pathname;
+  if (dryRun(`would compare against PyTorch over ${roundCount} rounds`)) return;
   const gpu = await getGpu();
   const m = await tinyModel(gpu);
   const c = m.config;
