@@ -4,6 +4,7 @@
  */
 import { loadForExport } from "../onnx/export.ts";
 import { type PlaySettings, servePlay } from "../play/server.ts";
+import { readDepthSkill } from "../play/skill.ts";
 import { readAgentSettings } from "../train/agent_settings.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { dryRun, numberFlag, parseFlags } from "./args.ts";
@@ -12,7 +13,9 @@ const USAGE = `Usage: deno task play [--model DIR] [--port N] [--host NAME]
 
 Serves a page where you play a TextCraft task while the model's agent runs in your browser (onnxruntime-web, wasm):
 it suggests your next action, or plays the task itself turn by turn. Everything the page loads comes from this
-server. A checkpoint's crucible.json gives the agent's prompt, limits and temperature, as in deno task eval.
+server. A checkpoint's crucible.json gives the agent's prompt, limits and temperature, as in deno task eval. The
+page warns when a task is deeper than the agent's latest evaluation shows it can plan (its run's evals.jsonl, or
+the model card's results by depth).
 
 Options:
   --model DIR   the agent: a Crucible checkpoint or a Hugging Face directory (default models/crucible-tiny)
@@ -51,6 +54,7 @@ export async function main(args: string[]): Promise<void> {
     maxTokensPerTurn: agent?.max_tokens_per_turn ?? 64,
     maxLen: agent ? agent.max_prompt_length + agent.max_response_length : 4096,
     temperature: agent?.temperature ?? 0,
+    skill: await readDepthSkill(dir),
   };
   const server = await servePlay({ model, modelName: dir, settings, port, hostname: v.host });
   console.log(`Play TextCraft beside ${dir}: open ${server.url}`);

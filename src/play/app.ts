@@ -12,10 +12,11 @@ import { stopTokenIds } from "../model/model_dir.ts";
 import { Tokenizer } from "../model/tokenizer.ts";
 import type { OrtModule } from "../onnx/runtime.ts";
 import { OnnxSampler } from "../onnx/sampler.ts";
-import { parseTextCraftAction } from "../../tasks/textcraft/rules.ts";
+import { DEPTH_RANGES, depthOf, parseTextCraftAction } from "../../tasks/textcraft/rules.ts";
 import { upstreamSuccess } from "../../tasks/task.ts";
 import { type AgentReply, PageAgent } from "./agent.ts";
 import type { PlaySettings } from "./server.ts";
+import { depthNote } from "./skill.ts";
 
 // Held in a variable so the bundler leaves it to the browser: the play server serves onnxruntime-web's own build.
 const ORT_URL = "/vendor/ort.wasm.bundle.min.mjs";
@@ -91,7 +92,9 @@ async function loadAgent(): Promise<void> {
   settings = await getJson<typeof settings>("/play/settings");
   $("model-name").textContent = `agent: ${settings.model}`;
   $<HTMLInputElement>("task").max = String(settings.tasks - 1);
-  $("task-range").textContent = `0 to ${settings.tasks - 1} (depth 1: 0 to 139)`;
+  const ranges = DEPTH_RANGES.map(([lo, hi], d) => `depth ${d + 1}: ${lo}-${hi}`).join(", ");
+  $("task-range").textContent = `0 to ${settings.tasks - 1} (${ranges})`;
+  showDepth();
   const [config, tok, tokConfig, generation] = await Promise.all(
     ["config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json"].map((f) =>
       getJson(`/model/${f}`)
@@ -114,6 +117,15 @@ async function loadAgent(): Promise<void> {
   });
   body.model = "ready";
   $("model-status").textContent = "agent ready";
+}
+
+/** The note on the chosen task's depth against what the agent's evaluation shows it can plan. */
+function showDepth(): void {
+  const index = Number($<HTMLInputElement>("task").value.trim());
+  const note = Number.isInteger(index) && settings ? depthNote(depthOf(index), settings.skill) : undefined;
+  $("depth-note").textContent = note?.text ?? "";
+  $("depth-note").className = note?.warn ? "warn" : "";
+  body.depthWarning = note?.warn ? "yes" : "no";
 }
 
 async function newGame(): Promise<void> {
@@ -185,6 +197,7 @@ async function guarded(fn: () => Promise<void>): Promise<void> {
 }
 
 $("new").addEventListener("click", () => guarded(newGame));
+$("task").addEventListener("input", showDepth);
 $("act").addEventListener("click", () =>
   guarded(async () => {
     const move = $<HTMLInputElement>("action").value.trim();

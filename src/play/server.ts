@@ -20,6 +20,7 @@ import type { LoadedModel } from "../model/model_dir.ts";
 import { onnxBytes } from "../onnx/export.ts";
 import { ONNX_LOCK, ortDistDir } from "../onnx/runtime.ts";
 import page from "./page.html" with { type: "text" };
+import type { DepthSkill } from "./skill.ts";
 
 /** What the page's agent plays with (a checkpoint's crucible.json, or the task's defaults). */
 export interface PlaySettings {
@@ -29,6 +30,8 @@ export interface PlaySettings {
   /** Longest conversation the agent may hold, in tokens. */
   maxLen: number;
   temperature: number;
+  /** The agent's success by depth from its latest evaluation, when one was found (src/play/skill.ts). */
+  skill?: DepthSkill;
 }
 
 /** Options of {@linkcode servePlay}. */

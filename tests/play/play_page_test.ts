@@ -1,4 +1,5 @@
-// `deno task play` in a real browser (Debian's chromium through playwright-core): the agent, running in the page on
+// `deno task play` in a real browser (Debian's chromium through playwright-core): the page says how to play and warns
+// on a task deeper than the agent's evaluation shows it can plan; the agent, running in the page on
 // onnxruntime-web's wasm backend, suggests a move that the person takes and then plays a depth-1 task to success;
 // no console error, no request beyond the play server; a task index out of range shows the server's error and
 // leaves the page usable. Screenshots in test-artifacts/play/. And `play` on a port in use says so.
@@ -28,6 +29,7 @@ Deno.test({
         maxTokensPerTurn: agent!.max_tokens_per_turn,
         maxLen: agent!.max_prompt_length + agent!.max_response_length,
         temperature: 0,
+        skill: { source: "the test's evaluation", byDepth: { "1": 1, "2": 0 } },
       },
       port: 0,
     });
@@ -39,7 +41,19 @@ Deno.test({
           if (!r.url().startsWith(`${server.url}/`) && !r.url().startsWith("data:")) foreign.push(r.url());
         });
         await page.waitForSelector("body[data-model=ready]", { state: "attached", timeout: 120_000 });
+        assert.match(await page.textContent("#how-to") ?? "", /get 1 oak log.*craft.*inventory.*A task's depth is/s);
+        assert.match(await page.textContent("#task-range") ?? "", /depth 1: 0-139, depth 2: 140-419/);
+
+        // A depth-2 task, where the agent's evaluation solved none: the page warns before the game starts.
+        await page.fill("#task", "140");
+        await page.waitForSelector("body[data-depth-warning=yes]", { state: "attached" });
+        assert.match(
+          await page.textContent("#depth-note") ?? "",
+          /^This agent solved none of the depth-2 tasks in its evaluation \(the test's evaluation\): it cannot plan/,
+        );
+        await screenshot(page, "play/depth-warning");
         await page.fill("#task", String(task));
+        await page.waitForSelector("body[data-depth-warning=no]", { state: "attached" });
         await page.click("#new");
         await page.waitForSelector("body[data-game=playing]", { state: "attached" });
         assert.match(await page.textContent("#log") ?? "", /Crafting commands:/);
