@@ -7,11 +7,13 @@ import sciworld from "../../configs/sciworld.yaml" with { type: "text" };
 import textcraft from "../../configs/textcraft.yaml" with { type: "text" };
 import textcraftQwen from "../../configs/textcraft_qwen2.5.yaml" with { type: "text" };
 import textcraftPretrain from "../../configs/textcraft_pretrain.yaml" with { type: "text" };
+import textcraftSmoke from "../../configs/textcraft_smoke.yaml" with { type: "text" };
 import webshop from "../../configs/webshop.yaml" with { type: "text" };
 import type { ConfigSource } from "./load.ts";
 
 const PRESETS: Record<string, string> = {
   textcraft,
+  textcraft_smoke: textcraftSmoke,
   "textcraft_qwen2.5": textcraftQwen,
   textcraft_pretrain: textcraftPretrain,
   webshop,
