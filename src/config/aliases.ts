@@ -71,7 +71,7 @@ export const TRL_NAMES: Readonly<Record<string, string>> = {
   "actor.clip_ratio_low": "epsilon",
   "actor.clip_ratio_high": "epsilon_high",
   "actor.kl_loss_coef": "beta",
-  "actor.loss_agg_mode": "loss_type (its dapo is token-mean, grpo is seq-mean-token-mean)",
+  "actor.loss_agg_mode": "loss_type (grpo = seq-mean-token-mean, bnpo = token-mean, dr_grpo = seq-mean-token-sum-norm)",
   "algorithm.norm_adv_by_std_in_grpo": "scale_rewards",
   "rollout.n": "num_generations",
   "rollout.temperature": "temperature",
