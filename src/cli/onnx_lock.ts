@@ -1,15 +1,16 @@
 /**
- * The two run-time locks. Every task runs under deno.lock, which pins only what every command loads (zod, yaml, the
- * tokenizer and chat-template packages, about 11 MB). The ONNX packages (onnxruntime-web, about 140 MB, and
- * onnx-proto with protobufjs) are pinned in src/onnx/deno.lock instead, because Deno installs every package of the
- * lock it runs under, whether the program imports it or not. A command line that needs them (`play`, `export`,
- * `eval --engine onnx`, `bench model` without `--no-onnx`) therefore runs again as a child process under that lock;
- * `--help` and flag errors are answered before, so a first look at any command stays light.
+ * The run-time locks. Every task runs under deno.lock, which pins only what every command loads (zod, yaml, the
+ * tokenizer and chat-template packages, about 11 MB). The ONNX packages are pinned apart, because Deno installs every
+ * package of the lock it runs under, whether the program imports it or not: onnxruntime-web (about 140 MB) and
+ * onnx-proto with protobufjs in src/onnx/deno.lock, onnx-proto alone in src/onnx/export.lock. A command line that
+ * needs them (`play`, `eval --engine onnx`, `bench model` without `--no-onnx`; `export`) therefore runs again as a
+ * child process under its lock; `--help` and flag errors are answered before, so a first look at any command stays
+ * light.
  *
  * The child is marked by an environment variable so it never re-runs itself. A bundle or compiled binary carries
  * its packages already and never re-runs (the entry is not src/cli/main.ts there).
  */
-import { ONNX_LOCK } from "../onnx/runtime.ts";
+import { EXPORT_LOCK, ONNX_LOCK } from "../onnx/runtime.ts";
 
 /** Set in the child that runs under the ONNX lock. */
 export const ONNX_LOCK_ENV = "CRUCIBLE_ONNX_LOCK";
@@ -27,39 +28,42 @@ function flagValue(args: readonly string[], name: string): string | undefined {
 }
 
 /**
- * Whether `command args` loads an ONNX package: false for every `--help` and for the commands that never do.
+ * The lock `command args` needs beyond deno.lock (relative to the repository root), or undefined: none for every
+ * `--help` and for the commands that load no ONNX package.
  *
  * @example
  * ```ts
- * needsOnnx("eval", ["--model", "m", "--engine", "onnx"]); // true
- * needsOnnx("play", ["--help"]); // false
+ * onnxLockFor("eval", ["--model", "m", "--engine", "onnx"]); // "src/onnx/deno.lock"
+ * onnxLockFor("play", ["--help"]); // undefined
  * ```
  */
-export function needsOnnx(command: string, args: readonly string[]): boolean {
-  if (args.some((a) => HELP.has(a))) return false;
+export function onnxLockFor(command: string, args: readonly string[]): string | undefined {
+  if (args.some((a) => HELP.has(a))) return undefined;
   switch (command) {
-    case "play":
     case "export":
-      return true;
+      return EXPORT_LOCK;
+    case "play":
+      return ONNX_LOCK;
     case "eval":
-      return (flagValue(args, "--engine") ?? "wgsl").startsWith("onnx");
+      return (flagValue(args, "--engine") ?? "wgsl").startsWith("onnx") ? ONNX_LOCK : undefined;
     case "bench":
-      return args[0] === "model" && !args.includes("--no-onnx") && flagValue(args, "--size") !== "0.5b";
+      return args[0] === "model" && !args.includes("--no-onnx") && flagValue(args, "--size") !== "0.5b"
+        ? ONNX_LOCK
+        : undefined;
     default:
-      return false;
+      return undefined;
   }
 }
 
 /**
- * Runs `main.ts ARGS` again under the ONNX lock when they need it and this process is not that child already;
+ * Runs `main.ts ARGS` again under an ONNX lock when they need one and this process is not that child already;
  * resolves to the child's exit code, or undefined when this process should go on itself. Signals reach the child.
  */
 export async function runUnderOnnxLock(entry: URL, args: readonly string[]): Promise<number | undefined> {
   const [command = "", ...rest] = args;
-  if (!needsOnnx(command, rest) || Deno.env.get(ONNX_LOCK_ENV) || !entry.pathname.endsWith("/src/cli/main.ts")) {
-    return undefined;
-  }
-  const lock = new URL(`../../${ONNX_LOCK}`, entry).pathname;
+  const needed = onnxLockFor(command, rest);
+  if (!needed || Deno.env.get(ONNX_LOCK_ENV) || !entry.pathname.endsWith("/src/cli/main.ts")) return undefined;
+  const lock = new URL(`../../${needed}`, entry).pathname;
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", `--lock=${lock}`, "--frozen", "--node-modules-dir=none", entry.pathname, ...args],
     env: { [ONNX_LOCK_ENV]: "1", DENO_NO_UPDATE_CHECK: "1" },

@@ -9,10 +9,13 @@
 export const ORT_WEB = "npm:onnxruntime-web@1.30.0";
 
 /**
- * The lock of the commands that load the ONNX packages, relative to the repository root: deno.lock's packages and
- * these. Kept apart from deno.lock because Deno installs every package of the lock it runs under.
+ * The lock of the commands that run ONNX models, relative to the repository root: deno.lock's packages, this one and
+ * onnx-proto. Kept apart from deno.lock because Deno installs every package of the lock it runs under.
  */
 export const ONNX_LOCK = "src/onnx/deno.lock";
+
+/** The lock of `deno task export`, which writes ONNX but runs none: deno.lock's packages and onnx-proto. */
+export const EXPORT_LOCK = "src/onnx/export.lock";
 
 /** A tensor as onnxruntime-web hands it out and takes it in. */
 export interface OrtTensor {

@@ -1,12 +1,12 @@
 // What a user's first run downloads: the run-time entry points' module graphs (deno info under deno.lock) pull only
-// deno.lock's packages; deno.lock and the ONNX commands' lock hold no test-only package (Deno installs every
-// package of the lock it runs under); no user task runs under tests/deno.lock; and the command lines that need the
-// ONNX packages, and only those, re-run under src/onnx/deno.lock.
+// deno.lock's packages; deno.lock and the ONNX commands' locks hold no test-only package (Deno installs every
+// package of the lock it runs under), and the export lock no onnxruntime-web; no user task runs under
+// tests/deno.lock; and the command lines that need the ONNX packages, and only those, re-run under their lock.
 import assert from "node:assert/strict";
 import denoJson from "../../deno.json" with { type: "json" };
-import { needsOnnx } from "../../src/cli/onnx_lock.ts";
+import { onnxLockFor } from "../../src/cli/onnx_lock.ts";
 import { ONNX_PROTO } from "../../src/onnx/proto.ts";
-import { ONNX_LOCK, ORT_WEB } from "../../src/onnx/runtime.ts";
+import { EXPORT_LOCK, ONNX_LOCK, ORT_WEB } from "../../src/onnx/runtime.ts";
 import { runDeno } from "../subprocess.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -25,6 +25,11 @@ async function lock(path: string): Promise<Lock> {
 async function testOnly(): Promise<string[]> {
   const [run, onnx, tests] = await Promise.all([lock("deno.lock"), lock(ONNX_LOCK), lock("tests/deno.lock")]);
   return Object.keys(tests.npm).filter((p) => !(p in run.npm) && !(p in onnx.npm));
+}
+
+/** The package names (without versions) of a lock's snapshot. */
+function names(l: Lock): string[] {
+  return Object.keys(l.npm).map((p) => p.slice(0, p.lastIndexOf("@")));
 }
 
 for (const entry of ENTRY_POINTS) {
@@ -47,15 +52,17 @@ Deno.test("the test-only packages are known (so the checks here can fail)", asyn
   }
 });
 
-Deno.test("deno.lock holds neither a test-only nor an ONNX package; the ONNX lock holds no test-only one", async () => {
-  const [run, onnx, only] = await Promise.all([lock("deno.lock"), lock(ONNX_LOCK), testOnly()]);
+Deno.test("deno.lock holds neither a test-only nor an ONNX package; the ONNX locks hold no test-only one", async () => {
+  const [run, onnx, exp, only] = await Promise.all([lock("deno.lock"), lock(ONNX_LOCK), lock(EXPORT_LOCK), testOnly()]);
   const runNames = Object.keys(run.npm);
-  for (const p of only) assert.ok(!runNames.includes(p) && !(p in onnx.npm), p);
+  for (const p of only) assert.ok(!runNames.includes(p) && !(p in onnx.npm) && !(p in exp.npm), p);
   for (const spec of [ORT_WEB, ONNX_PROTO]) {
     assert.ok(!(spec in run.specifiers), `${spec} in deno.lock: every command would download it`);
     assert.ok(spec in onnx.specifiers, `${spec} missing from ${ONNX_LOCK}`);
   }
-  for (const p of runNames) assert.ok(p in onnx.npm, `${ONNX_LOCK} lacks deno.lock's ${p}`);
+  assert.ok(ONNX_PROTO in exp.specifiers, `${ONNX_PROTO} missing from ${EXPORT_LOCK}`);
+  assert.ok(!names(exp).includes("onnxruntime-web"), `${EXPORT_LOCK} holds onnxruntime-web, which export never runs`);
+  for (const p of runNames) assert.ok(p in onnx.npm && p in exp.npm, `an ONNX lock lacks deno.lock's ${p}`);
 });
 
 Deno.test("no user task runs under tests/deno.lock", () => {
@@ -65,11 +72,11 @@ Deno.test("no user task runs under tests/deno.lock", () => {
   for (const [name, line] of user) assert.doesNotMatch(line, /tests\/deno\.lock/, `task ${name}: ${line}`);
 });
 
-Deno.test("the command lines that load an ONNX package, and only those, re-run under the ONNX lock", () => {
+Deno.test("the command lines that load an ONNX package, and only those, re-run under an ONNX lock", () => {
+  assert.equal(onnxLockFor("export", ["--model", "m"]), EXPORT_LOCK);
   const yes: [string, string[]][] = [
     ["play", []],
     ["play", ["--model", "m", "--port", "0"]],
-    ["export", ["--model", "m"]],
     ["eval", ["--model", "m", "--engine", "onnx"]],
     ["eval", ["--model", "m", "--engine=onnx-webgpu"]],
     ["bench", ["model", "--size", "tiny"]],
@@ -87,6 +94,6 @@ Deno.test("the command lines that load an ONNX package, and only those, re-run u
     ["train", ["textcraft"]],
     ["generate", ["--model", "m", "--prompt", "x"]],
   ];
-  for (const [c, a] of yes) assert.equal(needsOnnx(c, a), true, `${c} ${a.join(" ")}`);
-  for (const [c, a] of no) assert.equal(needsOnnx(c, a), false, `${c} ${a.join(" ")}`);
+  for (const [c, a] of yes) assert.equal(onnxLockFor(c, a), ONNX_LOCK, `${c} ${a.join(" ")}`);
+  for (const [c, a] of no) assert.equal(onnxLockFor(c, a), undefined, `${c} ${a.join(" ")}`);
 });
