@@ -15,7 +15,11 @@ export interface Prompt {
 /** An episode as text: the opening observation, then each reply and what the environment answered to it. */
 export interface TextEpisode {
   opening: string;
-  turns: { reply: string; observation: string }[];
+  /**
+   * `misread` marks a deliberately wrong reply (recovery data): it stays in the context, with the environment's
+   * failure message after it, but is never trained on, so the model learns the reply that follows a failure.
+   */
+  turns: { reply: string; observation: string; misread?: boolean }[];
 }
 
 /** A task's settings under `task_options`, after the task checked them. */
@@ -55,6 +59,8 @@ export interface SyntheticTasks {
   category(index: number): string;
   /** The names the tasks are made of, for generic copy strings. */
   names: readonly string[];
+  /** Whether an observation is the environment refusing an action (for the recovery rate of held-out episodes). */
+  refused?(observation: string): boolean;
 }
 
 /**

@@ -7,6 +7,7 @@ import sciworld from "../../configs/sciworld.yaml" with { type: "text" };
 import textcraft from "../../configs/textcraft.yaml" with { type: "text" };
 import textcraftQwen from "../../configs/textcraft_qwen2.5.yaml" with { type: "text" };
 import textcraftPretrain from "../../configs/textcraft_pretrain.yaml" with { type: "text" };
+import textcraftBase from "../../configs/textcraft_base.yaml" with { type: "text" };
 import webshop from "../../configs/webshop.yaml" with { type: "text" };
 import type { ConfigSource } from "./load.ts";
 
@@ -14,6 +15,7 @@ const PRESETS: Record<string, string> = {
   textcraft,
   "textcraft_qwen2.5": textcraftQwen,
   textcraft_pretrain: textcraftPretrain,
+  textcraft_base: textcraftBase,
   webshop,
   babyai,
   sciworld,

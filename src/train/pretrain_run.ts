@@ -23,7 +23,14 @@ import { type EvalResult, evaluate } from "./eval.ts";
 import { createLearner, type Learner, phaseOptimizer, SkipGuard } from "./learner.ts";
 import { RunLog } from "./metrics.ts";
 import type { AdamW } from "./optimizer.ts";
-import { type CopyAccuracy, copyAccuracy, pretrainBatch, type PretrainData, pretrainData } from "./pretrain.ts";
+import {
+  type CopyAccuracy,
+  copyAccuracy,
+  pretrainBatch,
+  type PretrainData,
+  pretrainData,
+  recoveryCount,
+} from "./pretrain.ts";
 import { rolloutOptions } from "./rl_step.ts";
 import type { RunOptions } from "./run.ts";
 import { lrAt } from "./schedule.ts";
@@ -189,14 +196,18 @@ async function endChunk(s: Session, log: RunLog, e: Evaluation): Promise<Partial
   });
   generator.release();
   const copy = await copyAccuracy(s.learner, s.data, e.heldOut);
+  const refused = s.data.synthetic.refused;
+  const recovery = refused ? recoveryCount(trajectories, refused) : undefined;
   s.state.notes.lastEval = { step, success: result.avg, copy };
-  await log.evaluation({ phase: "pretrain", step, time: new Date().toISOString(), ...result, copy });
+  await log.evaluation({ phase: "pretrain", step, time: new Date().toISOString(), ...result, copy, recovery });
   await log.rollouts("eval-pretrain", step, trajectories, s.host.tokenizer);
   const depths = Object.entries(result.byCategory).map(([k, r]) => `${k} ${(100 * r.avg).toFixed(0)}%`).join(", ");
   s.o.reporter.line(
     `step ${step}: held-out success ${(100 * result.avg).toFixed(1)}% (${depths}); names copied ${
       (100 * copy.names).toFixed(1)
-    }%, replies exact ${(100 * copy.replies).toFixed(1)}%, reply NLL ${copy.nll.toFixed(3)}`,
+    }%, replies exact ${(100 * copy.replies).toFixed(1)}%, reply NLL ${copy.nll.toFixed(3)}${
+      recovery ? `; ${recovery.recovered} of ${recovery.refused} refused actions recovered` : ""
+    }`,
   );
   return { lastEval: result, copy, lastCheckpoint: await save(s) };
 }

@@ -81,7 +81,8 @@ export function textEpisode(t: Trajectory): TextEpisode {
 
 /**
  * Renders an episode's text (the same layout a rollout produces): the prompt with the opening, each reply with the
- * stop id (mask 1), each observation chunk (mask 0).
+ * stop id (mask 1), each observation chunk (mask 0). A misread reply is context only: mask 0 and `ignore` 1, so
+ * not even a context loss scores it.
  */
 export function episodeSequence(
   chat: ChatRenderer,
@@ -90,17 +91,19 @@ export function episodeSequence(
   stopId: number,
 ): TrainSequence {
   const ids = chat.prompt({ user: prompt.user, assistant: prompt.assistant, observation: episode.opening });
-  const promptLength = ids.length, mask: number[] = [];
+  const promptLength = ids.length, mask: number[] = [], ignore: number[] = [];
   episode.turns.forEach((turn, k) => {
     const reply = [...chat.tokenizer.encode(turn.reply), stopId];
     ids.push(...reply);
-    mask.push(...reply.map(() => 1));
+    mask.push(...reply.map(() => (turn.misread ? 0 : 1)));
+    ignore.push(...reply.map(() => (turn.misread ? 1 : 0)));
     if (k === episode.turns.length - 1) return;
     const chunk = chat.observation(turn.observation, stopId);
     ids.push(...chunk);
     mask.push(...chunk.map(() => 0));
+    ignore.push(...chunk.map(() => 0));
   });
-  return { ids, promptLength, mask };
+  return episode.turns.some((t) => t.misread) ? { ids, promptLength, mask, ignore } : { ids, promptLength, mask };
 }
 
 /**

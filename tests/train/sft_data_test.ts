@@ -7,6 +7,7 @@ import { agentGymSequences, oracleSequences } from "../../src/train/sft_data.ts"
 import { oracleReply } from "../../tasks/textcraft/formats.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { tree, withTextCraft } from "../env/helpers.ts";
+import { parseTextCraftOptions } from "../../tasks/textcraft/options.ts";
 
 const tok = wordTokenizer(textCraftCorpus(tree, [textcraft.prompt.user, textcraft.prompt.assistant, "Action: x"]));
 const stop = tok.id("<|im_end|>");
@@ -72,7 +73,7 @@ Deno.test("augmented epochs keep each episode's layout, rename consistently, and
     played.forEach((t, i) =>
       assert.deepEqual(plain[i].ids, [...t.promptIds, ...t.responseIds], "re-rendering is exact")
     );
-    const augment = await textCraftAugment({ oracle_format: "action", rename_items: 1, drop_distractors: 0 });
+    const augment = await textCraftAugment(parseTextCraftOptions({ oracle_format: "action", rename_items: 1 }));
     const epochOf = augmentedEpochs(chat, textcraft.prompt, episodes, { stopId: stop, seed: 5, epochs: 2, augment });
     const a = epochOf(0), b = epochOf(0), c = epochOf(1);
     assert.deepEqual(a, b, "same seed and epoch, same data");
