@@ -26,7 +26,10 @@ Options:
   --fresh-optimizer    with --resume: go on even if the checkpoint's optimizer state is missing
   key.path=value       config overrides, applied last (e.g. actor.lr=1e-5 trainer.total_steps=50)
 
-Exit codes: 0 the run completed; 3 it stopped early with a checkpoint to resume from; 2 an error.
+Exit codes: 0 the run completed; 3 it stopped early with a checkpoint that --resume continues from (a signal, an
+environment that stayed down or kept failing past env.max_step_retries / env.max_abandoned_steps /
+env.outage_minutes); 2 a bad input or a diverged run (a step that blew the weights up, trainer.max_norm_growth, or
+gradients that stayed non-finite, trainer.max_skipped_steps): nothing of it is saved and no final is written.
 
 Examples:
   deno task train textcraft

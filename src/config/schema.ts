@@ -260,6 +260,11 @@ const Trainer = z.strictObject({
   eval_limit: int(0).default(0),
   /** Optimizer steps skipped in a row (a non-finite gradient) that stop the run, with a checkpoint. */
   max_skipped_steps: int(1).default(5),
+  /**
+   * Largest factor by which one step may multiply the trainable weights' L2 norm; a step past it (or leaving the
+   * weights non-finite) has diverged: the run stops with exit code 2 and saves nothing of it.
+   */
+  max_norm_growth: num().gt(1).default(10),
 });
 
 /** The whole run configuration. */

@@ -10,6 +10,7 @@ import { ChatRenderer } from "../rollout/chat.ts";
 import { FailureBudget, mixText } from "./budget.ts";
 import { checkpointName, tidyCheckpoints } from "./checkpoint.ts";
 import { Critic } from "./critic.ts";
+import { DivergenceGuard } from "./divergence.ts";
 import { phaseOptimizer, SkipGuard } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { byCategory, nextPrompts, recordSignal, signalPrompts } from "./prompts.ts";
@@ -20,7 +21,7 @@ import type { Trajectory } from "../rollout/trajectory.ts";
 import { lrAt } from "./schedule.ts";
 import type { TrainSequence } from "./sequences.ts";
 import { runSft, sftEpochs, sftPlan } from "./sft.ts";
-import { EnvFailed, RunStopped } from "./stops.ts";
+import { EnvFailed, RunDiverged, RunStopped } from "./stops.ts";
 import { agentGymSequences, augmentedEpochs, oracleEpisodes, textEpisode } from "./sft_data.ts";
 
 /** Supervised warm start; false when interrupted (a checkpoint `sft-latest` is saved to resume from). */
@@ -34,7 +35,9 @@ export async function sftPhase(run: Run): Promise<boolean> {
   const bar = run.rep.bar("sft", total);
   bar.tick(state.sftStep);
   const guard = new SkipGuard(c.trainer.max_skipped_steps, "sft.lr", c.sft.lr);
-  let diverged = false;
+  const norms = new DivergenceGuard(run.learner, c.trainer.max_norm_growth);
+  if (state.sftStep < total) await norms.start();
+  let diverged = false, collapsed: string | undefined;
   await runSft(run.learner, opt, {
     epochs,
     settings: {
@@ -46,13 +49,17 @@ export async function sftPhase(run: Run): Promise<boolean> {
     from: state.sftStep,
     onStep: async (r) => {
       state.sftStep = r.step;
-      await run.log.metric({ phase: "sft", time: new Date().toISOString(), ...r });
+      const norm = await norms.check();
+      collapsed = norm.diverged;
+      await run.log.metric({ phase: "sft", time: new Date().toISOString(), ...r, ...normField(norm.norm) });
       bar.tick(1, `loss ${r.loss.toFixed(3)}`);
       diverged = guard.record(r.applied);
-      if (c.trainer.save_freq > 0 && r.step % c.trainer.save_freq === 0 && !diverged) await saveSft(run, opt);
+      if (collapsed || diverged) return;
+      if (c.trainer.save_freq > 0 && r.step % c.trainer.save_freq === 0) await saveSft(run, opt);
     },
-    stop: () => diverged || run.stopRequested(),
+    stop: () => diverged || collapsed !== undefined || run.stopRequested(),
   });
+  if (collapsed) throw divergedError(run, `SFT step ${state.sftStep}`, collapsed, "sft.lr", c.sft.lr);
   if (diverged) {
     await saveSft(run, opt);
     opt.release();
@@ -73,6 +80,27 @@ export async function sftPhase(run: Run): Promise<boolean> {
   await run.save(undefined, "sft-final");
   run.rep.line(`After SFT: test success ${(100 * sftEval.avg).toFixed(1)}%`);
   return true;
+}
+
+/**
+ * The stop of a diverged step: nothing of it is saved (no `final`), the last good checkpoint stays the latest, and
+ * the message says how to go on from it with a lower learning rate.
+ */
+function divergedError(run: Run, where: string, why: string, key: string, lr: number): RunDiverged {
+  const last = run.lastCheckpoint ?? run.resumed?.dir;
+  const from = last
+    ? `The latest checkpoint (${last}) is the last good one; resume from it with a lower learning ` +
+      `rate: deno task train --resume ${run.dir} ${key}=${lr / 10}`
+    : `No checkpoint was saved before it; start again with a lower learning rate (${key}=${lr / 10}).`;
+  return new RunDiverged(
+    `Training diverged at ${where}: ${why}. The learning rate (${key}=${lr}) is the likely cause. Nothing of this ` +
+      `step was saved and no final checkpoint was written. ${from}`,
+  );
+}
+
+/** The weights' norm as a metrics field, when it is finite (a non-finite one is said in the stop's message). */
+function normField(norm: number | undefined): { weight_norm?: number } {
+  return norm !== undefined && Number.isFinite(norm) ? { weight_norm: norm } : {};
 }
 
 function lowerLr(run: Run, key: string, lr: number): string {
@@ -138,6 +166,8 @@ export async function rlPhase(run: Run): Promise<boolean> {
   bar.tick(state.rlStep);
   const stepName = () => checkpointName("rl", state.rlStep);
   const guard = new SkipGuard(c.trainer.max_skipped_steps, "actor.lr", c.actor.lr);
+  const norms = new DivergenceGuard(run.learner, c.trainer.max_norm_growth);
+  if (state.rlStep < stepsTotal) await norms.start();
   const budget = new FailureBudget({
     maxStepRetries: c.env.max_step_retries,
     maxAbandoned: c.env.max_abandoned_steps,
@@ -157,10 +187,18 @@ export async function rlPhase(run: Run): Promise<boolean> {
     state.rlStep = step;
     if (category) recordSignal(state.data, groupRewards(r.trajectories), category);
     const m = stepMetrics(r);
-    await run.log.metric({ phase: "rl", step, time: new Date().toISOString(), ...m });
-    if (r.updates.length > 0 && guard.record(r.updates.some((u) => u.applied))) {
+    const norm = r.updates.length > 0 ? await norms.check() : undefined;
+    await run.log.metric({ phase: "rl", step, time: new Date().toISOString(), ...m, ...normField(norm?.norm) });
+    if (norm?.diverged) throw divergedError(run, `RL step ${step}`, norm.diverged, "actor.lr", c.actor.lr);
+    const applied = r.updates.some((u) => u.applied);
+    if (r.updates.length > 0 && guard.record(applied)) {
       await run.save(opt, stepName());
       throw guard.error(lowerLr(run, "actor.lr", c.actor.lr));
+    }
+    if (step === stepsTotal && r.updates.length > 0 && !applied) {
+      // The weights would be final although they no longer give finite gradients: that is no result.
+      const why = "every update of the last step was skipped for a non-finite gradient norm";
+      throw divergedError(run, `RL step ${step}`, why, "actor.lr", c.actor.lr);
     }
     await run.log.rollouts("rl", step, r.trajectories, run.host.tokenizer);
     bar.tick(1, `reward ${m.reward_mean.toFixed(2)} success ${(100 * m.success_rate).toFixed(0)}%`);
