@@ -29,7 +29,7 @@ import { RunLog } from "./metrics.ts";
 import type { AdamW } from "./optimizer.ts";
 import { rlPhase, sftPhase } from "./phases.ts";
 import { rolloutOptions } from "./rl_step.ts";
-import { EnvFailed } from "./stops.ts";
+import { diskFullStop, EnvFailed } from "./stops.ts";
 import { checkEnv, checkFiles, type HostModel, loadModel, openEnv, type RunEnv, splitIndices } from "./setup.ts";
 
 /** Progress reporting, implemented by the command line. */
@@ -117,6 +117,8 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
     if (run.state.phase === "sft" && !await sftPhase(run)) return done(true);
     if (o.config.trainer.total_steps === 0) return done(false);
     return done(!await rlPhase(run));
+  } catch (e) {
+    throw diskFullStop(e, o.runDir, run.lastCheckpoint ?? run.resumed?.dir);
   } finally {
     await env.close();
   }
@@ -139,6 +141,13 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
   o.reporter.line(
     `Run folder ${o.runDir}; model ${host.source} (${host.config.architecture}, vocab ${host.config.vocabSize}); ${gpu.name}`,
   );
+  if (host.tokenizer.holes > 0) {
+    o.reporter.line(
+      `warning: the tokenizer of ${host.source} has no token for ${host.tokenizer.holes} of the ids below its ` +
+        `largest (${host.tokenizer.vocabSize}): its tokenizer.json lost entries or belongs to another model, and ` +
+        "the model's replies may not decode to what it learned. Use the model's own tokenizer.json.",
+    );
+  }
   const lora = await runLora(c, host.config, resumed?.adapter);
   const learner = createLearner(gpu, host, { recompute: c.model.recompute, lora });
   if (lora) o.reporter.line(loraLine(learner)!);

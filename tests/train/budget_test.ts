@@ -1,7 +1,10 @@
-// The failure budget of RL steps and the scoring of evaluations over what they played (issue 32), without a GPU.
+// The failure budget of RL steps, the scoring of evaluations over what they played, and the exit codes of stops
+// (issue 32), without a GPU.
 import assert from "node:assert/strict";
 import { errorKind, errorMix, FailureBudget, mixText } from "../../src/train/budget.ts";
 import { scoreEpisodes } from "../../src/train/eval.ts";
+import { diskFullStop, RunDiverged, RunStopped } from "../../src/train/stops.ts";
+import { exitCodeOf, humanMessage } from "../../src/cli/args.ts";
 import type { Finish, Trajectory } from "../../src/rollout/trajectory.ts";
 
 function episode(task: number, finish: Finish, o: { success?: boolean; error?: string } = {}): Trajectory {
@@ -85,4 +88,19 @@ Deno.test("an evaluation's rates are over the episodes it played; overflows, fai
   const none = scoreEpisodes([episode(1, "prompt_overflow"), episode(2, "prompt_overflow")], 1, () => "all");
   assert.equal(none.episodes, 0);
   assert.equal(none.overflows, 2);
+});
+
+Deno.test("a full disk stops with exit 3 and the resume command when a checkpoint exists, and says where", () => {
+  const full = new Error("No space left on device (os error 28): write 'runs/a/metrics.jsonl'");
+  const stop = diskFullStop(full, "runs/a", "runs/a/checkpoints/rl-step-000004");
+  assert.ok(stop instanceof RunStopped);
+  assert.equal(exitCodeOf(stop), 3);
+  assert.match(stop.message, /disk holding runs\/a is full[\s\S]*rl-step-000004\) is complete[\s\S]*--resume runs\/a$/);
+  assert.equal(humanMessage(stop), stop.message, "said as written");
+  const early = diskFullStop(full, "runs/a", undefined);
+  assert.equal(exitCodeOf(early), 2);
+  assert.match((early as Error).message, /No checkpoint was saved yet/);
+  const other = new TypeError("bad");
+  assert.equal(diskFullStop(other, "runs/a", "x"), other);
+  assert.equal(exitCodeOf(new RunDiverged("d")), 2);
 });
