@@ -8,7 +8,7 @@ import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/cli/bench/smoke_run.ts";
 import { noGpu } from "../no_gpu.ts";
 import { tree } from "../env/helpers.ts";
 import { cli } from "./cli_run.ts";
-import { faultProxy, flaky } from "./fault_proxy.ts";
+import { faultProxy, flaky } from "../../src/cli/bench/fault_proxy.ts";
 
 function budget(dir: string): string[] {
   return [

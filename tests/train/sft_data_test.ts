@@ -7,7 +7,7 @@ import { agentGymSequences, oracleSequences } from "../../src/train/sft_data.ts"
 import { oracleReply } from "../../tasks/textcraft/formats.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { tree, withTextCraft } from "../env/helpers.ts";
-import { faultProxy, flaky } from "./fault_proxy.ts";
+import { faultProxy, flaky } from "../../src/cli/bench/fault_proxy.ts";
 
 const tok = wordTokenizer(textCraftCorpus(tree, [textcraft.prompt.user, textcraft.prompt.assistant, "Action: x"]));
 const stop = tok.id("<|im_end|>");

@@ -1,9 +1,9 @@
 /**
- * A fault proxy for the tests that run Crucible against a half-working environment: an HTTP server on loopback in
- * front of a real one that passes each request through, or answers it badly, as `decide` says per request. Seeded
- * decisions keep a flaky run the same from one test run to the next.
+ * A fault proxy for `bench faults` and the tests that run Crucible against a half-working environment: an HTTP
+ * server on loopback in front of a real one that passes each request through, or answers it badly (garbage, 500,
+ * 503), as `decide` says per request. Seeded decisions keep a flaky run alike from one run to the next.
  */
-import { Rng } from "../../src/util/random.ts";
+import { Rng } from "../../util/random.ts";
 
 /** What the proxy does with one request. */
 export type Fault = "pass" | "garbage" | "500" | "503";
