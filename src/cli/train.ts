@@ -80,7 +80,11 @@ export async function main(args: string[]): Promise<void> {
       freshOptimizer: v["fresh-optimizer"],
     });
     const report = await writeReport(runDir);
-    const pct = (x?: { avg: number }) => (x ? `${(100 * x.avg).toFixed(1)}%` : "n/a");
+    const pct = (x?: { avg: number; episodes: number; envFailures: number; overflows?: number }) => {
+      if (!x) return "n/a";
+      const left = x.envFailures + (x.overflows ?? 0);
+      return `${(100 * x.avg).toFixed(1)}%${left > 0 ? ` (over ${x.episodes} played of ${x.episodes + left})` : ""}`;
+    };
     if (summary.interrupted) {
       console.log(`Interrupted. Saved ${summary.lastCheckpoint}. Resume with: deno task train --resume ${runDir}`);
       Deno.exitCode = EXIT_STOPPED;

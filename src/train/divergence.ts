@@ -4,7 +4,9 @@
  * more than `trainer.max_norm_growth` against the step before, has diverged. A healthy update moves the weights by a
  * small fraction of their norm (AdamW's step is about lr per element), so a step that grows the norm many times over
  * is a learning rate or a loss gone wrong (actor.lr=1e6 multiplies it by ~1e5). The first norm is measured before
- * the first step, so the guard holds at the first step as at the last.
+ * the first step, so the guard holds at the first step as at the last. A policy whose entropy climbs to the uniform
+ * bound (ln V) from well below it has collapsed too (`collapsedEntropy`); one that starts there (an untrained model)
+ * has not.
  */
 import { Batch } from "../gpu/batch.ts";
 import { rowParts } from "../gpu/split.ts";
@@ -49,4 +51,15 @@ export class DivergenceGuard {
     this.#last = norm;
     return { norm };
   }
+}
+
+/**
+ * Why a policy collapsed to uniform, or undefined: its entropy `now` is within 1% of ln(vocab) while the first
+ * measured one, `first`, was at least 10% below it.
+ */
+export function collapsedEntropy(first: number, now: number, vocab: number): string | undefined {
+  const bound = Math.log(vocab);
+  if (!(first < 0.9 * bound) || !(now >= 0.99 * bound)) return undefined;
+  return `the policy's entropy rose from ${first.toFixed(3)} to ${now.toFixed(3)}, the uniform bound ln ${vocab} = ` +
+    `${bound.toFixed(3)}: it no longer prefers any token`;
 }

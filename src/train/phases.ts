@@ -10,7 +10,7 @@ import { ChatRenderer } from "../rollout/chat.ts";
 import { FailureBudget, mixText } from "./budget.ts";
 import { checkpointName, tidyCheckpoints } from "./checkpoint.ts";
 import { Critic } from "./critic.ts";
-import { DivergenceGuard } from "./divergence.ts";
+import { collapsedEntropy, DivergenceGuard } from "./divergence.ts";
 import { phaseOptimizer, SkipGuard } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { byCategory, nextPrompts, recordSignal, signalPrompts } from "./prompts.ts";
@@ -168,6 +168,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
   const guard = new SkipGuard(c.trainer.max_skipped_steps, "actor.lr", c.actor.lr);
   const norms = new DivergenceGuard(run.learner, c.trainer.max_norm_growth);
   if (state.rlStep < stepsTotal) await norms.start();
+  let firstEntropy: number | undefined;
   const budget = new FailureBudget({
     maxStepRetries: c.env.max_step_retries,
     maxAbandoned: c.env.max_abandoned_steps,
@@ -190,6 +191,11 @@ export async function rlPhase(run: Run): Promise<boolean> {
     const norm = r.updates.length > 0 ? await norms.check() : undefined;
     await run.log.metric({ phase: "rl", step, time: new Date().toISOString(), ...m, ...normField(norm?.norm) });
     if (norm?.diverged) throw divergedError(run, `RL step ${step}`, norm.diverged, "actor.lr", c.actor.lr);
+    if (r.updates.length > 0) {
+      firstEntropy ??= m.entropy;
+      const uniform = collapsedEntropy(firstEntropy, m.entropy, run.learner.model.config.vocabSize);
+      if (uniform) throw divergedError(run, `RL step ${step}`, uniform, "actor.lr", c.actor.lr);
+    }
     const applied = r.updates.some((u) => u.applied);
     if (r.updates.length > 0 && guard.record(applied)) {
       await run.save(opt, stepName());

@@ -2,6 +2,7 @@
 // (issue 32), without a GPU.
 import assert from "node:assert/strict";
 import { errorKind, errorMix, FailureBudget, mixText } from "../../src/train/budget.ts";
+import { collapsedEntropy } from "../../src/train/divergence.ts";
 import { scoreEpisodes } from "../../src/train/eval.ts";
 import { diskFullStop, RunDiverged, RunStopped } from "../../src/train/stops.ts";
 import { exitCodeOf, humanMessage } from "../../src/cli/args.ts";
@@ -103,4 +104,12 @@ Deno.test("a full disk stops with exit 3 and the resume command when a checkpoin
   const other = new TypeError("bad");
   assert.equal(diskFullStop(other, "runs/a", "x"), other);
   assert.equal(exitCodeOf(new RunDiverged("d")), 2);
+});
+
+Deno.test("a policy whose entropy climbs to the uniform bound has collapsed; one that starts there has not", () => {
+  const bound = Math.log(1000);
+  assert.match(collapsedEntropy(2, 0.995 * bound, 1000)!, /rose from 2\.000 to .* ln 1000/);
+  assert.equal(collapsedEntropy(2, 0.9 * bound, 1000), undefined);
+  assert.equal(collapsedEntropy(0.999 * bound, bound, 1000), undefined, "an untrained model starts uniform");
+  assert.equal(collapsedEntropy(2, NaN, 1000), undefined, "a NaN entropy is the skip guard's, not this one's");
 });
