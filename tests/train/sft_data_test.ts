@@ -137,7 +137,7 @@ Deno.test("oracle demonstrations survive a server answering 20% of its requests 
         oracleSequences({ ...ctx, client: bare }, tasks, settings),
         /environment failed .* demonstration episodes/,
       );
-      const seqs = await oracleSequences(ctx, tasks, { ...settings, retries: 20 });
+      const seqs = await oracleSequences(ctx, tasks, { ...settings, retries: 50 });
       assert.equal(seqs.length, tasks.length);
       assert.ok(proxy.counts["500"] > 0);
     } finally {
