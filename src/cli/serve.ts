@@ -35,7 +35,8 @@ Options:
 
 Examples:
   deno task serve textcraft
-  CRUCIBLE_ENV_TOKEN=$(openssl rand -hex 16) deno task serve textcraft --host 0.0.0.0 --idle-minutes 120`;
+  deno task serve textcraft --host 0.0.0.0 --token "$KEY" --idle-minutes 120
+    (KEY=$(openssl rand -hex 16); the trainer then runs with CRUCIBLE_ENV_TOKEN="$KEY")`;
 
 /** Parses the command line and starts the named server. */
 export async function main(args: string[]): Promise<void> {
