@@ -5,6 +5,8 @@
  *   model     the tiny and a Qwen2.5-0.5B-shaped model: training and decode tokens/s, bytes/parameter, hot spots
  *   train     the main job (`deno task train textcraft`) end to end: wall time, success after SFT and after RL
  *   recall    how many steps the tiny model needs to learn to copy tokens from its context (copy, induction, lookup)
+ *   faults    kills, hostile requests, an outage, and the half-working world (flaky servers, lr 1e6, overflow, a hog)
+ *   soak      a TextCraft server driven by many clients for a set time: memory, open files, threads, latency
  *
  * @example
  * ```sh
@@ -16,6 +18,7 @@ import { FAULTS_USAGE, main as faults } from "./bench/faults.ts";
 import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
 import { main as model, MODEL_USAGE } from "./bench/model.ts";
 import { main as recall, RECALL_USAGE } from "./bench/recall.ts";
+import { main as soak, SOAK_USAGE } from "./bench/soak.ts";
 import { main as train, TRAIN_USAGE } from "./bench/train.ts";
 import { main as vsTorch, VS_TORCH_USAGE } from "./bench/vs_torch.ts";
 
@@ -50,6 +53,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "kills resumed bit for bit, hostile requests against the server with memory, an outage waited out",
     usage: FAULTS_USAGE,
     run: faults,
+  },
+  soak: {
+    summary: "a TextCraft server driven by many clients for a set time: memory, open files, threads, latency",
+    usage: SOAK_USAGE,
+    run: soak,
   },
   recall: {
     summary: "steps the tiny model needs to learn copying, induction and lookup (what TextCraft's warm start asks)",

@@ -13,8 +13,17 @@ Serves Crucible's TextCraft with upstream AgentGym's routes, JSON shapes and obs
 Options:
   --port N              port to listen on; 0 picks a free one                           (default 36001)
   --host NAME           interface to bind; anything beyond loopback (127.0.0.1, ::1,
-                        localhost) accepts environments from the network, and warns     (default 127.0.0.1)
+                        localhost) accepts environments from the network, warns, and
+                        needs a key (--token or CRUCIBLE_ENV_TOKEN)                     (default 127.0.0.1)
+  --token KEY           a key (16+ characters) every request must carry as
+                        Authorization: Bearer KEY; repeatable, one per client; the
+                        trainer sends CRUCIBLE_ENV_TOKEN. Default: CRUCIBLE_ENV_TOKEN,
+                        else none (loopback only)
   --max-envs N          most environments alive at once; /create errors past it         (default 4096)
+  --max-envs-per-client N  most environments one client (address, and key when several)
+                        may hold, so none can starve the rest              (default min(1024, max-envs))
+  --max-env-hours H     close an environment this old however recently it was used;
+                        0 never                                                          (default 6)
   --idle-minutes M      close an environment no request has touched for M minutes;
                         0 never closes one                                              (default 30)
   --header-timeout-s S  seconds a request's line and headers may take to arrive;
@@ -26,7 +35,8 @@ Options:
 
 Examples:
   deno task serve textcraft
-  deno task serve textcraft --host 0.0.0.0 --port 36001 --idle-minutes 120 --max-envs 16384`;
+  deno task serve textcraft --host 0.0.0.0 --token "$KEY" --idle-minutes 120
+    (KEY=$(openssl rand -hex 16); the trainer then runs with CRUCIBLE_ENV_TOKEN="$KEY")`;
 
 /** Parses the command line and starts the named server. */
 export async function main(args: string[]): Promise<void> {
@@ -37,6 +47,9 @@ export async function main(args: string[]): Promise<void> {
       port: { type: "string" },
       host: { type: "string", default: "127.0.0.1" },
       "max-envs": { type: "string" },
+      "max-envs-per-client": { type: "string" },
+      "max-env-hours": { type: "string" },
+      token: { type: "string", multiple: true },
       "idle-minutes": { type: "string" },
       "header-timeout-s": { type: "string" },
       "body-timeout-s": { type: "string" },
@@ -49,10 +62,19 @@ export async function main(args: string[]): Promise<void> {
     throw new RangeError(`Only "textcraft" can be served, got "${positionals.join(" ")}"; --help lists the options`);
   }
   const int = { integer: true }, seconds = { lo: 0.001, hi: 3600 };
+  const maxEnvs = numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, ...int });
+  const fromEnv = Deno.env.get("CRUCIBLE_ENV_TOKEN");
   const server = await serveTextCraft({
     port: numberFlag("--port", values.port, 36001, { lo: 0, hi: 65535, ...int }),
     hostname: values.host,
-    maxEnvs: numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, ...int }),
+    maxEnvs,
+    maxEnvsPerClient: numberFlag("--max-envs-per-client", values["max-envs-per-client"], Math.min(1024, maxEnvs), {
+      lo: 1,
+      hi: maxEnvs,
+      ...int,
+    }),
+    maxAgeMs: numberFlag("--max-env-hours", values["max-env-hours"], 6, { lo: 0, hi: 1e5 }) * 3600_000,
+    token: values.token ?? (fromEnv ? [fromEnv] : []),
     idleMs: numberFlag("--idle-minutes", values["idle-minutes"], 30, { lo: 0, hi: 1e6 }) * 60_000,
     headersTimeoutMs: numberFlag("--header-timeout-s", values["header-timeout-s"], 10, seconds) * 1000,
     bodyTimeoutMs: numberFlag("--body-timeout-s", values["body-timeout-s"], 10, seconds) * 1000,

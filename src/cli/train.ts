@@ -26,7 +26,10 @@ Options:
   --fresh-optimizer    with --resume: go on even if the checkpoint's optimizer state is missing
   key.path=value       config overrides, applied last (e.g. actor.lr=1e-5 trainer.total_steps=50)
 
-Exit codes: 0 the run completed; 3 it stopped early with a checkpoint to resume from; 2 an error.
+Exit codes: 0 the run completed; 3 it stopped early with a checkpoint that --resume continues from (a signal, an
+environment that stayed down or kept failing past env.max_step_retries / env.max_abandoned_steps /
+env.outage_minutes); 2 a bad input or a diverged run (a step that blew the weights up, trainer.max_norm_growth, or
+gradients that stayed non-finite, trainer.max_skipped_steps): nothing of it is saved and no final is written.
 
 Examples:
   deno task train textcraft
@@ -77,7 +80,11 @@ export async function main(args: string[]): Promise<void> {
       freshOptimizer: v["fresh-optimizer"],
     });
     const report = await writeReport(runDir);
-    const pct = (x?: { avg: number }) => (x ? `${(100 * x.avg).toFixed(1)}%` : "n/a");
+    const pct = (x?: { avg: number; episodes: number; envFailures: number; overflows?: number }) => {
+      if (!x) return "n/a";
+      const left = x.envFailures + (x.overflows ?? 0);
+      return `${(100 * x.avg).toFixed(1)}%${left > 0 ? ` (over ${x.episodes} played of ${x.episodes + left})` : ""}`;
+    };
     if (summary.interrupted) {
       console.log(`Interrupted. Saved ${summary.lastCheckpoint}. Resume with: deno task train --resume ${runDir}`);
       Deno.exitCode = EXIT_STOPPED;

@@ -72,6 +72,15 @@ const Env = z.strictObject({
   max_in_flight: int(1).default(64),
   /** How long a run waits for its environment to come back when a step's episodes mostly failed, in minutes. */
   outage_minutes: num().min(0).default(30),
+  /**
+   * Abandoned attempts of one RL step in a row (most of its episodes failed in the environment) before the run saves
+   * and stops with exit code 3.
+   */
+  max_step_retries: int(0).default(5),
+  /** Abandoned RL steps over a run (this process) before it saves and stops with exit code 3. */
+  max_abandoned_steps: int(0).default(20),
+  /** Attempts of an evaluation or demonstration episode whose environment failed, before it counts as failed. */
+  episode_retries: int(0).default(2),
 });
 
 const Data = z.strictObject({
@@ -251,6 +260,11 @@ const Trainer = z.strictObject({
   eval_limit: int(0).default(0),
   /** Optimizer steps skipped in a row (a non-finite gradient) that stop the run, with a checkpoint. */
   max_skipped_steps: int(1).default(5),
+  /**
+   * Largest factor by which one step may multiply the trainable weights' L2 norm; a step past it (or leaving the
+   * weights non-finite) has diverged: the run stops with exit code 2 and saves nothing of it.
+   */
+  max_norm_growth: num().gt(1).default(10),
 });
 
 /** The whole run configuration. */

@@ -21,6 +21,7 @@ import {
 } from "./checkpoint.ts";
 import { agentSettings } from "./agent_settings.ts";
 import type { Critic } from "./critic.ts";
+import { errorMix, mixText } from "./budget.ts";
 import { type EvalResult, evaluate } from "./eval.ts";
 import { createLearner, type Learner } from "./learner.ts";
 import { checkpointAdapter, loraLine, runLora, saveMerged } from "./lora.ts";
@@ -28,6 +29,7 @@ import { RunLog } from "./metrics.ts";
 import type { AdamW } from "./optimizer.ts";
 import { rlPhase, sftPhase } from "./phases.ts";
 import { rolloutOptions } from "./rl_step.ts";
+import { diskFullStop, EnvFailed } from "./stops.ts";
 import { checkEnv, checkFiles, type HostModel, loadModel, openEnv, type RunEnv, splitIndices } from "./setup.ts";
 
 /** Progress reporting, implemented by the command line. */
@@ -115,6 +117,8 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
     if (run.state.phase === "sft" && !await sftPhase(run)) return done(true);
     if (o.config.trainer.total_steps === 0) return done(false);
     return done(!await rlPhase(run));
+  } catch (e) {
+    throw diskFullStop(e, o.runDir, run.lastCheckpoint ?? run.resumed?.dir);
   } finally {
     await env.close();
   }
@@ -137,6 +141,13 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
   o.reporter.line(
     `Run folder ${o.runDir}; model ${host.source} (${host.config.architecture}, vocab ${host.config.vocabSize}); ${gpu.name}`,
   );
+  if (host.tokenizer.holes > 0) {
+    o.reporter.line(
+      `warning: the tokenizer of ${host.source} has no token for ${host.tokenizer.holes} of the ids below its ` +
+        `largest (${host.tokenizer.vocabSize}): its tokenizer.json lost entries or belongs to another model, and ` +
+        "the model's replies may not decode to what it learned. Use the model's own tokenizer.json.",
+    );
+  }
   const lora = await runLora(c, host.config, resumed?.adapter);
   const learner = createLearner(gpu, host, { recompute: c.model.recompute, lora });
   if (lora) o.reporter.line(loraLine(learner)!);
@@ -235,18 +246,37 @@ async function resumePoint(o: RunOptions, base: () => Promise<HostModel>): Promi
 
 async function evaluateRun(run: Run, phase: string, step: number): Promise<EvalResult> {
   const c = run.config;
-  const bar = run.rep.bar(`eval ${phase}`, run.evalSet.length * c.trainer.eval_samples);
+  const total = run.evalSet.length * c.trainer.eval_samples;
+  const bar = run.rep.bar(`eval ${phase}`, total);
   const { result, trajectories } = await evaluate(run.rollout, run.evalSet, {
     ...rolloutOptions(c, run.env.task.maxRounds, run.host.stopIds, c.trainer.eval_temperature),
     samples: c.trainer.eval_samples,
     seed: c.trainer.seed + 100003,
+    retries: c.env.episode_retries,
     onEpisode: (t: Trajectory) => bar.tick(1, t.success ? "solved" : t.finish),
   });
-  bar.done(`success ${(100 * result.avg).toFixed(1)}%`);
-  if (result.episodes === 0) {
-    throw new Error(
-      `The ${phase} evaluation completed no episode (${result.envFailures} environment failures): ` +
-        "an evaluation without episodes is not 0%. Check the server and resume the run.",
+  const apart = [
+    result.envFailures > 0 ? `${result.envFailures} environment failures` : "",
+    result.overflows > 0 ? `${result.overflows} prompt overflows` : "",
+  ].filter((x) => x).join(", ");
+  bar.done(
+    `success ${(100 * result.avg).toFixed(1)}%${apart ? ` over ${result.episodes} of ${total} (${apart})` : ""}`,
+  );
+  if (result.episodes === 0 && result.envFailures === 0) {
+    throw new RangeError(
+      `The ${phase} evaluation played no episode: all ${total} first observations are longer than ` +
+        `rollout.max_prompt_length=${c.rollout.max_prompt_length} tokens (prompt overflows); an evaluation without ` +
+        "episodes is not 0%. Raise rollout.max_prompt_length or shorten the prompt.",
+    );
+  }
+  if (result.envFailures > total / 2) {
+    throw new EnvFailed(
+      `The ${phase} evaluation lost ${result.envFailures} of ${total} episodes to the environment after ` +
+        `${c.env.episode_retries} retries each (env.episode_retries): ${
+          mixText(errorMix(
+            trajectories.filter((t) => t.finish === "env_failure").map((t) => t.error ?? ""),
+          ))
+        }; a score over the ${result.episodes} left would not be the model's.`,
     );
   }
   await run.log.evaluation({ phase, step, time: new Date().toISOString(), ...result });

@@ -100,6 +100,7 @@ export async function openEnv(c: RunConfig): Promise<RunEnv> {
     timeoutMs: c.env.timeout_ms,
     retries: c.env.retries,
     maxInFlight: c.env.max_in_flight,
+    token: envToken(),
   });
   return {
     task,
@@ -111,6 +112,15 @@ export async function openEnv(c: RunConfig): Promise<RunEnv> {
       await server?.shutdown();
     },
   };
+}
+
+/** The key of the environment servers, from CRUCIBLE_ENV_TOKEN (never from the config, which is saved in the run). */
+function envToken(): string | undefined {
+  try {
+    return Deno.env.get("CRUCIBLE_ENV_TOKEN") || undefined;
+  } catch {
+    return undefined; // no permission to read the environment: no key
+  }
 }
 
 /** Checks that an environment answers before a run spends time on it; a clear error names the URL. */
