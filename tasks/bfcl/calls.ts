@@ -1,0 +1,137 @@
+/**
+ * The model's reply -> the calls it makes, in three forms:
+ *
+ * - `python`: BFCL's prompting form, `[func(a=1), other(b='x')]`, read as BFCL's decoder reads it (surrounding
+ *   backticks, newlines and spaces stripped, brackets added when missing; positional arguments dropped, as BFCL's
+ *   decoder keeps keywords only);
+ * - `qwen`: Qwen2.5's chat-template form, one `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` block per
+ *   call, text around the blocks allowed (the template's own layout);
+ * - `tiny`: the built-in word-level model's form, one call per line, `call: name key=value key=value` with JSON
+ *   literal values (short, regular, and free of nested brackets, so a tiny model learns it from few examples).
+ *
+ * `auto` picks `qwen` when the reply holds `<tool_call>`, `tiny` when a line starts with `call:`, else `python`.
+ * A reply that holds no call attempt is an answer (in BFCL, the end of the user turn); an attempt that does not parse
+ * is a format error whose message names the problem.
+ *
+ * @example
+ * ```ts
+ * decodeCalls("[cd(folder='docs')]");                   // { kind: "calls", calls: [{ name: "cd", ... }] }
+ * decodeCalls('call: cd folder="docs"');                // the same call
+ * decodeCalls("The file is in docs.");                  // { kind: "answer" }
+ * decodeCalls("[cd(folder='docs'"));                    // { kind: "error", message: "..." }
+ * ```
+ */
+import { callText, parseCallList, type ParsedCall, parseKeywordCall, parseLiteral } from "./literal.ts";
+import { pyJsonDumps } from "./pyvalue.ts";
+
+/** The call forms a reply may take. */
+export const CALL_FORMATS = ["auto", "python", "qwen", "tiny"] as const;
+export type CallFormat = typeof CALL_FORMATS[number];
+
+/** What a reply decodes to. */
+export type Decoded =
+  | { kind: "calls"; calls: ParsedCall[] }
+  | { kind: "answer" }
+  | { kind: "error"; message: string };
+
+const TOOL_CALL = /<tool_call>([\s\S]*?)<\/tool_call>/g;
+const TINY_LINE = /^\s*call:(.*)$/gm;
+
+/** The form `auto` resolves to for `text`. */
+export function detectFormat(text: string): Exclude<CallFormat, "auto"> {
+  if (text.includes("<tool_call>")) return "qwen";
+  if (/^\s*call:/m.test(text)) return "tiny";
+  return "python";
+}
+
+/** Decodes the calls of one reply in `format` (default `auto`). */
+export function decodeCalls(text: string, format: CallFormat = "auto"): Decoded {
+  const f = format === "auto" ? detectFormat(text) : format;
+  try {
+    if (f === "qwen") return decodeQwen(text);
+    if (f === "tiny") return decodeTiny(text);
+    return decodePython(text);
+  } catch (e) {
+    if (e instanceof SyntaxError) return { kind: "error", message: e.message };
+    throw e;
+  }
+}
+
+function decodePython(text: string): Decoded {
+  let body = text.replace(/^[`\n ]+|[`\n ]+$/g, "");
+  // A reply without a call attempt is the model's answer to the user.
+  if (!/[A-Za-z_][\w.]*\s*\(/.test(body)) return { kind: "answer" };
+  body = body.replace(/^'+|'+$/g, "");
+  if (!body.startsWith("[")) body = `[${body}`;
+  if (!body.endsWith("]")) body = `${body}]`;
+  let calls: ParsedCall[];
+  try {
+    calls = parseCallList(body);
+  } catch (e) {
+    throw new SyntaxError(
+      `The reply is not a list of function calls in the form [func_name(param=value, ...)]: ` +
+        `${(e as Error).message}. Write only the calls, with no other text.`,
+    );
+  }
+  if (calls.length === 0) return { kind: "answer" };
+  return { kind: "calls", calls: calls.map((c) => ({ ...c, positional: [] })) };
+}
+
+function decodeQwen(text: string): Decoded {
+  const calls: ParsedCall[] = [];
+  for (const [, body] of text.matchAll(TOOL_CALL)) {
+    let v: unknown;
+    try {
+      v = parseLiteral(body.trim(), { json: true });
+    } catch (e) {
+      throw new SyntaxError(`A <tool_call> block is not JSON: ${(e as Error).message}`);
+    }
+    const o = v as Record<string, unknown>;
+    if (typeof v !== "object" || v === null || Array.isArray(v) || typeof o.name !== "string") {
+      throw new SyntaxError('A <tool_call> block must hold {"name": <function-name>, "arguments": <args-object>}');
+    }
+    let args: unknown = o.arguments ?? {};
+    if (typeof args === "string") {
+      try {
+        args = parseLiteral(args, { json: true });
+      } catch (e) {
+        throw new SyntaxError(`The arguments of ${o.name} are a string that is not JSON: ${(e as Error).message}`);
+      }
+    }
+    if (typeof args !== "object" || args === null || Array.isArray(args)) {
+      throw new SyntaxError(`The arguments of ${o.name} must be a JSON object of parameter names to values`);
+    }
+    calls.push({ name: o.name, args: args as ParsedCall["args"], positional: [] });
+  }
+  if (calls.length === 0) {
+    if (text.includes("<tool_call>")) throw new SyntaxError("A <tool_call> block is not closed with </tool_call>");
+    return { kind: "answer" };
+  }
+  return { kind: "calls", calls };
+}
+
+function decodeTiny(text: string): Decoded {
+  const calls: ParsedCall[] = [];
+  for (const [, line] of text.matchAll(TINY_LINE)) {
+    try {
+      calls.push(parseKeywordCall(line));
+    } catch (e) {
+      throw new SyntaxError(`The line "call:${line}" is not "call: name key=value ...": ${(e as Error).message}`);
+    }
+  }
+  return calls.length ? { kind: "calls", calls } : { kind: "answer" };
+}
+
+/** Writes calls in `format` (the inverse of decodeCalls; `auto` writes BFCL's python form). */
+export function encodeCalls(calls: readonly ParsedCall[], format: CallFormat): string {
+  if (format === "qwen") {
+    return calls.map((c) => `<tool_call>\n${pyJsonDumps({ name: c.name, arguments: c.args })}\n</tool_call>`)
+      .join("\n");
+  }
+  if (format === "tiny") {
+    return calls.map((c) =>
+      `call: ${c.name}${Object.entries(c.args).map(([k, v]) => ` ${k}=${pyJsonDumps(v)}`).join("")}`
+    ).join("\n");
+  }
+  return `[${calls.map(callText).join(", ")}]`;
+}
