@@ -1,0 +1,93 @@
+/**
+ * BFCL's execution of calls (`multi_turn_utils.execute_multi_turn_func_call`): one instance per involved class,
+ * loaded from the entry's `initial_config` (stateless classes are not loaded), each public method name mapped to the
+ * instance that owns it, and each call's result turned into text: the return value if a string, a dict through
+ * `json.dumps`, else `str()`, and a raised exception as `Error during execution: <message>`. Calls are parsed data:
+ * a name that no involved class has answers with the NameError Python's `eval` would raise, and nothing is run.
+ *
+ * @example
+ * ```ts
+ * const inst = newInstances(entry, newInstance);
+ * executeCall(inst, { name: "cd", args: { folder: "docs" }, positional: [] }); // "{\"current_working_directory\": \"docs\"}"
+ * ```
+ */
+import type { ParsedCall } from "./literal.ts";
+import { PyFloat, PyTuple, type PyValue, resultText } from "./pyvalue.ts";
+
+/** What the executor needs of an API class instance (the classes' `ApiClass` satisfies it). */
+export interface ApiInstance {
+  readonly name: string;
+  loadScenario(config: Record<string, unknown>, longContext?: boolean): void;
+  call(method: string, args: Record<string, unknown>, positional?: readonly unknown[]): unknown;
+  methods(): readonly string[];
+  state(): Record<string, unknown>;
+}
+
+/** Makes a fresh instance of a class by its BFCL name. */
+export type ClassFactory = (className: string) => ApiInstance;
+
+/** BFCL's stateless classes: never loaded from `initial_config`. */
+export const STATELESS_CLASSES: ReadonlySet<string> = new Set(["MathAPI"]);
+
+/** Method names BFCL refuses to evaluate, whatever their owner. */
+const FORBIDDEN = new Set(["kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"]);
+
+/** One episode's instances: by class, and by the public method name that reaches them. */
+export interface Instances {
+  byClass: Map<string, ApiInstance>;
+  byMethod: Map<string, ApiInstance>;
+}
+
+/** What an entry contributes to its instances. */
+export interface Scenario {
+  involvedClasses: readonly string[];
+  initialConfig: Readonly<Record<string, Record<string, unknown>>>;
+  longContext: boolean;
+}
+
+/** Fresh instances of the scenario's classes, each loaded from a deep copy of its part of `initial_config`. */
+export function newInstances(scenario: Scenario, factory: ClassFactory): Instances {
+  const byClass = new Map<string, ApiInstance>(), byMethod = new Map<string, ApiInstance>();
+  for (const cls of scenario.involvedClasses) {
+    const inst = factory(cls);
+    if (!STATELESS_CLASSES.has(cls)) {
+      inst.loadScenario(structuredClone(scenario.initialConfig[cls] ?? {}), scenario.longContext);
+    }
+    byClass.set(cls, inst);
+    // Later classes win a shared method name, as BFCL's mapping is filled class by class.
+    for (const m of inst.methods()) byMethod.set(m, inst);
+  }
+  return { byClass, byMethod };
+}
+
+/** The value an API class receives: floats as numbers (integral ones kept as PyFloat), tuples as lists. */
+export function classValue(v: PyValue): unknown {
+  if (v instanceof PyFloat) return Number.isInteger(v.value) ? v : v.value;
+  if (v instanceof PyTuple) return v.items.map(classValue);
+  if (Array.isArray(v)) return v.map(classValue);
+  if (v !== null && typeof v === "object") {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, classValue(x)]));
+  }
+  return v;
+}
+
+/** Prefix of every failed call's result. */
+export const ERROR_PREFIX = "Error during execution: ";
+
+/** Executes one call on `instances` and returns BFCL's result text; never throws for the call's own failure. */
+export function executeCall(instances: Instances, call: ParsedCall): string {
+  const head = call.name.split(".")[0];
+  const method = call.name.includes(".") ? undefined : call.name;
+  const owner = method === undefined ? undefined : instances.byMethod.get(method);
+  const checked = owner ? call.name : head;
+  if (FORBIDDEN.has(checked)) return `${ERROR_PREFIX}Function call ${checked} is not allowed.`;
+  if (!owner || method === undefined) return `${ERROR_PREFIX}name '${head}' is not defined`;
+  try {
+    const args = Object.fromEntries(Object.entries(call.args).map(([k, v]) => [k, classValue(v)]));
+    return resultText(owner.call(method, args, call.positional.map(classValue)));
+  } catch (e) {
+    if (e instanceof Error && e.name === "ApiCallError") return `${ERROR_PREFIX}${e.message}`;
+    if (e instanceof RangeError || e instanceof TypeError) return `${ERROR_PREFIX}${e.message}`;
+    throw e;
+  }
+}
