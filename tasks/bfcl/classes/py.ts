@@ -1,0 +1,308 @@
+/**
+ * Python values as BFCL's API classes produce them, and their text as BFCL's execution writes it.
+ *
+ * Value model: a JS number that is not an integer is a Python float; an integral JS number is a Python int; a
+ * `PyFloat` is a Python float whose value is integral (5.0), the one case a JS number cannot tell apart. Strings,
+ * booleans, null (None), arrays (lists) and plain objects / Maps (dicts, in insertion order) carry over as they are.
+ *
+ * BFCL's `execute_multi_turn_func_call` turns each result into text: a str as it is, a dict through `json.dumps`
+ * (", " and ": " separators, ASCII escapes), anything else through `str()` (Python's repr of lists, True/False/None,
+ * floats as 5.0). `renderResult` reproduces that; `pyRepr` and `jsonDumps` are its two halves. `parsePyJson` reads
+ * JSON keeping `1.0` a float, for entries whose numbers the classes hand back unchanged.
+ */
+
+/** A Python float with an integral value (5.0); other floats are plain non-integer numbers. */
+export class PyFloat {
+  constructor(readonly value: number) {}
+}
+
+/** Python's `Ellipsis` (`...`), which one of BFCL's long-context lists holds; `json.dumps` cannot write it. */
+export class PyEllipsis {
+  static readonly value = new PyEllipsis();
+  private constructor() {}
+}
+
+/** A number as Python float: integral values are wrapped so they print as `5.0`. */
+export function pyFloat(x: number): number | PyFloat {
+  return Number.isInteger(x) || x === 0 ? new PyFloat(x) : x;
+}
+
+/** The JS number of a Python int or float (`PyFloat` unwrapped); undefined for anything else (bool included). */
+export function numValue(v: unknown): number | undefined {
+  if (typeof v === "number") return v;
+  if (v instanceof PyFloat) return v.value;
+  return undefined;
+}
+
+/** Whether a value is a Python float (a non-integral number or a `PyFloat`). */
+export function isPyFloat(v: unknown): boolean {
+  return v instanceof PyFloat || (typeof v === "number" && !Number.isInteger(v));
+}
+
+/** Python's `type(v).__name__` for the value model above. */
+export function pyTypeName(v: unknown): string {
+  if (v === null || v === undefined) return "NoneType";
+  if (typeof v === "boolean") return "bool";
+  if (typeof v === "string") return "str";
+  if (typeof v === "number") return Number.isInteger(v) ? "int" : "float";
+  if (v instanceof PyFloat) return "float";
+  if (Array.isArray(v)) return "list";
+  return "dict";
+}
+
+/**
+ * JSON text parsed with Python's number types kept: a number written with `.`, `e` or `E` becomes a float (a
+ * `PyFloat` when its value is integral), as `json.loads` does.
+ */
+export function parsePyJson(text: string): unknown {
+  // deno-lint-ignore no-explicit-any
+  const reviver = function (this: unknown, _key: string, value: unknown, context?: any): unknown {
+    if (typeof value === "number" && Number.isInteger(value) && context && typeof context.source === "string") {
+      if (/[.eE]/.test(context.source)) return new PyFloat(value);
+    }
+    return value;
+  };
+  // deno-lint-ignore no-explicit-any
+  return JSON.parse(text, reviver as any);
+}
+
+/** Python's `repr(float)`: shortest round-trip digits, scientific below 1e-4 and from 1e16. */
+export function floatRepr(x: number): string {
+  if (Number.isNaN(x)) return "nan";
+  if (x === Infinity) return "inf";
+  if (x === -Infinity) return "-inf";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const [mant, expText] = x.toExponential().split("e");
+  const exp = Number(expText);
+  const neg = mant.startsWith("-");
+  const digits = mant.replace("-", "").replace(".", "");
+  let body: string;
+  if (exp >= -4 && exp < 16) {
+    if (exp >= 0) {
+      const int = digits.slice(0, exp + 1).padEnd(exp + 1, "0");
+      const frac = digits.slice(exp + 1);
+      body = `${int}.${frac === "" ? "0" : frac}`;
+    } else {
+      body = `0.${"0".repeat(-exp - 1)}${digits}`;
+    }
+  } else {
+    const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    const sign = exp < 0 ? "-" : "+";
+    body = `${m}e${sign}${String(Math.abs(exp)).padStart(2, "0")}`;
+  }
+  return neg ? `-${body}` : body;
+}
+
+/** Python's `str.isprintable()` for one code point. */
+function isPrintable(ch: string): boolean {
+  if (ch === " ") return true;
+  return !/[\p{C}\p{Z}]/u.test(ch);
+}
+
+/** Python's `repr(str)`: single quotes unless the text holds `'` and no `"`. */
+export function strRepr(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    if (ch === quote || ch === "\\") out += "\\" + ch;
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (cp < 0x20 || cp === 0x7f) out += "\\x" + cp.toString(16).padStart(2, "0");
+    else if (cp < 0x7f || isPrintable(ch)) out += ch;
+    else if (cp <= 0xff) out += "\\x" + cp.toString(16).padStart(2, "0");
+    else if (cp <= 0xffff) out += "\\u" + cp.toString(16).padStart(4, "0");
+    else out += "\\U" + cp.toString(16).padStart(8, "0");
+  }
+  return out + quote;
+}
+
+/** A dict's entries in insertion order, from a Map or a plain object. */
+function entries(v: object): [unknown, unknown][] {
+  return v instanceof Map ? [...v.entries()] : Object.entries(v);
+}
+
+/** Python's `repr()` of a value in the model above (the text `str()` gives for lists, dicts and scalars). */
+export function pyRepr(v: unknown): string {
+  if (v === null || v === undefined) return "None";
+  if (v === true) return "True";
+  if (v === false) return "False";
+  if (typeof v === "string") return strRepr(v);
+  if (typeof v === "number") return Number.isInteger(v) ? String(v) : floatRepr(v);
+  if (v instanceof PyFloat) return floatRepr(v.value);
+  if (v instanceof PyEllipsis) return "Ellipsis";
+  if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`;
+  if (typeof v === "object") {
+    return `{${entries(v).map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`).join(", ")}}`;
+  }
+  throw new TypeError(`pyRepr: no Python form for a ${typeof v}`);
+}
+
+/** Python's `str()`: a string as it is, everything else as its repr. */
+export function pyStr(v: unknown): string {
+  return typeof v === "string" ? v : pyRepr(v);
+}
+
+/** `json.dumps` string escaping with `ensure_ascii=True`. */
+function jsonString(s: string): string {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const ch = s[i];
+    if (ch === '"') out += '\\"';
+    else if (ch === "\\") out += "\\\\";
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (ch === "\b") out += "\\b";
+    else if (ch === "\f") out += "\\f";
+    else if (c < 0x20 || c > 0x7e) out += "\\u" + c.toString(16).padStart(4, "0");
+    else out += ch;
+  }
+  return out + '"';
+}
+
+/** A dict key as `json.dumps` writes it (str, int, float, bool and None keys become strings). */
+function jsonKey(k: unknown): string {
+  if (typeof k === "string") return jsonString(k);
+  if (k === null || k === undefined) return '"null"';
+  if (typeof k === "boolean") return `"${k}"`;
+  return `"${jsonNumber(k)}"`;
+}
+
+function jsonNumber(v: unknown): string {
+  const x = numValue(v)!;
+  if (Number.isNaN(x)) return "NaN";
+  if (x === Infinity) return "Infinity";
+  if (x === -Infinity) return "-Infinity";
+  return isPyFloat(v) ? floatRepr(x) : String(x);
+}
+
+/** Python's `json.dumps(v)` with its default separators (", ", ": ") and `ensure_ascii=True`. */
+export function jsonDumps(v: unknown): string {
+  if (v === null || v === undefined) return "null";
+  if (v === true) return "true";
+  if (v === false) return "false";
+  if (typeof v === "string") return jsonString(v);
+  if (typeof v === "number" || v instanceof PyFloat) return jsonNumber(v);
+  if (Array.isArray(v)) return `[${v.map(jsonDumps).join(", ")}]`;
+  if (isDict(v)) return `{${entries(v).map(([k, x]) => `${jsonKey(k)}: ${jsonDumps(x)}`).join(", ")}}`;
+  throw new TypeError(`Object of type ${v instanceof PyEllipsis ? "ellipsis" : typeof v} is not JSON serializable`);
+}
+
+/** Whether a value is a dict in the model above (a Map or a plain object, not a list or a PyFloat). */
+export function isDict(v: unknown): v is object {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof PyFloat) &&
+    !(v instanceof PyEllipsis);
+}
+
+/**
+ * A method's return value as BFCL's execution records it: a str unchanged, a dict as `json.dumps`, anything else
+ * as `str()`. `renderResult({ result: pyFloat(5) })` is `{"result": 5.0}`; `renderResult(null)` is `None`.
+ */
+export function renderResult(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (isDict(v)) {
+    try {
+      return jsonDumps(v);
+    } catch {
+      return pyStr(v);
+    }
+  }
+  return pyStr(v);
+}
+
+/** The text BFCL records for a call that raised: `Error during execution: <message>`. */
+export function renderError(message: string): string {
+  return `Error during execution: ${message}`;
+}
+
+/** A plain JSON value of a Python value: floats unwrapped, Maps as objects (for state comparison: 1 == 1.0). */
+export function toPlain(v: unknown): unknown {
+  if (v instanceof PyFloat) return v.value;
+  if (v instanceof PyEllipsis) return { __python__: "Ellipsis" };
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v instanceof Map) return Object.fromEntries([...v.entries()].map(([k, x]) => [String(k), toPlain(x)]));
+  if (isDict(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toPlain(x)]));
+  return v === undefined ? null : v;
+}
+
+/** Python's `str.splitlines()` (no keepends): \n, \r, \r\n, \v, \f, \x1c-\x1e, \x85, \u2028, \u2029. */
+export function splitlines(s: string): string[] {
+  // deno-lint-ignore no-control-regex
+  const lines = s.split(/\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/);
+  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+/** Python's `str.split()` with no separator: runs of whitespace, no empty pieces. */
+export function splitWhitespace(s: string): string[] {
+  // deno-lint-ignore no-control-regex
+  return s.split(/[\s\x1c-\x1f\x85]+/u).filter((w) => w !== "");
+}
+
+/** Python's ordering of two strings (by code point, not UTF-16 unit). */
+export function compareStr(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i].codePointAt(0)! - y[i].codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+/** Python's `len(str)` (code points). */
+export function pyLen(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+/** The exact value of a finite double as m * 2^e with integer m. */
+function dyadic(x: number): [bigint, number] {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  const hi = view.getUint32(0);
+  const lo = view.getUint32(4);
+  const expBits = (hi >>> 20) & 0x7ff;
+  let mant = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
+  if (expBits !== 0) mant |= 1n << 52n;
+  const e = (expBits === 0 ? 1 : expBits) - 1075;
+  return [x < 0 ? -mant : mant, e];
+}
+
+/**
+ * Python's `f"{x:.{d}f}"` and `round(x, d)` share one rule: the exact binary value rounded half to even. JS
+ * `toFixed` rounds exact ties up, so ties are found exactly (x * 10^d has a fractional part of one half) and sent
+ * to the even neighbour.
+ */
+function roundedScaled(x: number, d: number): bigint | undefined {
+  const [m, e] = dyadic(Math.abs(x));
+  if (e >= 0) return undefined;
+  const den = 1n << BigInt(-e);
+  const num = m * 10n ** BigInt(d);
+  const q = num / den;
+  const r = num % den;
+  if (r * 2n !== den) return undefined;
+  return q % 2n === 0n ? q : q + 1n;
+}
+
+/** Python's `f"{x:.{d}f}"` for a finite float. */
+export function formatFixed(x: number, d: number): string {
+  const tie = roundedScaled(x, d);
+  if (tie === undefined) {
+    const s = x.toFixed(d);
+    return s;
+  }
+  const digits = tie.toString().padStart(d + 1, "0");
+  const body = d === 0 ? digits : `${digits.slice(0, -d)}.${digits.slice(-d)}`;
+  return (x < 0 || Object.is(x, -0)) ? `-${body}` : body;
+}
+
+/** Python's `round(x, d)` for a float with d >= 0: the nearest double to the correctly rounded decimal. */
+export function pyRound(x: number, d: number): number {
+  if (!Number.isFinite(x)) return x;
+  return Number(formatFixed(x, d));
+}
