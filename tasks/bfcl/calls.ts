@@ -22,7 +22,7 @@
  * ```
  */
 import { callText, parseCallList, type ParsedCall, parseKeywordCall, parseLiteral } from "./literal.ts";
-import { pyJsonDumps } from "./pyvalue.ts";
+import { jsonDumps } from "./classes/py.ts";
 
 /** The call forms a reply may take. */
 export const CALL_FORMATS = ["auto", "python", "qwen", "tiny"] as const;
@@ -125,12 +125,12 @@ function decodeTiny(text: string): Decoded {
 /** Writes calls in `format` (the inverse of decodeCalls; `auto` writes BFCL's python form). */
 export function encodeCalls(calls: readonly ParsedCall[], format: CallFormat): string {
   if (format === "qwen") {
-    return calls.map((c) => `<tool_call>\n${pyJsonDumps({ name: c.name, arguments: c.args })}\n</tool_call>`)
+    return calls.map((c) => `<tool_call>\n${jsonDumps({ name: c.name, arguments: c.args })}\n</tool_call>`)
       .join("\n");
   }
   if (format === "tiny") {
     return calls.map((c) =>
-      `call: ${c.name}${Object.entries(c.args).map(([k, v]) => ` ${k}=${pyJsonDumps(v)}`).join("")}`
+      `call: ${c.name}${Object.entries(c.args).map(([k, v]) => ` ${k}=${jsonDumps(v)}`).join("")}`
     ).join("\n");
   }
   return `[${calls.map(callText).join(", ")}]`;

@@ -19,7 +19,7 @@
  */
 import { type ClassFactory, executeCall, type Instances, newInstances, type Scenario } from "./execute.ts";
 import { parseCallList, type ParsedCall } from "./literal.ts";
-import { PyFloat } from "./pyvalue.ts";
+import { PyFloat } from "./classes/py.ts";
 
 /** The checker's result for one turn or a whole entry. */
 export type Verdict =

@@ -11,8 +11,8 @@
  * executeCall(inst, { name: "cd", args: { folder: "docs" }, positional: [] }); // "{\"current_working_directory\": \"docs\"}"
  * ```
  */
-import type { ParsedCall } from "./literal.ts";
-import { PyFloat, PyTuple, type PyValue, resultText } from "./pyvalue.ts";
+import type { ParsedCall, PyValue } from "./literal.ts";
+import { PyFloat, renderResult } from "./classes/py.ts";
 
 /** What the executor needs of an API class instance (the classes' `ApiClass` satisfies it). */
 export interface ApiInstance {
@@ -60,13 +60,11 @@ export function newInstances(scenario: Scenario, factory: ClassFactory): Instanc
   return { byClass, byMethod };
 }
 
-/** The value an API class receives: floats as numbers (integral ones kept as PyFloat), tuples as lists. */
-export function classValue(v: PyValue): unknown {
-  if (v instanceof PyFloat) return Number.isInteger(v.value) ? v : v.value;
-  if (v instanceof PyTuple) return v.items.map(classValue);
-  if (Array.isArray(v)) return v.map(classValue);
-  if (v !== null && typeof v === "object") {
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, classValue(x)]));
+/** A deep copy of a parsed value that keeps PyFloat (structuredClone would turn it into a plain object). */
+function copyValue(v: PyValue): PyValue {
+  if (Array.isArray(v)) return v.map(copyValue);
+  if (v !== null && typeof v === "object" && !(v instanceof PyFloat)) {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, copyValue(x)]));
   }
   return v;
 }
@@ -83,8 +81,8 @@ export function executeCall(instances: Instances, call: ParsedCall): string {
   if (FORBIDDEN.has(checked)) return `${ERROR_PREFIX}Function call ${checked} is not allowed.`;
   if (!owner || method === undefined) return `${ERROR_PREFIX}name '${head}' is not defined`;
   try {
-    const args = Object.fromEntries(Object.entries(call.args).map(([k, v]) => [k, classValue(v)]));
-    return resultText(owner.call(method, args, call.positional.map(classValue)));
+    // Arguments are deep-copied: a class may keep what it is given, and a parsed call is replayed more than once.
+    return renderResult(owner.call(method, copyValue(call.args) as ParsedCall["args"], call.positional.map(copyValue)));
   } catch (e) {
     if (e instanceof Error && e.name === "ApiCallError") return `${ERROR_PREFIX}${e.message}`;
     if (e instanceof RangeError || e instanceof TypeError) return `${ERROR_PREFIX}${e.message}`;

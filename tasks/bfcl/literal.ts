@@ -4,7 +4,7 @@
  * text, as BFCL's AST decoder reads it). Nothing is ever evaluated: an expression that is not a literal (arithmetic,
  * a nested call, a comprehension) is a SyntaxError naming the offset. With `json: true` it also reads JSON's
  * `true`/`false`/`null`, so one parser reads JSON arguments and keeps `1.0` a float. Hand-written: Python's own `ast`
- * is not reachable from Deno, and a literal subset is small enough to read exactly.
+ * is not reachable from Deno, and a literal subset is small enough to read exactly. Tuples read as lists.
  *
  * @example
  * ```ts
@@ -12,7 +12,13 @@
  * // [{ name: "cd", args: { folder: "docs" }, positional: [] }, { name: "mv", ... }]
  * ```
  */
-import { PyFloat, pyRepr, PyTuple, type PyValue } from "./pyvalue.ts";
+import { PyFloat, pyFloat, pyRepr } from "./classes/py.ts";
+
+/**
+ * A parsed literal in the classes' value model (classes/py.ts): ints and non-integral floats as numbers, integral
+ * floats as PyFloat, dicts as plain objects with string keys. Tuples read as lists (BFCL's calls never pass one).
+ */
+export type PyValue = string | number | boolean | null | PyFloat | PyValue[] | { [key: string]: PyValue };
 
 /** One call as written: its dotted name, keyword arguments in order, and any positional ones. */
 export interface ParsedCall {
@@ -97,8 +103,7 @@ class Reader {
       this.pos++;
       const items: PyValue[] = [];
       const comma = this.seq(")", () => items.push(this.value()));
-      if (items.length === 1 && !comma) return items[0];
-      return new PyTuple(items);
+      return items.length === 1 && !comma ? items[0] : items;
     }
     if (c === "{") {
       this.pos++;
@@ -138,7 +143,7 @@ class Reader {
     if (/^[A-Za-z_]/.test(this.src[this.pos] ?? "")) this.fail("Malformed number");
     const clean = text.replace(/[\s_]/g, "");
     const isFloat = m[3] !== undefined || m[4] !== undefined;
-    return isFloat ? new PyFloat(Number(clean)) : Number(clean);
+    return isFloat ? pyFloat(Number(clean)) : Number(clean);
   }
 
   string(): string {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { type CheckedEntry, checkEntry, missingItems, pyEqual, TurnChecker } from "../../../tasks/bfcl/checker.ts";
 import { executeCall, newInstances } from "../../../tasks/bfcl/execute.ts";
 import { parseCallList, type ParsedCall } from "../../../tasks/bfcl/literal.ts";
-import { PyFloat } from "../../../tasks/bfcl/pyvalue.ts";
+import { PyFloat } from "../../../tasks/bfcl/classes/py.ts";
 import { fakeInstance } from "./fake.ts";
 
 const ENTRY: CheckedEntry = {
