@@ -22,7 +22,7 @@ import { type CheckOptions, TurnChecker, type Verdict } from "./checker.ts";
 import type { BfclEntry, FunctionDoc } from "./entries.ts";
 import { type ClassFactory, executeCall, type Instances, newInstances } from "./execute.ts";
 import { callText, type ParsedCall } from "./literal.ts";
-import { pyRepr } from "./pyvalue.ts";
+import { pyRepr } from "./classes/py.ts";
 
 /** BFCL's step limit per user turn (`MAXIMUM_STEP_LIMIT`). */
 export const MAX_STEPS_PER_TURN = 20;

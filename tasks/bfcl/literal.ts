@@ -12,7 +12,7 @@
  * // [{ name: "cd", args: { folder: "docs" }, positional: [] }, { name: "mv", ... }]
  * ```
  */
-import { PyFloat, pyFloat, pyRepr } from "./classes/py.ts";
+import { type PyFloat, pyFloat, pyRepr } from "./classes/py.ts";
 
 /**
  * A parsed literal in the classes' value model (classes/py.ts): ints and non-integral floats as numbers, integral
