@@ -5,6 +5,7 @@
  *   model     the tiny and a Qwen2.5-0.5B-shaped model: training and decode tokens/s, bytes/parameter, hot spots
  *   train     the main job (`deno task train textcraft`) end to end: wall time, success after SFT and after RL
  *   recall    how many steps the tiny model needs to learn to copy tokens from its context (copy, induction, lookup)
+ *   bfcl-server  steps/s of the BFCL server under concurrent episodes
  *
  * @example
  * ```sh
@@ -12,6 +13,7 @@
  * deno task bench model --size tiny
  * ```
  */
+import { ENV_SERVER_USAGE, main as bfclServer } from "./bench/env_server.ts";
 import { FAULTS_USAGE, main as faults } from "./bench/faults.ts";
 import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
 import { main as model, MODEL_USAGE } from "./bench/model.ts";
@@ -55,6 +57,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "steps the tiny model needs to learn copying, induction and lookup (what TextCraft's warm start asks)",
     usage: RECALL_USAGE,
     run: recall,
+  },
+  "bfcl-server": {
+    summary: "steps/s of the BFCL server under concurrent episodes playing generated tasks (default 32)",
+    usage: ENV_SERVER_USAGE,
+    run: bfclServer,
   },
 };
 

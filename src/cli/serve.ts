@@ -1,17 +1,23 @@
 /**
- * `deno task serve textcraft [options]`: runs Crucible's own TextCraft server until interrupted (`--help` lists the
- * options). Other environments are served by their upstream AgentGym servers.
+ * `deno task serve textcraft|bfcl [options]`: runs Crucible's own TextCraft or BFCL server until interrupted
+ * (`--help` lists the options). Other environments are served by their upstream AgentGym servers.
  */
 import { parseArgs } from "node:util";
 import { serveTextCraft } from "../env/textcraft/server.ts";
+import { serveBfcl } from "../../tasks/bfcl/server.ts";
 import { numberFlag } from "./args.ts";
 
-const USAGE = `Usage: deno task serve textcraft [options]
+const USAGE = `Usage: deno task serve textcraft|bfcl [options]
 
-Serves Crucible's TextCraft with upstream AgentGym's routes, JSON shapes and observation strings.
+Serves Crucible's TextCraft with upstream AgentGym's routes, JSON shapes and observation strings; or BFCL's
+multi-turn function calling over the same protocol (/step also answers an "info" object with the executed calls
+and, at each user turn's end, the checker's verdict).
 
 Options:
-  --port N              port to listen on; 0 picks a free one                           (default 36001)
+  --port N              port to listen on; 0 picks a free one          (default 36001, bfcl 36002)
+  --data-dir DIR        bfcl: BFCL's data directory, laid out as gorilla's berkeley-function-call-
+                        leaderboard/bfcl_eval/data/ (BFCL_v3_multi_turn_*.json or v4 names, with
+                        possible_answer/ and multi_turn_func_doc/); default: Crucible's generated tasks
   --host NAME           interface to bind; anything beyond loopback (127.0.0.1, ::1,
                         localhost) accepts environments from the network, and warns     (default 127.0.0.1)
   --max-envs N          most environments alive at once; /create errors past it         (default 4096)
@@ -26,6 +32,7 @@ Options:
 
 Examples:
   deno task serve textcraft
+  deno task serve bfcl --data-dir ~/gorilla/berkeley-function-call-leaderboard/bfcl_eval/data
   deno task serve textcraft --host 0.0.0.0 --port 36001 --idle-minutes 120 --max-envs 16384`;
 
 /** Parses the command line and starts the named server. */
@@ -35,6 +42,7 @@ export async function main(args: string[]): Promise<void> {
     allowPositionals: true,
     options: {
       port: { type: "string" },
+      "data-dir": { type: "string" },
       host: { type: "string", default: "127.0.0.1" },
       "max-envs": { type: "string" },
       "idle-minutes": { type: "string" },
@@ -45,18 +53,27 @@ export async function main(args: string[]): Promise<void> {
     },
   });
   if (values.help) return console.log(USAGE);
-  if (positionals.length !== 1 || positionals[0] !== "textcraft") {
-    throw new RangeError(`Only "textcraft" can be served, got "${positionals.join(" ")}"; --help lists the options`);
+  const name = positionals[0];
+  if (positionals.length !== 1 || (name !== "textcraft" && name !== "bfcl")) {
+    throw new RangeError(
+      `Only "textcraft" or "bfcl" can be served, got "${positionals.join(" ")}"; --help lists the options`,
+    );
+  }
+  if (values["data-dir"] !== undefined && name !== "bfcl") {
+    throw new RangeError("--data-dir is a bfcl option; textcraft reads its own recipes");
   }
   const int = { integer: true }, seconds = { lo: 0.001, hi: 3600 };
-  const server = await serveTextCraft({
-    port: numberFlag("--port", values.port, 36001, { lo: 0, hi: 65535, ...int }),
+  const options = {
+    port: numberFlag("--port", values.port, name === "bfcl" ? 36002 : 36001, { lo: 0, hi: 65535, ...int }),
     hostname: values.host,
     maxEnvs: numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, ...int }),
     idleMs: numberFlag("--idle-minutes", values["idle-minutes"], 30, { lo: 0, hi: 1e6 }) * 60_000,
     headersTimeoutMs: numberFlag("--header-timeout-s", values["header-timeout-s"], 10, seconds) * 1000,
     bodyTimeoutMs: numberFlag("--body-timeout-s", values["body-timeout-s"], 10, seconds) * 1000,
     maxBodyBytes: numberFlag("--max-body-bytes", values["max-body-bytes"], 65536, { lo: 1, hi: 1 << 30, ...int }),
-  });
-  console.log(`TextCraft listening on ${server.url}`);
+  };
+  const server = name === "bfcl"
+    ? await serveBfcl({ ...options, dataDir: values["data-dir"] })
+    : await serveTextCraft(options);
+  console.log(`${name === "bfcl" ? "BFCL" : "TextCraft"} listening on ${server.url}`);
 }
