@@ -193,6 +193,7 @@ export async function serveTextCraft(options: TextCraftServerOptions = {}): Prom
   // The origin (and the base of request URLs) needs the port; it is set before any request can be answered.
   let url = "";
   const handler = textCraftHandler(source, { ...options, origin: () => url });
+  const title = options.title ?? "TextCraft";
   const server = await listen(handler, () => url, {
     hostname,
     port: options.port ?? 36001,
@@ -202,7 +203,7 @@ export async function serveTextCraft(options: TextCraftServerOptions = {}): Prom
   url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${server.port}`;
   if (!isLoopback(hostname)) {
     (options.warn ?? console.error)(
-      `warning: ${options.title ?? "TextCraft"} is bound to ${hostname}, beyond loopback, so it accepts environments from the network: ` +
+      `warning: ${title} is bound to ${hostname}, beyond loopback, so it accepts environments from the network: ` +
         `anyone who can reach port ${server.port} can create, step and close environments (there is no ` +
         `authentication). Bind 127.0.0.1 (the default) unless that is what you want.`,
     );
