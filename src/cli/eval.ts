@@ -25,7 +25,7 @@ import { terminalReporter } from "./progress.ts";
 const USAGE = `Usage: deno task eval --model DIR [--model DIR ...] [options]
 
 Plays every task of a split with each model (greedy by default) and prints Avg@n and Pass@n, overall and by
-category (TextCraft: depth), one row per model. A Crucible checkpoint is played with what it was trained with
+category (TextCraft: depth; BFCL: category, then involved class), one row per model. A Crucible checkpoint is played with what it was trained with
 (its crucible.json: task, prompt, round and length limits, temperature) unless a flag below says otherwise.
 
 Options:
@@ -165,14 +165,16 @@ function agentLimits(a: AgentSettings) {
 /** A text table: one row per model, Avg@n and Pass@n overall and per category. */
 export function table(rows: { model: string; result: EvalResult }[]): string {
   const cats = [...new Set(rows.flatMap((r) => Object.keys(r.result.byCategory)))].sort();
+  const groups = [...new Set(rows.flatMap((r) => Object.keys(r.result.byGroup ?? {})))].sort();
   const n = rows[0]?.result.samples ?? 1;
-  const head = ["model", `Avg@${n}`, `Pass@${n}`, ...cats.map((c) => `${c} (Avg)`)];
+  const head = ["model", `Avg@${n}`, `Pass@${n}`, ...cats.concat(groups).map((c) => `${c} (Avg)`)];
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const body = rows.map((r) => [
     r.model,
     pct(r.result.avg),
     pct(r.result.pass),
     ...cats.map((c) => (r.result.byCategory[c] ? pct(r.result.byCategory[c].avg) : "")),
+    ...groups.map((g) => (r.result.byGroup?.[g] ? pct(r.result.byGroup[g].avg) : "")),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join("  ");

@@ -22,6 +22,8 @@ export interface EvalResult extends Rates {
   samples: number;
   envFailures: number;
   byCategory: Record<string, Rates>;
+  /** Rates by the task's further groups (BFCL: by involved class); absent when the task has none. */
+  byGroup?: Record<string, Rates>;
   perTask: { task: number; category: string; successes: number; episodes: number }[];
 }
 
@@ -35,7 +37,9 @@ export async function evaluate(
     Array.from({ length: o.samples }, (_, k) => ({ task, group: g, seed: o.seed + g * o.samples + k }))
   );
   const trajectories = await runRollouts(ctx, specs, o);
-  return { result: scoreEpisodes(trajectories, o.samples, (i) => ctx.task.category?.(i) ?? "all"), trajectories };
+  const groups = ctx.task.groups?.bind(ctx.task);
+  const category = (i: number) => ctx.task.category?.(i) ?? "all";
+  return { result: scoreEpisodes(trajectories, o.samples, category, groups), trajectories };
 }
 
 /** Scores finished episodes. */
@@ -43,6 +47,7 @@ export function scoreEpisodes(
   ts: readonly Trajectory[],
   samples: number,
   category: (task: number) => string,
+  groups?: (task: number) => string[],
 ): EvalResult {
   const byTask = new Map<number, Trajectory[]>();
   for (const t of ts) byTask.set(t.task, [...(byTask.get(t.task) ?? []), t]);
@@ -68,11 +73,16 @@ export function scoreEpisodes(
     };
   };
   const categories = [...new Set(perTask.map((r) => r.category))].sort();
+  const byGroup = groups && Object.fromEntries(
+    [...new Set(perTask.flatMap((r) => groups(r.task)))].sort()
+      .map((g) => [g, rates(perTask.filter((r) => groups(r.task).includes(g)))]),
+  );
   return {
     ...rates(perTask),
     samples,
     envFailures: ts.filter((t) => t.finish === "env_failure").length,
     byCategory: Object.fromEntries(categories.map((c) => [c, rates(perTask.filter((r) => r.category === c))])),
+    ...(byGroup ? { byGroup } : {}),
     perTask: perTask.map(({ reward: _r, ...rest }) => rest),
   };
 }

@@ -1,0 +1,59 @@
+/**
+ * BFCL multi-turn function calling: the user asks for things turn by turn, the model calls the tools of BFCL's API
+ * classes until it answers in plain text, and BFCL's checker judges each turn. The task's parts, reached by the
+ * trainer only through the Task hooks: the embedded server (BFCL's files from `task_options.data_dir`, else the
+ * generated tasks), per-category and per-class results, the oracle's demonstrations from ground truth, and the tiny
+ * model's vocabulary.
+ */
+import type { Task } from "../task.ts";
+import { encodeCalls } from "./calls.ts";
+import { parseGroundTruth } from "./checker.ts";
+import { type BfclOptions, parseBfclOptions } from "./options.ts";
+import { BFCL_PROMPT, EMPTY_TURN_REPLY, TURN_DONE_REPLY } from "./prompt.ts";
+import { type BfclSource, bfclSource, GENERATED, generatedSource, serveBfcl } from "./server.ts";
+import { bfclVocabulary } from "./vocabulary.ts";
+
+const range = (lo: number, n: number) => Array.from({ length: n }, (_, i) => lo + i);
+
+/** The entries the last served source holds (BFCL's files once a data directory was served, else generated). */
+let served: BfclSource | undefined;
+const source = () => served ?? generatedSource();
+
+/** The oracle's replies for entry `index`: each turn's ground-truth calls in one reply, then the turn's end. */
+export function oracleReplies(src: BfclSource, index: number, options: BfclOptions): string[] {
+  const entry = src.entries[index];
+  if (!entry) throw new RangeError(`No BFCL entry ${index}; the source has ${src.entries.length}`);
+  return entry.groundTruth.flatMap((turn, t) => {
+    if (turn.length === 0) return [EMPTY_TURN_REPLY];
+    const calls = turn.map((c) => parseGroundTruth(entry, t, c));
+    return [encodeCalls(calls, options.call_format), TURN_DONE_REPLY];
+  });
+}
+
+/** The BFCL task. 60 rounds: BFCL allows 20 steps a turn; generated entries need at most about 10 in all. */
+export const bfcl: Task = {
+  name: "bfcl",
+  env: "bfcl",
+  prompt: BFCL_PROMPT,
+  parseAction: (text) => ({ action: text }),
+  isSuccess: (reward) => reward === 1,
+  maxRounds: 60,
+  splits: { train: range(0, GENERATED.train), test: range(GENERATED.train, GENERATED.test) },
+  category: (index) => source().entries[index]?.category ?? "unknown",
+  groups: (index) => (source().entries[index]?.involvedClasses ?? []).map((c) => `class ${c}`),
+  parseOptions: parseBfclOptions,
+  async serve(options) {
+    const o = parseBfclOptions(options);
+    served = await bfclSource(o.data_dir ?? undefined);
+    return await serveBfcl({
+      port: 0,
+      source: served,
+      episode: { formatErrors: o.format_errors, strictEmptyTurns: o.strict_empty_turns },
+    });
+  },
+  vocabulary: (prompt) => Promise.resolve(bfclVocabulary(generatedSource(), prompt)),
+  oracle: async (index, options) => {
+    const o = parseBfclOptions(options);
+    return oracleReplies(o.data_dir ? await bfclSource(o.data_dir) : generatedSource(), index, o);
+  },
+};
