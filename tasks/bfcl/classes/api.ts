@@ -8,6 +8,7 @@
  */
 import { ApiCallError } from "./base.ts";
 import { GorillaFileSystem } from "./gorilla_file_system.ts";
+import { MathAPI } from "./math_api.ts";
 
 export { ApiCallError };
 
@@ -33,6 +34,7 @@ export interface ApiClass {
 
 const FACTORIES: Record<string, () => ApiClass> = {
   GorillaFileSystem: () => new GorillaFileSystem(),
+  MathAPI: () => new MathAPI(),
 };
 
 /** BFCL's class names this module implements, in BFCL's documentation order. */

@@ -22,6 +22,14 @@ export class PyEllipsis {
   private constructor() {}
 }
 
+/**
+ * A Python object with no JSON form, known by its repr (`Decimal('4')`, `mpf('2.0')`, a complex): `json.dumps`
+ * fails on it, so BFCL writes a dict holding one through `str()`.
+ */
+export class PyOpaque {
+  constructor(readonly repr: string) {}
+}
+
 /** A number as Python float: integral values are wrapped so they print as `5.0`. */
 export function pyFloat(x: number): number | PyFloat {
   return Number.isInteger(x) || x === 0 ? new PyFloat(x) : x;
@@ -30,6 +38,7 @@ export function pyFloat(x: number): number | PyFloat {
 /** The JS number of a Python int or float (`PyFloat` unwrapped); undefined for anything else (bool included). */
 export function numValue(v: unknown): number | undefined {
   if (typeof v === "number") return v;
+  if (typeof v === "bigint") return Number(v);
   if (v instanceof PyFloat) return v.value;
   return undefined;
 }
@@ -45,6 +54,7 @@ export function pyTypeName(v: unknown): string {
   if (typeof v === "boolean") return "bool";
   if (typeof v === "string") return "str";
   if (typeof v === "number") return Number.isInteger(v) ? "int" : "float";
+  if (typeof v === "bigint") return "int";
   if (v instanceof PyFloat) return "float";
   if (Array.isArray(v)) return "list";
   return "dict";
@@ -132,6 +142,8 @@ export function pyRepr(v: unknown): string {
   if (typeof v === "number") return Number.isInteger(v) ? String(v) : floatRepr(v);
   if (v instanceof PyFloat) return floatRepr(v.value);
   if (v instanceof PyEllipsis) return "Ellipsis";
+  if (v instanceof PyOpaque) return v.repr;
+  if (typeof v === "bigint") return v.toString();
   if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`;
   if (typeof v === "object") {
     return `{${entries(v).map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`).join(", ")}}`;
@@ -186,15 +198,17 @@ export function jsonDumps(v: unknown): string {
   if (v === false) return "false";
   if (typeof v === "string") return jsonString(v);
   if (typeof v === "number" || v instanceof PyFloat) return jsonNumber(v);
+  if (typeof v === "bigint") return v.toString();
   if (Array.isArray(v)) return `[${v.map(jsonDumps).join(", ")}]`;
   if (isDict(v)) return `{${entries(v).map(([k, x]) => `${jsonKey(k)}: ${jsonDumps(x)}`).join(", ")}}`;
-  throw new TypeError(`Object of type ${v instanceof PyEllipsis ? "ellipsis" : typeof v} is not JSON serializable`);
+  const type = v instanceof PyEllipsis ? "ellipsis" : v instanceof PyOpaque ? v.repr.split("(")[0] : typeof v;
+  throw new TypeError(`Object of type ${type} is not JSON serializable`);
 }
 
 /** Whether a value is a dict in the model above (a Map or a plain object, not a list or a PyFloat). */
 export function isDict(v: unknown): v is object {
   return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof PyFloat) &&
-    !(v instanceof PyEllipsis);
+    !(v instanceof PyEllipsis) && !(v instanceof PyOpaque);
 }
 
 /**
@@ -222,6 +236,8 @@ export function renderError(message: string): string {
 export function toPlain(v: unknown): unknown {
   if (v instanceof PyFloat) return v.value;
   if (v instanceof PyEllipsis) return { __python__: "Ellipsis" };
+  if (v instanceof PyOpaque) return { __python__: v.repr };
+  if (typeof v === "bigint") return Number(v);
   if (Array.isArray(v)) return v.map(toPlain);
   if (v instanceof Map) return Object.fromEntries([...v.entries()].map(([k, x]) => [String(k), toPlain(x)]));
   if (isDict(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toPlain(x)]));
