@@ -9,6 +9,8 @@
 import { ApiCallError } from "./base.ts";
 import { GorillaFileSystem } from "./gorilla_file_system.ts";
 import { MathAPI } from "./math_api.ts";
+import { MessageAPI } from "./message_api.ts";
+import { TwitterAPI } from "./posting_api.ts";
 
 export { ApiCallError };
 
@@ -35,6 +37,8 @@ export interface ApiClass {
 const FACTORIES: Record<string, () => ApiClass> = {
   GorillaFileSystem: () => new GorillaFileSystem(),
   MathAPI: () => new MathAPI(),
+  MessageAPI: () => new MessageAPI(),
+  TwitterAPI: () => new TwitterAPI(),
 };
 
 /** BFCL's class names this module implements, in BFCL's documentation order. */

@@ -145,6 +145,7 @@ export function pyRepr(v: unknown): string {
   if (v instanceof PyOpaque) return v.repr;
   if (typeof v === "bigint") return v.toString();
   if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`;
+  if (v instanceof Set) return v.size === 0 ? "set()" : `{${[...v].map(pyRepr).join(", ")}}`;
   if (typeof v === "object") {
     return `{${entries(v).map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`).join(", ")}}`;
   }
@@ -208,7 +209,7 @@ export function jsonDumps(v: unknown): string {
 /** Whether a value is a dict in the model above (a Map or a plain object, not a list or a PyFloat). */
 export function isDict(v: unknown): v is object {
   return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof PyFloat) &&
-    !(v instanceof PyEllipsis) && !(v instanceof PyOpaque);
+    !(v instanceof PyEllipsis) && !(v instanceof PyOpaque) && !(v instanceof Set);
 }
 
 /**
@@ -240,6 +241,9 @@ export function toPlain(v: unknown): unknown {
   if (typeof v === "bigint") return Number(v);
   if (Array.isArray(v)) return v.map(toPlain);
   if (v instanceof Map) return Object.fromEntries([...v.entries()].map(([k, x]) => [String(k), toPlain(x)]));
+  if (v instanceof Set) {
+    return [...v].map(toPlain).sort((a, b) => String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0);
+  }
   if (isDict(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toPlain(x)]));
   return v === undefined ? null : v;
 }
@@ -321,4 +325,58 @@ export function formatFixed(x: number, d: number): string {
 export function pyRound(x: number, d: number): number {
   if (!Number.isFinite(x)) return x;
   return Number(formatFixed(x, d));
+}
+
+/** A deep copy that keeps `PyFloat`, `PyOpaque`, `PyEllipsis` and Maps (structuredClone drops class identity). */
+export function pyDeepCopy<T>(v: T): T {
+  if (Array.isArray(v)) return v.map(pyDeepCopy) as T;
+  if (v instanceof Map) return new Map([...v.entries()].map(([k, x]) => [k, pyDeepCopy(x)])) as T;
+  if (v instanceof Set) return new Set(v) as T;
+  if (isDict(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, pyDeepCopy(x)])) as T;
+  return v;
+}
+
+/** A dict key as Python hashes it: 1, 1.0 and True are one key; strings stay strings. */
+export function pyKey(v: unknown): unknown {
+  if (v instanceof PyFloat) return v.value;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "bigint" && v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)) {
+    return Number(v);
+  }
+  return v;
+}
+
+/** Python's `==` for the value model: numbers by value (1 == 1.0 == True), lists and dicts deeply. */
+export function pyEq(a: unknown, b: unknown): boolean {
+  const x = typeof a === "boolean" ? Number(a) : numValue(a);
+  const y = typeof b === "boolean" ? Number(b) : numValue(b);
+  if (x !== undefined || y !== undefined) return x === y;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((e, i) => pyEq(e, b[i]));
+  }
+  if (isDict(a) && isDict(b)) {
+    const ea = entries(a);
+    const eb = entries(b);
+    if (ea.length !== eb.length) return false;
+    return ea.every(([k, va]) => {
+      const hit = eb.find(([kb]) => pyEq(pyKey(k), pyKey(kb)));
+      return hit !== undefined && pyEq(va, hit[1]);
+    });
+  }
+  return a === b;
+}
+
+/** A dict's keys in order, from a Map or a plain object (for classes that accept either). */
+export function dictEntries(v: object): [unknown, unknown][] {
+  return entries(v);
+}
+
+/** Python truthiness: 0, 0.0, "", None, False and empty containers are false. */
+export function truthy(v: unknown): boolean {
+  if (Array.isArray(v)) return v.length > 0;
+  if (v instanceof Map || v instanceof Set) return v.size > 0;
+  if (v instanceof PyFloat) return v.value !== 0;
+  if (typeof v === "bigint") return v !== 0n;
+  if (isDict(v)) return Object.keys(v).length > 0;
+  return Boolean(v);
 }
