@@ -11,6 +11,7 @@ import { GorillaFileSystem } from "./gorilla_file_system.ts";
 import { MathAPI } from "./math_api.ts";
 import { MessageAPI } from "./message_api.ts";
 import { TwitterAPI } from "./posting_api.ts";
+import { TicketAPI } from "./ticket_api.ts";
 
 export { ApiCallError };
 
@@ -39,6 +40,7 @@ const FACTORIES: Record<string, () => ApiClass> = {
   MathAPI: () => new MathAPI(),
   MessageAPI: () => new MessageAPI(),
   TwitterAPI: () => new TwitterAPI(),
+  TicketAPI: () => new TicketAPI(),
 };
 
 /** BFCL's class names this module implements, in BFCL's documentation order. */
