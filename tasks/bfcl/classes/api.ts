@@ -8,6 +8,10 @@
  */
 import { ApiCallError } from "./base.ts";
 import { GorillaFileSystem } from "./gorilla_file_system.ts";
+import { MathAPI } from "./math_api.ts";
+import { MessageAPI } from "./message_api.ts";
+import { TwitterAPI } from "./posting_api.ts";
+import { TicketAPI } from "./ticket_api.ts";
 
 export { ApiCallError };
 
@@ -33,6 +37,10 @@ export interface ApiClass {
 
 const FACTORIES: Record<string, () => ApiClass> = {
   GorillaFileSystem: () => new GorillaFileSystem(),
+  MathAPI: () => new MathAPI(),
+  MessageAPI: () => new MessageAPI(),
+  TwitterAPI: () => new TwitterAPI(),
+  TicketAPI: () => new TicketAPI(),
 };
 
 /** BFCL's class names this module implements, in BFCL's documentation order. */

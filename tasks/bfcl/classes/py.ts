@@ -22,6 +22,14 @@ export class PyEllipsis {
   private constructor() {}
 }
 
+/**
+ * A Python object with no JSON form, known by its repr (`Decimal('4')`, `mpf('2.0')`, a complex): `json.dumps`
+ * fails on it, so BFCL writes a dict holding one through `str()`.
+ */
+export class PyOpaque {
+  constructor(readonly repr: string) {}
+}
+
 /** A number as Python float: integral values are wrapped so they print as `5.0`. */
 export function pyFloat(x: number): number | PyFloat {
   return Number.isInteger(x) || x === 0 ? new PyFloat(x) : x;
@@ -30,6 +38,7 @@ export function pyFloat(x: number): number | PyFloat {
 /** The JS number of a Python int or float (`PyFloat` unwrapped); undefined for anything else (bool included). */
 export function numValue(v: unknown): number | undefined {
   if (typeof v === "number") return v;
+  if (typeof v === "bigint") return Number(v);
   if (v instanceof PyFloat) return v.value;
   return undefined;
 }
@@ -45,6 +54,7 @@ export function pyTypeName(v: unknown): string {
   if (typeof v === "boolean") return "bool";
   if (typeof v === "string") return "str";
   if (typeof v === "number") return Number.isInteger(v) ? "int" : "float";
+  if (typeof v === "bigint") return "int";
   if (v instanceof PyFloat) return "float";
   if (Array.isArray(v)) return "list";
   return "dict";
@@ -132,7 +142,10 @@ export function pyRepr(v: unknown): string {
   if (typeof v === "number") return Number.isInteger(v) ? String(v) : floatRepr(v);
   if (v instanceof PyFloat) return floatRepr(v.value);
   if (v instanceof PyEllipsis) return "Ellipsis";
+  if (v instanceof PyOpaque) return v.repr;
+  if (typeof v === "bigint") return v.toString();
   if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`;
+  if (v instanceof Set) return v.size === 0 ? "set()" : `{${[...v].map(pyRepr).join(", ")}}`;
   if (typeof v === "object") {
     return `{${entries(v).map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`).join(", ")}}`;
   }
@@ -186,15 +199,17 @@ export function jsonDumps(v: unknown): string {
   if (v === false) return "false";
   if (typeof v === "string") return jsonString(v);
   if (typeof v === "number" || v instanceof PyFloat) return jsonNumber(v);
+  if (typeof v === "bigint") return v.toString();
   if (Array.isArray(v)) return `[${v.map(jsonDumps).join(", ")}]`;
   if (isDict(v)) return `{${entries(v).map(([k, x]) => `${jsonKey(k)}: ${jsonDumps(x)}`).join(", ")}}`;
-  throw new TypeError(`Object of type ${v instanceof PyEllipsis ? "ellipsis" : typeof v} is not JSON serializable`);
+  const type = v instanceof PyEllipsis ? "ellipsis" : v instanceof PyOpaque ? v.repr.split("(")[0] : typeof v;
+  throw new TypeError(`Object of type ${type} is not JSON serializable`);
 }
 
 /** Whether a value is a dict in the model above (a Map or a plain object, not a list or a PyFloat). */
 export function isDict(v: unknown): v is object {
   return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof PyFloat) &&
-    !(v instanceof PyEllipsis);
+    !(v instanceof PyEllipsis) && !(v instanceof PyOpaque) && !(v instanceof Set);
 }
 
 /**
@@ -222,8 +237,13 @@ export function renderError(message: string): string {
 export function toPlain(v: unknown): unknown {
   if (v instanceof PyFloat) return v.value;
   if (v instanceof PyEllipsis) return { __python__: "Ellipsis" };
+  if (v instanceof PyOpaque) return { __python__: v.repr };
+  if (typeof v === "bigint") return Number(v);
   if (Array.isArray(v)) return v.map(toPlain);
   if (v instanceof Map) return Object.fromEntries([...v.entries()].map(([k, x]) => [String(k), toPlain(x)]));
+  if (v instanceof Set) {
+    return [...v].map(toPlain).sort((a, b) => String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0);
+  }
   if (isDict(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toPlain(x)]));
   return v === undefined ? null : v;
 }
@@ -305,4 +325,58 @@ export function formatFixed(x: number, d: number): string {
 export function pyRound(x: number, d: number): number {
   if (!Number.isFinite(x)) return x;
   return Number(formatFixed(x, d));
+}
+
+/** A deep copy that keeps `PyFloat`, `PyOpaque`, `PyEllipsis` and Maps (structuredClone drops class identity). */
+export function pyDeepCopy<T>(v: T): T {
+  if (Array.isArray(v)) return v.map(pyDeepCopy) as T;
+  if (v instanceof Map) return new Map([...v.entries()].map(([k, x]) => [k, pyDeepCopy(x)])) as T;
+  if (v instanceof Set) return new Set(v) as T;
+  if (isDict(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, pyDeepCopy(x)])) as T;
+  return v;
+}
+
+/** A dict key as Python hashes it: 1, 1.0 and True are one key; strings stay strings. */
+export function pyKey(v: unknown): unknown {
+  if (v instanceof PyFloat) return v.value;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "bigint" && v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)) {
+    return Number(v);
+  }
+  return v;
+}
+
+/** Python's `==` for the value model: numbers by value (1 == 1.0 == True), lists and dicts deeply. */
+export function pyEq(a: unknown, b: unknown): boolean {
+  const x = typeof a === "boolean" ? Number(a) : numValue(a);
+  const y = typeof b === "boolean" ? Number(b) : numValue(b);
+  if (x !== undefined || y !== undefined) return x === y;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((e, i) => pyEq(e, b[i]));
+  }
+  if (isDict(a) && isDict(b)) {
+    const ea = entries(a);
+    const eb = entries(b);
+    if (ea.length !== eb.length) return false;
+    return ea.every(([k, va]) => {
+      const hit = eb.find(([kb]) => pyEq(pyKey(k), pyKey(kb)));
+      return hit !== undefined && pyEq(va, hit[1]);
+    });
+  }
+  return a === b;
+}
+
+/** A dict's keys in order, from a Map or a plain object (for classes that accept either). */
+export function dictEntries(v: object): [unknown, unknown][] {
+  return entries(v);
+}
+
+/** Python truthiness: 0, 0.0, "", None, False and empty containers are false. */
+export function truthy(v: unknown): boolean {
+  if (Array.isArray(v)) return v.length > 0;
+  if (v instanceof Map || v instanceof Set) return v.size > 0;
+  if (v instanceof PyFloat) return v.value !== 0;
+  if (typeof v === "bigint") return v !== 0n;
+  if (isDict(v)) return Object.keys(v).length > 0;
+  return Boolean(v);
 }

@@ -1,0 +1,303 @@
+/**
+ * BFCL's MathAPI (stateless): arithmetic, statistics, unit conversions, rounding, and two high-precision methods
+ * (logarithm through mpmath, square_root through Decimal) whose results print as `mpf('...')` / `Decimal('...')`
+ * (see py_numeric.ts). Python's number types are kept: int op int stays int (bigint past 2^53), anything with a float
+ * is a float (5.0 prints as 5.0), `/` is always float; `add` joins two strings or two lists as Python's `+` does.
+ * Sums run left to right (CPython 3.11's `sum`; 3.12's compensated float sum can differ in the last bit).
+ */
+import { ApiCallError, type MethodSpec, PyApiBase } from "./base.ts";
+import { floatRepr, isPyFloat, PyFloat, pyFloat, PyOpaque, pyRound } from "./py.ts";
+import { decimalSqrt, mpmathLogRatio, ZeroDivisionError } from "./py_numeric.ts";
+
+/** A Python int or float argument (bool counts, as in Python), or undefined. */
+function num(v: unknown): number | bigint | undefined {
+  if (typeof v === "number" || typeof v === "bigint") return v;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (v instanceof PyFloat) return v.value;
+  return undefined;
+}
+
+function isNumber(v: unknown): boolean {
+  return num(v) !== undefined;
+}
+
+/** Python's repr of a complex: `(1.5+2j)`, floats without a trailing `.0`, the real part left out when it is +0. */
+function complexRepr(re: number, im: number): string {
+  const part = (x: number) => floatRepr(x).replace(/\.0$/, "").replace(/\.0e/, "e");
+  const imText = `${part(im)}j`;
+  if (re === 0 && !Object.is(re, -0)) return imText;
+  return `(${part(re)}${im < 0 || Object.is(im, -0) ? "" : "+"}${imText})`;
+}
+
+/** An int result: a number when it is safe, a bigint past 2^53. */
+function intResult(x: bigint): number | bigint {
+  return x >= BigInt(Number.MIN_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(x) : x;
+}
+
+/** Python's a op b for ints and floats; undefined when an operand is no number (Python's TypeError). */
+function arith(a: unknown, b: unknown, op: "+" | "-" | "*"): unknown {
+  const x = num(a);
+  const y = num(b);
+  if (x === undefined || y === undefined) return undefined;
+  if (!isPyFloat(a) && !isPyFloat(b)) {
+    const p = BigInt(x);
+    const q = BigInt(y);
+    return intResult(op === "+" ? p + q : op === "-" ? p - q : p * q);
+  }
+  const p = Number(x);
+  const q = Number(y);
+  return pyFloat(op === "+" ? p + q : op === "-" ? p - q : p * q);
+}
+
+/** Python's `sum(numbers)` (start 0, left to right), or undefined on a non-number. */
+function pySum(xs: unknown[]): unknown {
+  let acc: unknown = 0;
+  for (const x of xs) {
+    acc = arith(acc, x, "+");
+    if (acc === undefined) return undefined;
+  }
+  return acc;
+}
+
+const TO_METERS: Record<string, number> = { km: 1000, m: 1, cm: 0.01, mm: 0.001, um: 1e-6, nm: 1e-9 };
+
+const IMPERIAL: Record<string, number> = {
+  cm_to_in: 0.393701,
+  in_to_cm: 2.54,
+  m_to_ft: 3.28084,
+  ft_to_m: 0.3048,
+  m_to_yd: 1.09361,
+  yd_to_m: 0.9144,
+  km_to_miles: 0.621371,
+  miles_to_km: 1.60934,
+  kg_to_lb: 2.20462,
+  lb_to_kg: 0.453592,
+  celsius_to_fahrenheit: 1.8,
+  fahrenheit_to_celsius: 5 / 9,
+};
+
+/** Python's `a < b` for min/max over numbers (undefined on a non-number). */
+function extreme(xs: unknown[], pick: (a: number, b: number) => boolean): unknown {
+  let best = xs[0];
+  if (!isNumber(best)) return undefined;
+  for (const x of xs.slice(1)) {
+    if (!isNumber(x)) return undefined;
+    if (pick(Number(num(x)), Number(num(best)))) best = x;
+  }
+  return best;
+}
+
+/** The math class; stateless, so loadScenario keeps nothing. */
+export class MathAPI extends PyApiBase {
+  readonly name = "MathAPI";
+
+  loadScenario(_config: Record<string, unknown>, _longContext = false): void {}
+
+  state(): Record<string, unknown> {
+    return {};
+  }
+
+  protected readonly table: Record<string, MethodSpec> = {
+    logarithm: {
+      params: ["value", "base", "precision"],
+      run: ({ value, base, precision }) => {
+        try {
+          const result = mpmathLogRatio(Number(num(value)), Number(num(base)), Number(num(precision)));
+          return { result: new PyOpaque(result) };
+        } catch (e) {
+          if (e instanceof ZeroDivisionError) return { error: "" };
+          throw e;
+        }
+      },
+    },
+    mean: {
+      params: ["numbers"],
+      run: ({ numbers }) => {
+        const xs = numbers as unknown[];
+        if (!xs || xs.length === 0) return { error: "Cannot calculate mean of an empty list" };
+        const s = pySum(xs);
+        if (s === undefined) return { error: "All elements in the list must be numbers" };
+        return { result: pyFloat(Number(num(s)) / xs.length) };
+      },
+    },
+    standard_deviation: {
+      params: ["numbers"],
+      run: ({ numbers }) => {
+        const xs = numbers as unknown[];
+        if (!xs || xs.length === 0) return { error: "Cannot calculate standard deviation of an empty list" };
+        const s = pySum(xs);
+        if (s === undefined) return { error: "All elements in the list must be numbers" };
+        const mean = Number(num(s)) / xs.length;
+        let v = 0;
+        for (const x of xs) v += (Number(num(x)) - mean) ** 2;
+        return { result: pyFloat(Math.sqrt(v / xs.length)) };
+      },
+    },
+    si_unit_conversion: {
+      params: ["value", "unit_in", "unit_out"],
+      run: ({ value, unit_in, unit_out }) => {
+        if (!isNumber(value)) return { error: "Value must be a number" };
+        const inn = unit_in as string;
+        const out = unit_out as string;
+        if (!Object.hasOwn(TO_METERS, inn) || !Object.hasOwn(TO_METERS, out)) {
+          return { error: `Conversion from '${inn}' to '${out}' is not supported` };
+        }
+        const meters = arith(value, TO_METERS[inn], "*");
+        return { result: pyFloat(Number(num(meters)) * (1 / TO_METERS[out])) };
+      },
+    },
+    imperial_si_conversion: {
+      params: ["value", "unit_in", "unit_out"],
+      run: ({ value, unit_in, unit_out }) => {
+        if (!isNumber(value)) return { error: "Value must be a number" };
+        if (unit_in === unit_out) return { result: value };
+        const key = `${unit_in}_to_${unit_out}`;
+        if (!Object.hasOwn(IMPERIAL, key)) {
+          return { error: `Conversion from '${unit_in}' to '${unit_out}' is not supported` };
+        }
+        const x = Number(num(value));
+        if (unit_in === "celsius" && unit_out === "fahrenheit") return { result: pyFloat(x * IMPERIAL[key] + 32) };
+        if (unit_in === "fahrenheit" && unit_out === "celsius") return { result: pyFloat((x - 32) * IMPERIAL[key]) };
+        return { result: pyFloat(x * IMPERIAL[key]) };
+      },
+    },
+    add: {
+      params: ["a", "b"],
+      run: ({ a, b }) => {
+        if (typeof a === "string" && typeof b === "string") return { result: a + b };
+        if (Array.isArray(a) && Array.isArray(b)) return { result: [...a, ...b] };
+        const r = arith(a, b, "+");
+        return r === undefined ? { error: "Both inputs must be numbers" } : { result: r };
+      },
+    },
+    subtract: {
+      params: ["a", "b"],
+      run: ({ a, b }) => {
+        const r = arith(a, b, "-");
+        return r === undefined ? { error: "Both inputs must be numbers" } : { result: r };
+      },
+    },
+    multiply: {
+      params: ["a", "b"],
+      run: ({ a, b }) => {
+        const r = arith(a, b, "*");
+        return r === undefined ? { error: "Both inputs must be numbers" } : { result: r };
+      },
+    },
+    divide: {
+      params: ["a", "b"],
+      run: ({ a, b }) => {
+        if (isNumber(b) && Number(num(b)) === 0) return { error: "Cannot divide by zero" };
+        if (!isNumber(a) || !isNumber(b)) return { error: "Both inputs must be numbers" };
+        return { result: pyFloat(Number(num(a)) / Number(num(b))) };
+      },
+    },
+    power: {
+      params: ["base", "exponent"],
+      run: ({ base, exponent }) => {
+        const x = num(base);
+        const y = num(exponent);
+        if (x === undefined || y === undefined) return { error: "Both inputs must be numbers" };
+        if (!isPyFloat(base) && !isPyFloat(exponent) && y >= 0) {
+          return { result: intResult(BigInt(x) ** BigInt(y)) };
+        }
+        const b = Number(x);
+        const e = Number(y);
+        if (b < 0 && !Number.isInteger(e)) {
+          // CPython hands a negative base with a fractional exponent to complex pow (c_pow with a real exponent).
+          const len = Math.abs(b) ** e;
+          const phase = Math.atan2(0, b) * e;
+          return { result: new PyOpaque(complexRepr(len * Math.cos(phase), len * Math.sin(phase))) };
+        }
+        if (b === 0 && e < 0) throw new ApiCallError("0.0 cannot be raised to a negative power", "ZeroDivisionError");
+        return { result: pyFloat(b ** e) };
+      },
+    },
+    square_root: {
+      params: ["number", "precision"],
+      run: ({ number, precision }) => {
+        const x = num(number);
+        if (x === undefined) {
+          return { error: "Input must be a number or computation resulted in an invalid operation" };
+        }
+        if (Number(x) < 0) return { error: "Cannot calculate square root of a negative number" };
+        if (typeof precision !== "number" || !Number.isInteger(precision)) {
+          return { error: "Input must be a number or computation resulted in an invalid operation" };
+        }
+        if (precision < 1) throw new ApiCallError("valid range for prec is [1, MAX_PREC]", "ValueError");
+        return { result: new PyOpaque(decimalSqrt(Number(x), precision)) };
+      },
+    },
+    absolute_value: {
+      params: ["number"],
+      run: ({ number }) => {
+        const x = num(number);
+        if (x === undefined) return { error: "Input must be a number" };
+        if (typeof x === "bigint") return { result: intResult(x < 0n ? -x : x) };
+        return { result: isPyFloat(number) ? pyFloat(Math.abs(x)) : Math.abs(x) };
+      },
+    },
+    round_number: {
+      params: ["number", ["decimal_places", 0]],
+      run: ({ number, decimal_places }) => {
+        const x = num(number);
+        const d = decimal_places;
+        if (x === undefined || typeof d !== "number" || !Number.isInteger(d)) {
+          return { error: "First input must be a number, second input must be an integer" };
+        }
+        if (!isPyFloat(number)) {
+          // round(int, d): unchanged for d >= 0, else to a multiple of 10^-d, ties to even.
+          if (d >= 0) return { result: typeof x === "bigint" ? x : Math.trunc(Number(x)) };
+          const p = 10n ** BigInt(-d);
+          const v = BigInt(x);
+          let q = v / p;
+          let r = v % p;
+          if (r < 0n) {
+            q -= 1n;
+            r += p;
+          }
+          if (r * 2n > p || (r * 2n === p && (q & 1n) === 1n)) q += 1n;
+          return { result: intResult(q * p) };
+        }
+        if (d >= 0) return { result: pyFloat(pyRound(Number(x), d)) };
+        const p = 10 ** -d;
+        return { result: pyFloat(pyRound(Number(x) / p, 0) * p) };
+      },
+    },
+    percentage: {
+      params: ["part", "whole"],
+      run: ({ part, whole }) => {
+        if (isNumber(whole) && Number(num(whole)) === 0) return { error: "Whole value cannot be zero" };
+        if (!isNumber(part) || !isNumber(whole)) return { error: "Both inputs must be numbers" };
+        return { result: pyFloat((Number(num(part)) / Number(num(whole))) * 100) };
+      },
+    },
+    min_value: {
+      params: ["numbers"],
+      run: ({ numbers }) => {
+        const xs = numbers as unknown[];
+        if (!xs || xs.length === 0) return { error: "Cannot find minimum of an empty list" };
+        const r = extreme(xs, (a, b) => a < b);
+        return r === undefined ? { error: "All elements in the list must be numbers" } : { result: r };
+      },
+    },
+    max_value: {
+      params: ["numbers"],
+      run: ({ numbers }) => {
+        const xs = numbers as unknown[];
+        if (!xs || xs.length === 0) return { error: "Cannot find maximum of an empty list" };
+        const r = extreme(xs, (a, b) => a > b);
+        return r === undefined ? { error: "All elements in the list must be numbers" } : { result: r };
+      },
+    },
+    sum_values: {
+      params: ["numbers"],
+      run: ({ numbers }) => {
+        const xs = numbers as unknown[];
+        if (!xs || xs.length === 0) return { error: "Cannot calculate sum of an empty list" };
+        const s = pySum(xs);
+        return s === undefined ? { error: "All elements in the list must be numbers" } : { result: s };
+      },
+    },
+  };
+}
