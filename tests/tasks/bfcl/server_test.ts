@@ -4,6 +4,7 @@
 // held-out function arrives with BFCL's sentence, and BFCL's own files from a data directory are served.
 import assert from "node:assert/strict";
 import { CLASS_NAMES, newInstance } from "../../../tasks/bfcl/classes/api.ts";
+import { FUNC_DOC_FILES } from "../../../tasks/bfcl/entries.ts";
 import { ADDITIONAL_FUNCTION_SENTENCE } from "../../../tasks/bfcl/episode.ts";
 import { generateEntries } from "../../../tasks/bfcl/generator.ts";
 import { type BfclSource, serveBfcl } from "../../../tasks/bfcl/server.ts";
@@ -131,10 +132,10 @@ Deno.test("BFCL's own files from a data directory are served in file order", asy
     `${dir}/possible_answer/BFCL_v3_multi_turn_base.json`,
     JSON.stringify({ id: q.id, ground_truth: e.groundTruth }) + "\n",
   );
-  await Deno.writeTextFile(
-    `${dir}/multi_turn_func_doc/gorilla_file_system.json`,
-    GENERATED_DOCS.GorillaFileSystem.map((d) => JSON.stringify(d)).join("\n"),
-  );
+  for (const [cls, docs] of Object.entries(GENERATED_DOCS)) {
+    const text = docs.map((d) => JSON.stringify(d)).join("\n");
+    await Deno.writeTextFile(`${dir}/multi_turn_func_doc/${FUNC_DOC_FILES[cls]}`, text);
+  }
   const server = await serveBfcl({ port: 0, dataDir: dir });
   try {
     const post = async (path: string, b: unknown) =>
