@@ -9,6 +9,10 @@
  * - `tiny`: the built-in word-level model's form, one call per line, `call: name key=value key=value` with JSON
  *   literal values (short, regular, and free of nested brackets, so a tiny model learns it from few examples).
  *
+ * - `envtuning`: EnvTuning's layout, exactly one `<think>...</think>` then exactly one of
+ *   `<tool_call>[{"name": ..., "arguments": {...}}, ...]</tool_call>` or `<answer>...</answer>`, nothing outside the
+ *   tags; a violation is answered with EnvTuning's own error text.
+ *
  * `auto` picks `qwen` when the reply holds `<tool_call>`, `tiny` when a line starts with `call:`, else `python`.
  * A reply that holds no call attempt is an answer (in BFCL, the end of the user turn); an attempt that does not parse
  * is a format error whose message names the problem.
@@ -25,7 +29,7 @@ import { callText, parseCallList, type ParsedCall, parseKeywordCall, parseLitera
 import { jsonDumps } from "./classes/py.ts";
 
 /** The call forms a reply may take. */
-export const CALL_FORMATS = ["auto", "python", "qwen", "tiny"] as const;
+export const CALL_FORMATS = ["auto", "python", "qwen", "tiny", "envtuning"] as const;
 export type CallFormat = typeof CALL_FORMATS[number];
 
 /** What a reply decodes to. */
@@ -50,6 +54,7 @@ export function decodeCalls(text: string, format: CallFormat = "auto"): Decoded 
   try {
     if (f === "qwen") return decodeQwen(text);
     if (f === "tiny") return decodeTiny(text);
+    if (f === "envtuning") return decodeEnvTuning(text);
     return decodePython(text);
   } catch (e) {
     if (e instanceof SyntaxError) return { kind: "error", message: e.message };
@@ -122,11 +127,54 @@ function decodeTiny(text: string): Decoded {
   return calls.length ? { kind: "calls", calls } : { kind: "answer" };
 }
 
+function count(text: string, tag: string): RegExpMatchArray[] {
+  return [...text.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "g"))];
+}
+
+function decodeEnvTuning(reply: string): Decoded {
+  const text = reply.trim();
+  const error = (message: string): Decoded => ({ kind: "error", message });
+  const think = count(text, "think"), tool = count(text, "tool_call"), answer = count(text, "answer");
+  if (think.length === 0) return error("Error: Missing <think></think> tags");
+  if (think.length > 1) return error("Error: Multiple <think></think> tag pairs found. Only one pair is allowed.");
+  if (tool.length > 1) {
+    return error("Error: Multiple <tool_call></tool_call> tag pairs found. Only one pair is allowed.");
+  }
+  if (answer.length > 1) return error("Error: Multiple <answer></answer> tag pairs found. Only one pair is allowed.");
+  if (tool.length && answer.length) return error("Error: Response cannot contain both <tool_call> and <answer> tags");
+  if (!tool.length && !answer.length) return error("Error: Response must contain either <tool_call> or <answer> tags");
+  const outside = text.replace(/<think>[\s\S]*?<\/think>/g, "")
+    .replace(tool.length ? /<tool_call>[\s\S]*?<\/tool_call>/g : /<answer>[\s\S]*?<\/answer>/g, "");
+  if (outside.trim() !== "") return error("Error: Response must not contain text outside the required XML tags");
+  if (answer.length) return { kind: "answer" };
+  let list: unknown;
+  try {
+    list = parseLiteral(tool[0][1].trim(), { json: true });
+  } catch (e) {
+    return error(`Error: Invalid JSON inside <tool_call>: ${(e as Error).message}`);
+  }
+  const items = Array.isArray(list) ? list : [list];
+  const calls: ParsedCall[] = [];
+  for (const item of items) {
+    const o = item as Record<string, unknown>;
+    const args = o?.arguments ?? {};
+    if (typeof o !== "object" || o === null || typeof o.name !== "string" || typeof args !== "object" || !args) {
+      return error('Error: Each tool call must be {"name": <function-name>, "arguments": <args-object>}');
+    }
+    calls.push({ name: o.name, args: args as ParsedCall["args"], positional: [] });
+  }
+  return calls.length ? { kind: "calls", calls } : { kind: "answer" };
+}
+
 /** Writes calls in `format` (the inverse of decodeCalls; `auto` writes BFCL's python form). */
 export function encodeCalls(calls: readonly ParsedCall[], format: CallFormat): string {
   if (format === "qwen") {
     return calls.map((c) => `<tool_call>\n${jsonDumps({ name: c.name, arguments: c.args })}\n</tool_call>`)
       .join("\n");
+  }
+  if (format === "envtuning") {
+    const list = calls.map((c) => ({ name: c.name, arguments: c.args }));
+    return `<think>I will call the functions the request needs.</think>\n<tool_call>${jsonDumps(list)}</tool_call>`;
   }
   if (format === "tiny") {
     return calls.map((c) =>

@@ -8,7 +8,8 @@
  *
  * A reply that does not decode is, by default, answered with the format error and the turn goes on (counting as a
  * step); `formatErrors: "end_turn"` instead reads it as BFCL's decoder does, as the turn's end. Every step's `info`
- * holds the executed calls as BFCL writes them with their result texts, and at a turn's end the verdict.
+ * holds the executed calls as BFCL writes them with their result texts, and at a turn's end the verdict. EnvTuning's
+ * rewards (rewards.ts) are an option, with its per-step codes in `info.code` and its turn rules.
  *
  * @example
  * ```ts
@@ -20,9 +21,10 @@
 import { type CallFormat, decodeCalls } from "./calls.ts";
 import { type CheckOptions, TurnChecker, type Verdict } from "./checker.ts";
 import type { BfclEntry, FunctionDoc } from "./entries.ts";
-import { type ClassFactory, executeCall, type Instances, newInstances } from "./execute.ts";
+import { type ClassFactory, ERROR_PREFIX, executeCall, type Instances, newInstances } from "./execute.ts";
 import { callText, type ParsedCall } from "./literal.ts";
 import { pyRepr } from "./classes/py.ts";
+import { formatStageReward, progressReward, type RewardMode, type StepCode } from "./rewards.ts";
 
 /** BFCL's step limit per user turn (`MAXIMUM_STEP_LIMIT`). */
 export const MAX_STEPS_PER_TURN = 20;
@@ -36,7 +38,25 @@ export interface EpisodeOptions extends CheckOptions {
   format?: CallFormat;
   /** A reply that does not decode: answered with the error (`feedback`, default) or the turn's end (`end_turn`). */
   formatErrors?: "feedback" | "end_turn";
+  /**
+   * The episode's reward: `pass` (BFCL: 1 when every turn passed; default) or EnvTuning's `format` (stages 1-2) or
+   * `progress` (stage 3), which also bring EnvTuning's turn rules (5 attempts a turn, then the next turn; a turn
+   * without ground truth ends on any readable reply, a call there is not run and scores 0).
+   */
+  rewards?: RewardMode;
+  /** Augmented feedback: a format error is answered with what was wrong (default), else with a bare notice. */
+  feedback?: boolean;
 }
+
+/** EnvTuning's attempts per turn (`max_step_limit`). */
+export const ENVTUNING_ATTEMPTS_PER_TURN = 5;
+
+/** The answer to an unreadable reply when augmented feedback is off. */
+export const UNREADABLE_REPLY = "The reply could not be read as calls or an answer.";
+
+/** Crucible's warning before the next question when the model calls functions on a turn it cannot carry out. */
+export const EMPTY_TURN_WARNING = "(Warning: this request could not be carried out with the functions and values " +
+  "given, so no function should have been called; your calls were not run.) Next request:\n";
 
 /** One executed call: BFCL's text of it and its result text. */
 export interface CallRecord {
@@ -53,7 +73,11 @@ export interface EpisodeStep {
     turn: number;
     calls: CallRecord[];
     format_error?: string;
+    /** EnvTuning's code of this reply (-3 format error, -2 a failed call, -1 calls ran, 0/1 a turn's check). */
+    code?: StepCode;
     verdict?: { turn: number; valid: boolean; error_type?: string; reason?: string };
+    /** At the episode's end: whether every turn passed (BFCL's verdict, whatever the reward mode). */
+    passed?: boolean;
   };
 }
 
@@ -91,6 +115,7 @@ export class BfclEpisode {
   #steps: ParsedCall[][] = [];
   #stepCount = 0;
   #verdicts: Verdict[] = [];
+  #codes: StepCode[] = [];
   #done = false;
 
   constructor(
@@ -118,6 +143,7 @@ export class BfclEpisode {
     this.#steps = [];
     this.#stepCount = 0;
     this.#verdicts = [];
+    this.#codes = [];
     this.#done = false;
     return `${toolList(this.#docs.start)}\n\n${this.#question(0)}`;
   }
@@ -132,74 +158,88 @@ export class BfclEpisode {
   /** Applies one reply. */
   step(text: string): EpisodeStep {
     if (this.#done) {
-      return {
-        observation: "The episode is over; reset it.",
-        reward: 0,
-        done: true,
-        info: { turn: this.#turn, calls: [] },
-      };
+      return { observation: "The episode is over; reset it.", reward: 0, done: true, info: this.#info([]) };
     }
+    const envTuning = (this.#options.rewards ?? "pass") !== "pass";
     const decoded = decodeCalls(text, this.#options.format ?? "auto");
-    if (decoded.kind === "error" && (this.#options.formatErrors ?? "feedback") === "feedback") {
-      return this.#count({
-        observation: decoded.message,
-        reward: 0,
-        done: false,
-        info: this.#info([], decoded.message),
-      });
+    if (decoded.kind === "error" && (envTuning || (this.#options.formatErrors ?? "feedback") === "feedback")) {
+      const observation = (this.#options.feedback ?? true) ? decoded.message : UNREADABLE_REPLY;
+      return this.#count({ observation, reward: 0, done: false, info: this.#info([], decoded.message) }, -3);
     }
-    if (decoded.kind !== "calls") return this.#endTurn(decoded.kind === "error" ? decoded.message : undefined);
+    if (envTuning && this.entry.groundTruth[this.#turn].length === 0) {
+      // EnvTuning: a turn without ground truth ends on any readable reply; a call there is not run and scores 0.
+      if (decoded.kind === "calls") return this.#endTurn(0, EMPTY_TURN_WARNING);
+      return this.#endTurn(1);
+    }
+    if (decoded.kind !== "calls") {
+      return this.#endTurn(undefined, undefined, decoded.kind === "error" ? decoded.message : undefined);
+    }
     const calls = decoded.calls.map((c) => ({ call: callText(c), result: executeCall(this.#instances, c) }));
     this.#steps.push(decoded.calls);
-    return this.#count({
-      observation: calls.map((c) => c.result).join("\n"),
-      reward: 0,
-      done: false,
-      info: this.#info(calls),
-    });
+    const code = calls.some((c) => c.result.startsWith(ERROR_PREFIX)) ? -2 : -1;
+    const observation = calls.map((c) => c.result).join("\n");
+    return this.#count({ observation, reward: 0, done: false, info: this.#info(calls) }, code);
+  }
+
+  /** The codes of the replies so far (EnvTuning's per-step codes). */
+  get codes(): readonly StepCode[] {
+    return this.#codes;
   }
 
   #info(calls: CallRecord[], formatError?: string): EpisodeStep["info"] {
     return { turn: this.#turn, calls, ...(formatError ? { format_error: formatError } : {}) };
   }
 
-  /** Counts a step; past the limit the entry is force-quit. */
-  #count(out: EpisodeStep): EpisodeStep {
-    if (++this.#stepCount <= MAX_STEPS_PER_TURN) return out;
+  /**
+   * Counts a step with its code. Past BFCL's 20 steps the entry is force-quit (it fails); under EnvTuning's rewards,
+   * past 5 attempts the turn is judged as it stands and the next one begins.
+   */
+  #count(out: EpisodeStep, code: StepCode): EpisodeStep {
+    this.#codes.push(code);
+    out.info.code = code;
+    const envTuning = (this.#options.rewards ?? "pass") !== "pass";
+    const limit = envTuning ? ENVTUNING_ATTEMPTS_PER_TURN : MAX_STEPS_PER_TURN;
+    if (++this.#stepCount <= limit) return out;
+    if (envTuning) {
+      const next = this.#endTurn();
+      return { ...next, observation: `${out.observation}\n${next.observation}`, info: { ...out.info, ...next.info } };
+    }
     this.#done = true;
     const reason = `Model has been forced to quit after ${MAX_STEPS_PER_TURN} steps.`;
     this.#verdicts.push({ valid: false, turn: this.#turn, errorType: "multi_turn:force_terminated", reason });
-    return {
-      observation: `${out.observation}\n${reason}`,
-      reward: 0,
-      done: true,
-      info: {
-        ...out.info,
-        verdict: { turn: this.#turn, valid: false, error_type: "multi_turn:force_terminated", reason },
-      },
-    };
+    const verdict = { turn: this.#turn, valid: false, error_type: "multi_turn:force_terminated", reason };
+    return { observation: `${out.observation}\n${reason}`, reward: 0, done: true, info: { ...out.info, verdict } };
   }
 
-  #endTurn(formatError?: string): EpisodeStep {
+  /**
+   * Ends the current turn: the checker judges it (its code is the verdict, or `code` where EnvTuning fixes it), then
+   * the next question follows or the episode ends with the mode's reward.
+   */
+  #endTurn(code?: 0 | 1, prefix?: string, formatError?: string): EpisodeStep {
     const v = this.#checker.turn(this.#steps);
     this.#verdicts.push(v);
+    this.#codes.push(code ?? (v.valid ? 1 : 0));
     const verdict = v.valid
       ? { turn: this.#turn, valid: true }
       : { turn: this.#turn, valid: false, error_type: v.errorType, reason: v.reason };
-    const info = { ...this.#info([], formatError), verdict };
+    const info = { ...this.#info([], formatError), verdict, code: this.#codes[this.#codes.length - 1] };
     this.#turn++;
     this.#steps = [];
     this.#stepCount = 0;
-    if (this.#turn >= this.entry.question.length) {
-      this.#done = true;
-      const passed = this.#verdicts.every((x) => x.valid);
-      return {
-        observation: passed ? "All requests handled." : "The conversation is over.",
-        reward: passed ? 1 : 0,
-        done: true,
-        info,
-      };
+    if (this.#turn < this.entry.question.length) {
+      return { observation: `${prefix ?? ""}${this.#question(this.#turn)}`, reward: 0, done: false, info };
     }
-    return { observation: this.#question(this.#turn), reward: 0, done: false, info };
+    this.#done = true;
+    const passed = this.#verdicts.every((x) => x.valid);
+    const mode = this.#options.rewards ?? "pass";
+    const reward = mode === "format"
+      ? formatStageReward(this.#codes)
+      : mode === "progress"
+      ? progressReward(this.#codes)
+      : passed
+      ? 1
+      : 0;
+    const observation = `${prefix ?? ""}${passed ? "All requests handled." : "The conversation is over."}`;
+    return { observation, reward, done: true, info: { ...info, passed } };
   }
 }

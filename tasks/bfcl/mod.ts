@@ -23,10 +23,12 @@ const source = () => served ?? generatedSource();
 export function oracleReplies(src: BfclSource, index: number, options: BfclOptions): string[] {
   const entry = src.entries[index];
   if (!entry) throw new RangeError(`No BFCL entry ${index}; the source has ${src.entries.length}`);
+  const answer = (text: string) =>
+    options.call_format === "envtuning" ? `<think>The request is handled.</think>\n<answer>${text}</answer>` : text;
   return entry.groundTruth.flatMap((turn, t) => {
-    if (turn.length === 0) return [EMPTY_TURN_REPLY];
+    if (turn.length === 0) return [answer(EMPTY_TURN_REPLY)];
     const calls = turn.map((c) => parseGroundTruth(entry, t, c));
-    return [encodeCalls(calls, options.call_format), TURN_DONE_REPLY];
+    return [encodeCalls(calls, options.call_format), answer(TURN_DONE_REPLY)];
   });
 }
 
@@ -36,6 +38,8 @@ export const bfcl: Task = {
   env: "bfcl",
   prompt: BFCL_PROMPT,
   parseAction: (text) => ({ action: text }),
+  // BFCL's pass, and EnvTuning's progress of 1 (every turn passed). Under the stage 1-2 format reward (0..2) a reward
+  // of 1 is not a pass: evaluate such a run's checkpoints with task_options.rewards=pass.
   isSuccess: (reward) => reward === 1,
   maxRounds: 60,
   splits: { train: range(0, GENERATED.train), test: range(GENERATED.train, GENERATED.test) },
@@ -48,7 +52,13 @@ export const bfcl: Task = {
     return await serveBfcl({
       port: 0,
       source: served,
-      episode: { formatErrors: o.format_errors, strictEmptyTurns: o.strict_empty_turns },
+      episode: {
+        format: o.call_format === "envtuning" ? "envtuning" : "auto",
+        formatErrors: o.format_errors,
+        strictEmptyTurns: o.strict_empty_turns,
+        rewards: o.rewards,
+        feedback: o.feedback,
+      },
     });
   },
   vocabulary: (prompt) => Promise.resolve(bfclVocabulary(generatedSource(), prompt)),

@@ -4,16 +4,22 @@
  */
 import { z } from "zod";
 import { CALL_FORMATS } from "./calls.ts";
+import { REWARD_MODES } from "./rewards.ts";
 
 const Schema = z.strictObject({
   /** BFCL's data directory (laid out as bfcl_eval/data/); null serves Crucible's generated tasks. */
   data_dir: z.string().min(1).nullable().default(null),
   /** The call form of the oracle's demonstrations (the server reads every form). */
-  call_format: z.enum(CALL_FORMATS.filter((f) => f !== "auto") as ["python", "qwen", "tiny"]).default("python"),
+  call_format: z.enum(CALL_FORMATS.filter((f) => f !== "auto") as ["python", "qwen", "tiny", "envtuning"])
+    .default("python"),
   /** A reply that does not decode: answered with the error and the turn goes on, or read as the turn's end (BFCL). */
   format_errors: z.enum(["feedback", "end_turn"]).default("feedback"),
   /** Whether a call on a turn with empty ground truth fails the turn (BFCL's irrelevance rule; its v4 runner: off). */
   strict_empty_turns: z.boolean().default(true),
+  /** The episode's reward: BFCL's pass (0/1), EnvTuning's stage 1-2 `format` reward (0..2) or stage 3 `progress`. */
+  rewards: z.enum(REWARD_MODES).default("pass"),
+  /** EnvTuning's augmented feedback: format errors answered with what was wrong; off for its last stage. */
+  feedback: z.boolean().default(true),
 });
 
 /** BFCL's task options, defaults filled. */

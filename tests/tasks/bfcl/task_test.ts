@@ -54,7 +54,10 @@ Deno.test("options are checked with the key's name", () => {
     call_format: "python",
     format_errors: "feedback",
     strict_empty_turns: true,
+    rewards: "pass",
+    feedback: true,
   });
+  assert.throws(() => parseBfclOptions({ rewards: "stage3" }), /task_options.rewards/);
   assert.throws(() => parseBfclOptions({ datadir: "x" }), /Unknown BFCL option "task_options.datadir".*data_dir/);
   assert.throws(() => parseBfclOptions({ call_format: "xml" }), /task_options.call_format/);
 });
@@ -67,4 +70,28 @@ Deno.test("evaluation reports rates by group when the task has groups", () => {
   assert.equal(r.byGroup!["class A"].avg, 1);
   assert.ok(Math.abs(r.byGroup!["class B"].avg - 2 / 3) < 1e-12);
   assert.equal(scoreEpisodes(ts, 1, () => "base").byGroup, undefined);
+});
+
+Deno.test("under EnvTuning's layout and progress reward the oracle's replies score 1", async () => {
+  const options = parseBfclOptions({ call_format: "envtuning", rewards: "progress" });
+  const server = await bfcl.serve!(options);
+  const post = async (path: string, b: unknown) =>
+    await (await fetch(`${server.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(b),
+    })).json();
+  try {
+    const { id } = await post("/create", {});
+    for (const index of [0, 1, 2]) {
+      await post("/reset", { id, data_idx: index });
+      let last = { reward: 0, done: false };
+      for (const reply of await bfcl.oracle!(index, options)) last = await post("/step", { id, action: reply });
+      assert.deepEqual([last.done, last.reward], [true, 1], `${index}`);
+    }
+    const junk = await post("/step", { id: (await post("/create", {})).id, action: "[ls()]" });
+    assert.equal(junk.observation, "Error: Missing <think></think> tags");
+  } finally {
+    await server.shutdown();
+  }
 });
