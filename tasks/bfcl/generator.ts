@@ -126,17 +126,34 @@ function toEntry(drawn: Drawn, category: string, id: string, rng: Rng): BfclEntr
   };
 }
 
+function worldClasses(classes: readonly string[] | undefined): string[] {
+  const out = (classes ?? Object.keys(WORLDS)).filter((c) => Object.hasOwn(WORLDS, c));
+  if (out.length === 0) {
+    throw new RangeError(`No generator world for classes ${classes?.join(", ")}; worlds: ${Object.keys(WORLDS)}`);
+  }
+  return out;
+}
+
+/** Attempt `attempt` of `seed`: an entry of `category` with id `id` in whichever split its scenario falls, if any. */
+function attemptEntry(
+  seed: number,
+  attempt: number,
+  category: string,
+  id: string,
+  classes: readonly string[],
+  factory: ClassFactory,
+): BfclEntry | undefined {
+  const rng = new Rng((Math.imul(seed, 0x9e3779b1) ^ Math.imul(attempt, 0x85ebca6b)) | 0);
+  const drawn = draw(rng, classes, factory);
+  return drawn && toEntry(drawn, category, id, rng);
+}
+
 /**
  * `count` entries of `split`, entry i of category GENERATED_CATEGORIES[i mod 3], ids `multi_turn_<category>_<i>`.
  * Deterministic in (seed, split, classes).
  */
 export function generateEntries(options: GenerateOptions, factory: ClassFactory): BfclEntry[] {
-  const classes = (options.classes ?? Object.keys(WORLDS)).filter((c) => Object.hasOwn(WORLDS, c));
-  if (classes.length === 0) {
-    throw new RangeError(
-      `No generator world for classes ${options.classes?.join(", ")}; worlds: ${Object.keys(WORLDS)}`,
-    );
-  }
+  const classes = worldClasses(options.classes);
   const out: BfclEntry[] = [];
   for (let i = 0, attempt = 0; out.length < options.count; attempt++) {
     if (attempt > options.count * 200 + 1000) {
@@ -144,16 +161,29 @@ export function generateEntries(options: GenerateOptions, factory: ClassFactory)
         `The generator could not draw ${options.count} ${options.split} entries (got ${out.length})`,
       );
     }
-    const rng = new Rng((Math.imul(options.seed, 0x9e3779b1) ^ Math.imul(attempt, 0x85ebca6b)) | 0);
     const category = GENERATED_CATEGORIES[i % GENERATED_CATEGORIES.length];
-    const drawn = draw(rng, classes, factory);
-    if (!drawn) continue;
-    const entry = toEntry(drawn, category, `multi_turn_${category}_${i}`, rng);
+    const entry = attemptEntry(options.seed, attempt, category, `multi_turn_${category}_${i}`, classes, factory);
     if (!entry || splitOf(entry.question, entry.initialConfig) !== options.split) continue;
     out.push(entry);
     i++;
   }
   return out;
+}
+
+/** One entry of `split` and `category` drawn from `seed` (pretraining draws one per episode). */
+export function generateEntry(
+  options: { seed: number; split: Split; category: string; classes?: readonly string[] },
+  factory: ClassFactory,
+): BfclEntry {
+  const classes = worldClasses(options.classes);
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    const id = `multi_turn_${options.category}_${options.seed >>> 0}`;
+    const entry = attemptEntry(options.seed, attempt, options.category, id, classes, factory);
+    if (entry && splitOf(entry.question, entry.initialConfig) === options.split) return entry;
+  }
+  throw new RangeError(
+    `The generator could not draw a ${options.split} ${options.category} entry from ${options.seed}`,
+  );
 }
 
 /** The split an entry's scenario belongs to (exported for the test that the splits share none). */

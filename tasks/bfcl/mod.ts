@@ -2,14 +2,15 @@
  * BFCL multi-turn function calling: the user asks for things turn by turn, the model calls the tools of BFCL's API
  * classes until it answers in plain text, and BFCL's checker judges each turn. The task's parts, reached by the
  * trainer only through the Task hooks: the embedded server (BFCL's files from `task_options.data_dir`, else the
- * generated tasks), per-category and per-class results, the oracle's demonstrations from ground truth, and the tiny
- * model's vocabulary.
+ * generated tasks), per-category and per-class results, the oracle's demonstrations from ground truth, the tiny
+ * model's vocabulary, and synthetic tasks for pretraining a base model (synthetic.ts).
  */
 import type { Task } from "../task.ts";
-import { encodeCalls } from "./calls.ts";
-import { parseGroundTruth } from "./checker.ts";
+import type { EpisodeOptions } from "./episode.ts";
+import { oracleReplies } from "./oracle.ts";
 import { type BfclOptions, parseBfclOptions } from "./options.ts";
-import { BFCL_PROMPT, EMPTY_TURN_REPLY, TURN_DONE_REPLY } from "./prompt.ts";
+import { BFCL_PROMPT } from "./prompt.ts";
+import { bfclSynthetic } from "./synthetic.ts";
 import { type BfclSource, bfclSource, GENERATED, generatedSource, serveBfcl } from "./server.ts";
 import { bfclVocabulary } from "./vocabulary.ts";
 
@@ -19,18 +20,18 @@ const range = (lo: number, n: number) => Array.from({ length: n }, (_, i) => lo 
 let served: BfclSource | undefined;
 const source = () => served ?? generatedSource();
 
-/** The oracle's replies for entry `index`: each turn's ground-truth calls in one reply, then the turn's end. */
-export function oracleReplies(src: BfclSource, index: number, options: BfclOptions): string[] {
-  const entry = src.entries[index];
-  if (!entry) throw new RangeError(`No BFCL entry ${index}; the source has ${src.entries.length}`);
-  const answer = (text: string) =>
-    options.call_format === "envtuning" ? `<think>The request is handled.</think>\n<answer>${text}</answer>` : text;
-  return entry.groundTruth.flatMap((turn, t) => {
-    if (turn.length === 0) return [answer(EMPTY_TURN_REPLY)];
-    const calls = turn.map((c) => parseGroundTruth(entry, t, c));
-    return [encodeCalls(calls, options.call_format), answer(TURN_DONE_REPLY)];
-  });
+/** The episode rules the options ask for. */
+export function episodeOptions(o: BfclOptions): EpisodeOptions {
+  return {
+    format: o.call_format === "envtuning" ? "envtuning" : "auto",
+    formatErrors: o.format_errors,
+    strictEmptyTurns: o.strict_empty_turns,
+    rewards: o.rewards,
+    feedback: o.feedback,
+  };
 }
+
+export { oracleReplies };
 
 /** The BFCL task. 60 rounds: BFCL allows 20 steps a turn; generated entries need at most about 10 in all. */
 export const bfcl: Task = {
@@ -52,18 +53,16 @@ export const bfcl: Task = {
     return await serveBfcl({
       port: 0,
       source: served,
-      episode: {
-        format: o.call_format === "envtuning" ? "envtuning" : "auto",
-        formatErrors: o.format_errors,
-        strictEmptyTurns: o.strict_empty_turns,
-        rewards: o.rewards,
-        feedback: o.feedback,
-      },
+      episode: episodeOptions(o),
     });
   },
   vocabulary: (prompt) => Promise.resolve(bfclVocabulary(generatedSource(), prompt)),
   oracle: async (index, options) => {
     const o = parseBfclOptions(options);
     return oracleReplies(o.data_dir ? await bfclSource(o.data_dir) : generatedSource(), index, o);
+  },
+  synthetic: (options) => {
+    const o = parseBfclOptions(options);
+    return Promise.resolve(bfclSynthetic(o, episodeOptions(o)));
   },
 };

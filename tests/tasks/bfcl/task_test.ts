@@ -95,3 +95,36 @@ Deno.test("under EnvTuning's layout and progress reward the oracle's replies sco
     await server.shutdown();
   }
 });
+
+Deno.test("synthetic tasks: oracle episodes with the classes' results, and a held-out server that matches them", async () => {
+  const synthetic = await bfcl.synthetic!({});
+  const { Rng } = await import("../../../src/util/random.ts");
+  const ep = synthetic.episode(new Rng(5), 0.5);
+  assert.match(ep.opening, /^Here is a list of functions in JSON format/);
+  assert.ok(ep.turns.length >= 3);
+  assert.ok(ep.turns.every((t) => typeof t.reply === "string" && typeof t.observation === "string"));
+  assert.ok(synthetic.names.includes("mkdir") && synthetic.names.includes("create_ticket"));
+  const server = await synthetic.serve(99);
+  const post = async (path: string, b: unknown) =>
+    await (await fetch(`${server.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(b),
+    })).json();
+  try {
+    const { id } = await post("/create", {});
+    for (const index of [0, 1, 2]) {
+      const held = synthetic.heldOut(99, index);
+      assert.equal((await post("/reset", { id, data_idx: index })).observation, held.opening);
+      let last = { reward: 0, done: false };
+      for (const t of held.turns) {
+        last = await post("/step", { id, action: t.reply });
+        if (!last.done) assert.equal((last as unknown as { observation: string }).observation, t.observation);
+      }
+      assert.deepEqual([last.done, last.reward], [true, 1]);
+      assert.equal(synthetic.category(index), ["base", "miss_param", "miss_func"][index]);
+    }
+  } finally {
+    await server.shutdown();
+  }
+});
