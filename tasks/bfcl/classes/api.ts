@@ -12,6 +12,7 @@ import { MathAPI } from "./math_api.ts";
 import { MessageAPI } from "./message_api.ts";
 import { TwitterAPI } from "./posting_api.ts";
 import { TicketAPI } from "./ticket_api.ts";
+import { TradingBot } from "./trading_bot.ts";
 
 export { ApiCallError };
 
@@ -41,6 +42,7 @@ const FACTORIES: Record<string, () => ApiClass> = {
   MessageAPI: () => new MessageAPI(),
   TwitterAPI: () => new TwitterAPI(),
   TicketAPI: () => new TicketAPI(),
+  TradingBot: () => new TradingBot(),
 };
 
 /** BFCL's class names this module implements, in BFCL's documentation order. */

@@ -380,3 +380,67 @@ export function truthy(v: unknown): boolean {
   if (isDict(v)) return Object.keys(v).length > 0;
   return Boolean(v);
 }
+
+/** A Python int or float argument (bool counts, as in Python), or undefined. */
+export function num(v: unknown): number | bigint | undefined {
+  if (typeof v === "number" || typeof v === "bigint") return v;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (v instanceof PyFloat) return v.value;
+  return undefined;
+}
+
+export function isNumber(v: unknown): boolean {
+  return num(v) !== undefined;
+}
+
+/** Python's repr of a complex: `(1.5+2j)`, floats without a trailing `.0`, the real part left out when it is +0. */
+export function complexRepr(re: number, im: number): string {
+  const part = (x: number) => floatRepr(x).replace(/\.0$/, "").replace(/\.0e/, "e");
+  const imText = `${part(im)}j`;
+  if (re === 0 && !Object.is(re, -0)) return imText;
+  return `(${part(re)}${im < 0 || Object.is(im, -0) ? "" : "+"}${imText})`;
+}
+
+/** An int result: a number when it is safe, a bigint past 2^53. */
+export function intResult(x: bigint): number | bigint {
+  return x >= BigInt(Number.MIN_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(x) : x;
+}
+
+/** Python's a op b for ints and floats (bools count as ints); undefined when an operand is no number. */
+export function arith(a: unknown, b: unknown, op: "+" | "-" | "*"): unknown {
+  const x = num(a);
+  const y = num(b);
+  if (x === undefined || y === undefined) return undefined;
+  if (!isPyFloat(a) && !isPyFloat(b)) {
+    const p = BigInt(x);
+    const q = BigInt(y);
+    return intResult(op === "+" ? p + q : op === "-" ? p - q : p * q);
+  }
+  const p = Number(x);
+  const q = Number(y);
+  return pyFloat(op === "+" ? p + q : op === "-" ? p - q : p * q);
+}
+
+/** Python's `a op b` on numbers, raising Python's TypeError text when an operand is no number. */
+export function pyArith(a: unknown, b: unknown, op: "+" | "-" | "*", shown: string = op): unknown {
+  const r = arith(a, b, op);
+  if (r === undefined) {
+    throw new PyTypeError(`unsupported operand type(s) for ${shown}: '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
+  }
+  return r;
+}
+
+/** Python's numeric comparison `a op b`, raising Python's TypeError text when either side is no number. */
+export function pyCompare(a: unknown, op: "<" | "<=" | ">" | ">=", b: unknown): boolean {
+  const x = num(a);
+  const y = num(b);
+  if (x === undefined || y === undefined) {
+    throw new PyTypeError(`'${op}' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
+  }
+  const p = Number(x);
+  const q = Number(y);
+  return op === "<" ? p < q : op === "<=" ? p <= q : op === ">" ? p > q : p >= q;
+}
+
+/** A TypeError raised inside a method: base.ts turns it into the call's error text. */
+export class PyTypeError extends Error {}
