@@ -13,6 +13,7 @@ import { MessageAPI } from "./message_api.ts";
 import { TwitterAPI } from "./posting_api.ts";
 import { TicketAPI } from "./ticket_api.ts";
 import { TradingBot } from "./trading_bot.ts";
+import { TravelAPI } from "./travel_booking.ts";
 
 export { ApiCallError };
 
@@ -43,6 +44,7 @@ const FACTORIES: Record<string, () => ApiClass> = {
   TwitterAPI: () => new TwitterAPI(),
   TicketAPI: () => new TicketAPI(),
   TradingBot: () => new TradingBot(),
+  TravelAPI: () => new TravelAPI(),
 };
 
 /** BFCL's class names this module implements, in BFCL's documentation order. */

@@ -3,15 +3,9 @@
  * fails with CPython's own TypeError texts (missing, unexpected and duplicated arguments, too many positional ones),
  * and `ApiCallError`, the exception a method raises (BFCL records it as `Error during execution: <message>`).
  */
-import { PyTypeError, pyTypeName } from "./py.ts";
+import { ApiCallError, pyTypeName } from "./py.ts";
 
-/** A Python exception raised by an API method; `message` is Python's `str(e)`. */
-export class ApiCallError extends Error {
-  constructor(message: string, readonly pythonType = "Exception") {
-    super(message);
-    this.name = "ApiCallError";
-  }
-}
+export { ApiCallError };
 
 /** One parameter: a name, and a default when the parameter is optional. */
 export type Param = string | readonly [name: string, defaultValue: unknown];
@@ -89,13 +83,7 @@ export abstract class PyApiBase {
   call(method: string, args: Record<string, unknown>, positional: readonly unknown[] = []): unknown {
     const spec = Object.hasOwn(this.table, method) ? this.table[method] : undefined;
     if (!spec) throw new ApiCallError(`'${this.name}' object has no attribute '${method}'`, "AttributeError");
-    const bound = bindArgs(this.name, method, spec.params, args, positional);
-    try {
-      return spec.run(bound);
-    } catch (e) {
-      if (e instanceof PyTypeError) throw new ApiCallError(e.message, "TypeError");
-      throw e;
-    }
+    return spec.run(bindArgs(this.name, method, spec.params, args, positional));
   }
 
   /** Public method names, sorted as Python's `inspect.getmembers` lists them. */

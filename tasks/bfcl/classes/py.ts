@@ -11,6 +11,46 @@
  * JSON keeping `1.0` a float, for entries whose numbers the classes hand back unchanged.
  */
 
+/** A Python exception raised by an API method; `message` is Python's `str(e)`, `pythonType` its class name. */
+export class ApiCallError extends Error {
+  constructor(message: string, readonly pythonType = "Exception") {
+    super(message);
+    this.name = "ApiCallError";
+  }
+}
+
+/** Python's `int(x)` for an int, float (truncated), bool or integer string, else its ValueError / TypeError. */
+export function pyInt(v: unknown): number {
+  if (typeof v === "string") {
+    if (/^\s*[+-]?\d+\s*$/.test(v)) return Number(v);
+    throw new ApiCallError(`invalid literal for int() with base 10: ${strRepr(v)}`, "ValueError");
+  }
+  const x = typeof v === "boolean" ? Number(v) : numValue(v);
+  if (x === undefined) {
+    throw new ApiCallError(
+      `int() argument must be a string, a bytes-like object or a real number, not '${pyTypeName(v)}'`,
+      "TypeError",
+    );
+  }
+  return Math.trunc(x);
+}
+
+/** Python's `float(x)` for a number, bool or numeric string, else its ValueError / TypeError. */
+export function pyFloatOf(v: unknown): number {
+  if (typeof v === "string") {
+    const t = v.trim().toLowerCase();
+    if (/^[+-]?(inf|infinity)$/.test(t)) return t.startsWith("-") ? -Infinity : Infinity;
+    if (/^[+-]?nan$/.test(t)) return NaN;
+    if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return Number(t);
+    throw new ApiCallError(`could not convert string to float: ${strRepr(v)}`, "ValueError");
+  }
+  const x = typeof v === "boolean" ? Number(v) : numValue(v);
+  if (x === undefined) {
+    throw new ApiCallError(`float() argument must be a string or a real number, not '${pyTypeName(v)}'`, "TypeError");
+  }
+  return x;
+}
+
 /** A Python float with an integral value (5.0); other floats are plain non-integer numbers. */
 export class PyFloat {
   constructor(readonly value: number) {}
@@ -425,7 +465,10 @@ export function arith(a: unknown, b: unknown, op: "+" | "-" | "*"): unknown {
 export function pyArith(a: unknown, b: unknown, op: "+" | "-" | "*", shown: string = op): unknown {
   const r = arith(a, b, op);
   if (r === undefined) {
-    throw new PyTypeError(`unsupported operand type(s) for ${shown}: '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
+    throw new ApiCallError(
+      `unsupported operand type(s) for ${shown}: '${pyTypeName(a)}' and '${pyTypeName(b)}'`,
+      "TypeError",
+    );
   }
   return r;
 }
@@ -435,12 +478,12 @@ export function pyCompare(a: unknown, op: "<" | "<=" | ">" | ">=", b: unknown): 
   const x = num(a);
   const y = num(b);
   if (x === undefined || y === undefined) {
-    throw new PyTypeError(`'${op}' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`);
+    throw new ApiCallError(
+      `'${op}' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`,
+      "TypeError",
+    );
   }
   const p = Number(x);
   const q = Number(y);
   return op === "<" ? p < q : op === "<=" ? p <= q : op === ">" ? p > q : p >= q;
 }
-
-/** A TypeError raised inside a method: base.ts turns it into the call's error text. */
-export class PyTypeError extends Error {}

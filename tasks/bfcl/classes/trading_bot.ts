@@ -12,7 +12,6 @@ import { longContext } from "./long_context.ts";
 import {
   dictEntries,
   formatFixed,
-  num,
   numValue,
   pyArith,
   pyCompare,
@@ -20,6 +19,8 @@ import {
   pyEq,
   PyFloat,
   pyFloat,
+  pyFloatOf,
+  pyInt,
   pyKey,
   pyRepr,
   pyStr,
@@ -107,22 +108,6 @@ function parseDate(s: unknown): string {
     throw new ApiCallError("day is out of range for month", "ValueError");
   }
   return `${m[1]}-${String(mo).padStart(2, "0")}-${String(d).padStart(2, "0")} 00:00:00`;
-}
-
-/** Python's `int(x)` for a number or numeric string (truncating floats). */
-function pyInt(v: unknown): number {
-  if (typeof v === "string" && /^\s*[+-]?\d+\s*$/.test(v)) return Number(v);
-  const x = num(v);
-  if (x === undefined) throw new ApiCallError(`invalid literal for int() with base 10: ${pyRepr(v)}`, "ValueError");
-  return Math.trunc(Number(x));
-}
-
-/** Python's `float(x)` for a number or numeric string. */
-function pyFloatOf(v: unknown): number {
-  if (typeof v === "string" && v.trim() !== "" && !Number.isNaN(Number(v))) return Number(v);
-  const x = num(v);
-  if (x === undefined) throw new ApiCallError(`could not convert string to float: ${pyRepr(v)}`, "ValueError");
-  return Number(x);
 }
 
 /** The trading class; one instance per episode. */
