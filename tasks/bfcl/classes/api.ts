@@ -14,6 +14,7 @@ import { TwitterAPI } from "./posting_api.ts";
 import { TicketAPI } from "./ticket_api.ts";
 import { TradingBot } from "./trading_bot.ts";
 import { TravelAPI } from "./travel_booking.ts";
+import { VehicleControlAPI } from "./vehicle_control.ts";
 
 export { ApiCallError };
 
@@ -45,6 +46,7 @@ const FACTORIES: Record<string, () => ApiClass> = {
   TicketAPI: () => new TicketAPI(),
   TradingBot: () => new TradingBot(),
   TravelAPI: () => new TravelAPI(),
+  VehicleControlAPI: () => new VehicleControlAPI(),
 };
 
 /** BFCL's class names this module implements, in BFCL's documentation order. */
