@@ -12,8 +12,13 @@ import { MathAPI } from "./math_api.ts";
 import { MessageAPI } from "./message_api.ts";
 import { TwitterAPI } from "./posting_api.ts";
 import { TicketAPI } from "./ticket_api.ts";
+import { TradingBot } from "./trading_bot.ts";
+import { TravelAPI } from "./travel_booking.ts";
+import { VehicleControlAPI } from "./vehicle_control.ts";
 
 export { ApiCallError };
+export { DOC_FILES, type FunctionDoc, functionDocs } from "./docs.ts";
+export { type CallOutcome, executeCall, FORBIDDEN_NAMES, methodOwners } from "./execute.ts";
 
 /** One BFCL API class instance. */
 export interface ApiClass {
@@ -41,6 +46,9 @@ const FACTORIES: Record<string, () => ApiClass> = {
   MessageAPI: () => new MessageAPI(),
   TwitterAPI: () => new TwitterAPI(),
   TicketAPI: () => new TicketAPI(),
+  TradingBot: () => new TradingBot(),
+  TravelAPI: () => new TravelAPI(),
+  VehicleControlAPI: () => new VehicleControlAPI(),
 };
 
 /** BFCL's class names this module implements, in BFCL's documentation order. */

@@ -3,15 +3,9 @@
  * fails with CPython's own TypeError texts (missing, unexpected and duplicated arguments, too many positional ones),
  * and `ApiCallError`, the exception a method raises (BFCL records it as `Error during execution: <message>`).
  */
-import { pyTypeName } from "./py.ts";
+import { ApiCallError, pyTypeName } from "./py.ts";
 
-/** A Python exception raised by an API method; `message` is Python's `str(e)`. */
-export class ApiCallError extends Error {
-  constructor(message: string, readonly pythonType = "Exception") {
-    super(message);
-    this.name = "ApiCallError";
-  }
-}
+export { ApiCallError };
 
 /** One parameter: a name, and a default when the parameter is optional. */
 export type Param = string | readonly [name: string, defaultValue: unknown];

@@ -6,48 +6,8 @@
  * Sums run left to right (CPython 3.11's `sum`; 3.12's compensated float sum can differ in the last bit).
  */
 import { ApiCallError, type MethodSpec, PyApiBase } from "./base.ts";
-import { floatRepr, isPyFloat, PyFloat, pyFloat, PyOpaque, pyRound } from "./py.ts";
+import { arith, complexRepr, intResult, isNumber, isPyFloat, num, pyFloat, PyOpaque, pyRound } from "./py.ts";
 import { decimalSqrt, mpmathLogRatio, ZeroDivisionError } from "./py_numeric.ts";
-
-/** A Python int or float argument (bool counts, as in Python), or undefined. */
-function num(v: unknown): number | bigint | undefined {
-  if (typeof v === "number" || typeof v === "bigint") return v;
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (v instanceof PyFloat) return v.value;
-  return undefined;
-}
-
-function isNumber(v: unknown): boolean {
-  return num(v) !== undefined;
-}
-
-/** Python's repr of a complex: `(1.5+2j)`, floats without a trailing `.0`, the real part left out when it is +0. */
-function complexRepr(re: number, im: number): string {
-  const part = (x: number) => floatRepr(x).replace(/\.0$/, "").replace(/\.0e/, "e");
-  const imText = `${part(im)}j`;
-  if (re === 0 && !Object.is(re, -0)) return imText;
-  return `(${part(re)}${im < 0 || Object.is(im, -0) ? "" : "+"}${imText})`;
-}
-
-/** An int result: a number when it is safe, a bigint past 2^53. */
-function intResult(x: bigint): number | bigint {
-  return x >= BigInt(Number.MIN_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(x) : x;
-}
-
-/** Python's a op b for ints and floats; undefined when an operand is no number (Python's TypeError). */
-function arith(a: unknown, b: unknown, op: "+" | "-" | "*"): unknown {
-  const x = num(a);
-  const y = num(b);
-  if (x === undefined || y === undefined) return undefined;
-  if (!isPyFloat(a) && !isPyFloat(b)) {
-    const p = BigInt(x);
-    const q = BigInt(y);
-    return intResult(op === "+" ? p + q : op === "-" ? p - q : p * q);
-  }
-  const p = Number(x);
-  const q = Number(y);
-  return pyFloat(op === "+" ? p + q : op === "-" ? p - q : p * q);
-}
 
 /** Python's `sum(numbers)` (start 0, left to right), or undefined on a non-number. */
 function pySum(xs: unknown[]): unknown {

@@ -11,6 +11,46 @@
  * JSON keeping `1.0` a float, for entries whose numbers the classes hand back unchanged.
  */
 
+/** A Python exception raised by an API method; `message` is Python's `str(e)`, `pythonType` its class name. */
+export class ApiCallError extends Error {
+  constructor(message: string, readonly pythonType = "Exception") {
+    super(message);
+    this.name = "ApiCallError";
+  }
+}
+
+/** Python's `int(x)` for an int, float (truncated), bool or integer string, else its ValueError / TypeError. */
+export function pyInt(v: unknown): number {
+  if (typeof v === "string") {
+    if (/^\s*[+-]?\d+\s*$/.test(v)) return Number(v);
+    throw new ApiCallError(`invalid literal for int() with base 10: ${strRepr(v)}`, "ValueError");
+  }
+  const x = typeof v === "boolean" ? Number(v) : numValue(v);
+  if (x === undefined) {
+    throw new ApiCallError(
+      `int() argument must be a string, a bytes-like object or a real number, not '${pyTypeName(v)}'`,
+      "TypeError",
+    );
+  }
+  return Math.trunc(x);
+}
+
+/** Python's `float(x)` for a number, bool or numeric string, else its ValueError / TypeError. */
+export function pyFloatOf(v: unknown): number {
+  if (typeof v === "string") {
+    const t = v.trim().toLowerCase();
+    if (/^[+-]?(inf|infinity)$/.test(t)) return t.startsWith("-") ? -Infinity : Infinity;
+    if (/^[+-]?nan$/.test(t)) return NaN;
+    if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return Number(t);
+    throw new ApiCallError(`could not convert string to float: ${strRepr(v)}`, "ValueError");
+  }
+  const x = typeof v === "boolean" ? Number(v) : numValue(v);
+  if (x === undefined) {
+    throw new ApiCallError(`float() argument must be a string or a real number, not '${pyTypeName(v)}'`, "TypeError");
+  }
+  return x;
+}
+
 /** A Python float with an integral value (5.0); other floats are plain non-integer numbers. */
 export class PyFloat {
   constructor(readonly value: number) {}
@@ -379,4 +419,71 @@ export function truthy(v: unknown): boolean {
   if (typeof v === "bigint") return v !== 0n;
   if (isDict(v)) return Object.keys(v).length > 0;
   return Boolean(v);
+}
+
+/** A Python int or float argument (bool counts, as in Python), or undefined. */
+export function num(v: unknown): number | bigint | undefined {
+  if (typeof v === "number" || typeof v === "bigint") return v;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (v instanceof PyFloat) return v.value;
+  return undefined;
+}
+
+export function isNumber(v: unknown): boolean {
+  return num(v) !== undefined;
+}
+
+/** Python's repr of a complex: `(1.5+2j)`, floats without a trailing `.0`, the real part left out when it is +0. */
+export function complexRepr(re: number, im: number): string {
+  const part = (x: number) => floatRepr(x).replace(/\.0$/, "").replace(/\.0e/, "e");
+  const imText = `${part(im)}j`;
+  if (re === 0 && !Object.is(re, -0)) return imText;
+  return `(${part(re)}${im < 0 || Object.is(im, -0) ? "" : "+"}${imText})`;
+}
+
+/** An int result: a number when it is safe, a bigint past 2^53. */
+export function intResult(x: bigint): number | bigint {
+  return x >= BigInt(Number.MIN_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(x) : x;
+}
+
+/** Python's a op b for ints and floats (bools count as ints); undefined when an operand is no number. */
+export function arith(a: unknown, b: unknown, op: "+" | "-" | "*"): unknown {
+  const x = num(a);
+  const y = num(b);
+  if (x === undefined || y === undefined) return undefined;
+  if (!isPyFloat(a) && !isPyFloat(b)) {
+    const p = BigInt(x);
+    const q = BigInt(y);
+    return intResult(op === "+" ? p + q : op === "-" ? p - q : p * q);
+  }
+  const p = Number(x);
+  const q = Number(y);
+  return pyFloat(op === "+" ? p + q : op === "-" ? p - q : p * q);
+}
+
+/** Python's `a op b` on numbers, raising Python's TypeError text when an operand is no number. */
+export function pyArith(a: unknown, b: unknown, op: "+" | "-" | "*", shown: string = op): unknown {
+  const r = arith(a, b, op);
+  if (r === undefined) {
+    throw new ApiCallError(
+      `unsupported operand type(s) for ${shown}: '${pyTypeName(a)}' and '${pyTypeName(b)}'`,
+      "TypeError",
+    );
+  }
+  return r;
+}
+
+/** Python's numeric comparison `a op b`, raising Python's TypeError text when either side is no number. */
+export function pyCompare(a: unknown, op: "<" | "<=" | ">" | ">=", b: unknown): boolean {
+  const x = num(a);
+  const y = num(b);
+  if (x === undefined || y === undefined) {
+    throw new ApiCallError(
+      `'${op}' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`,
+      "TypeError",
+    );
+  }
+  const p = Number(x);
+  const q = Number(y);
+  return op === "<" ? p < q : op === "<=" ? p <= q : op === ">" ? p > q : p >= q;
 }
