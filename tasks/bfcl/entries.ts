@@ -15,6 +15,8 @@
  * ```
  */
 
+import type { FunctionDoc } from "./classes/docs.ts";
+
 /** One chat message of a user turn. */
 export interface Message {
   role: string;
@@ -22,12 +24,7 @@ export interface Message {
 }
 
 /** A tool's document as BFCL's `multi_turn_func_doc` files write it. */
-export interface FunctionDoc {
-  name: string;
-  description: string;
-  parameters: { type: string; properties: Record<string, Record<string, unknown>>; required?: string[] };
-  response?: unknown;
-}
+export type { FunctionDoc };
 
 /** One multi-turn entry with its ground truth. */
 export interface BfclEntry {

@@ -12,6 +12,7 @@
  * ```
  */
 import type { ParsedCall, PyValue } from "./literal.ts";
+import { FORBIDDEN_NAMES } from "./classes/execute.ts";
 import { PyFloat, renderResult } from "./classes/py.ts";
 
 /** What the executor needs of an API class instance (the classes' `ApiClass` satisfies it). */
@@ -29,8 +30,7 @@ export type ClassFactory = (className: string) => ApiInstance;
 /** BFCL's stateless classes: never loaded from `initial_config`. */
 export const STATELESS_CLASSES: ReadonlySet<string> = new Set(["MathAPI"]);
 
-/** Method names BFCL refuses to evaluate, whatever their owner. */
-const FORBIDDEN = new Set(["kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"]);
+const FORBIDDEN = new Set(FORBIDDEN_NAMES);
 
 /** One episode's instances: by class, and by the public method name that reaches them. */
 export interface Instances {
@@ -85,7 +85,6 @@ export function executeCall(instances: Instances, call: ParsedCall): string {
     return renderResult(owner.call(method, copyValue(call.args) as ParsedCall["args"], call.positional.map(copyValue)));
   } catch (e) {
     if (e instanceof Error && e.name === "ApiCallError") return `${ERROR_PREFIX}${e.message}`;
-    if (e instanceof RangeError || e instanceof TypeError) return `${ERROR_PREFIX}${e.message}`;
     throw e;
   }
 }
