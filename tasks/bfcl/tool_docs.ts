@@ -76,9 +76,27 @@ const TICKET: FunctionDoc[] = [
   doc("get_user_tickets", "List the logged-in user's tickets.", { status: ["string", "Only this status."] }, []),
 ];
 
+const TWITTER: FunctionDoc[] = [
+  doc("post_tweet", "Post a tweet as the logged-in user.", {
+    content: ["string", "The text."],
+    tags: ["array", "Hashtags."],
+    mentions: ["array", "User names mentioned."],
+  }, ["content"]),
+  doc("comment", "Comment on a tweet.", { tweet_id: ["integer", "Its id."], comment_content: ["string", "The text."] }),
+  doc("retweet", "Retweet a tweet.", { tweet_id: ["integer", "Its id."] }),
+  doc("mention", "Mention users in a tweet.", {
+    tweet_id: ["integer", "Its id."],
+    mentioned_usernames: ["array", "User names."],
+  }),
+  doc("follow_user", "Follow a user.", { username_to_follow: ["string", "The user."] }),
+  doc("search_tweets", "Find tweets that hold a keyword.", { keyword: ["string", "The keyword."] }),
+  doc("get_tweet", "Show a tweet.", { tweet_id: ["integer", "Its id."] }),
+];
+
 /** The generated tasks' tool documents by class. */
 export const GENERATED_DOCS: Readonly<Record<string, readonly FunctionDoc[]>> = {
   GorillaFileSystem: FS,
   MathAPI: MATH,
   TicketAPI: TICKET,
+  TwitterAPI: TWITTER,
 };

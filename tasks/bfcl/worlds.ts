@@ -300,9 +300,88 @@ export function ticketWorld(rng: Rng): World {
   return { className: "TicketAPI", config, request: (rng) => pick(rng, requests)(rng) };
 }
 
+/** TwitterAPI: a logged-in user with a few tweets; requests post, comment, retweet, mention and follow. */
+export function twitterWorld(rng: Rng): World {
+  const user = pick(rng, PEOPLE);
+  const tweets: Record<string, unknown> = {};
+  const ids: number[] = [];
+  let counter = 0;
+  for (let n = 1 + rng.int(3); counter < n; counter++) {
+    tweets[String(counter)] = {
+      id: counter,
+      username: user,
+      content: `${pick(rng, ["Working on", "Excited about", "Finished"])} the ${pick(rng, WORDS)}`,
+      tags: [`#${pick(rng, WORDS)}`],
+      mentions: [],
+    };
+    ids.push(counter);
+  }
+  const following = new Set(PEOPLE.filter((p) => p !== user && rng.float() < 0.3));
+  const config = {
+    username: user,
+    password: `${user}${100 + rng.int(900)}`,
+    authenticated: true,
+    tweets,
+    comments: {},
+    retweets: {},
+    following_list: [...following],
+    tweet_counter: counter,
+  };
+  const requests: ((rng: Rng) => Request | undefined)[] = [
+    (rng) => {
+      const content = `${pick(rng, ["Just shipped", "Reviewing", "Planning"])} the ${pick(rng, WORDS)}`;
+      const tag = `#${pick(rng, WORDS)}`;
+      return {
+        ask: `Post a tweet saying '${content}' with the tag ${tag}.`,
+        calls: [call("post_tweet", { content, tags: [tag] })],
+        vague: { ask: `Post a tweet with the tag ${tag}.`, clarify: `It should say '${content}'.` },
+        commit: () => void ids.push(counter++),
+      };
+    },
+    (rng) => {
+      const id = pick(rng, ids);
+      const text = `${pick(rng, ["Great", "Nice", "Interesting"])} ${pick(rng, WORDS)}!`;
+      if (id === undefined) return undefined;
+      return {
+        ask: `Comment '${text}' on tweet ${id}.`,
+        calls: [call("comment", { tweet_id: id, comment_content: text })],
+        vague: { ask: `Leave a comment on tweet ${id}.`, clarify: `The comment is '${text}'.` },
+      };
+    },
+    (rng) => {
+      const id = pick(rng, ids);
+      return id === undefined ? undefined : { ask: `Retweet tweet ${id}.`, calls: [call("retweet", { tweet_id: id })] };
+    },
+    (rng) => {
+      const id = pick(rng, ids), who = pick(rng, PEOPLE.filter((p) => p !== user));
+      if (id === undefined) return undefined;
+      return {
+        ask: `Mention ${who} in tweet ${id}.`,
+        calls: [call("mention", { tweet_id: id, mentioned_usernames: [who] })],
+      };
+    },
+    (rng) => {
+      const who = pick(rng, PEOPLE.filter((p) => p !== user && !following.has(p)));
+      if (!who) return undefined;
+      return {
+        ask: `Follow ${who}.`,
+        calls: [call("follow_user", { username_to_follow: who })],
+        vague: { ask: "Follow someone for me.", clarify: `Follow ${who}.` },
+        commit: () => void following.add(who),
+      };
+    },
+    (rng) => {
+      const word = pick(rng, WORDS);
+      return { ask: `Find tweets that mention '${word}'.`, calls: [call("search_tweets", { keyword: word })] };
+    },
+  ];
+  return { className: "TwitterAPI", config, request: (rng) => pick(rng, requests)(rng) };
+}
+
 /** The worlds by class name. */
 export const WORLDS: Readonly<Record<string, (rng: Rng) => World>> = {
   GorillaFileSystem: fileSystemWorld,
   MathAPI: mathWorld,
   TicketAPI: ticketWorld,
+  TwitterAPI: twitterWorld,
 };
