@@ -41,6 +41,8 @@ Options:
   --seed S               seed of the sampling streams (default 0)
   --limit N              only the first N tasks of the split (default all)
   --env-url URL          a running AgentGym server (repeatable); default Crucible's embedded TextCraft server
+  --task-option K=V      a task option for the embedded server and the task (repeatable), e.g. for BFCL's own
+                         files: --task-option data_dir=DIR
   --episodes FILE        also append every episode (turns, rewards, conversation) to FILE as JSON lines
   --json                 one JSON object per model instead of the table
   --engine NAME          wgsl (Crucible's kernels, default), onnx (onnxruntime-web's wasm backend on the CPU)
@@ -67,6 +69,7 @@ export async function main(args: string[]): Promise<void> {
       "max-rounds": { type: "string" },
       limit: { type: "string" },
       "env-url": { type: "string", multiple: true },
+      "task-option": { type: "string", multiple: true },
       json: { type: "boolean" },
       episodes: { type: "string" },
       engine: { type: "string", default: "wgsl" },
@@ -93,6 +96,10 @@ export async function main(args: string[]): Promise<void> {
   const overrides = [`task=${taskName}`, `data.test_split=${v.split}`];
   if (v.items) overrides.push(`data.test_items=${JSON.stringify(v.items)}`);
   if (v["env-url"]) overrides.push(`env.urls=${JSON.stringify(v["env-url"])}`);
+  for (const o of v["task-option"] ?? []) {
+    if (!/^[\w.]+=/.test(o)) throw new TypeError(`--task-option takes KEY=VALUE (e.g. data_dir=DIR), got "${o}"`);
+    overrides.push(`task_options.${o}`);
+  }
   const config = resolveConfig({ text: "", name: "eval" }, overrides);
   const env = await openEnv(config);
   const reporter = terminalReporter({ quiet: v.json });

@@ -43,7 +43,13 @@ export const bfcl: Task = {
   // of 1 is not a pass: evaluate such a run's checkpoints with task_options.rewards=pass.
   isSuccess: (reward) => reward === 1,
   maxRounds: 60,
-  splits: { train: range(0, GENERATED.train), test: range(GENERATED.train, GENERATED.test) },
+  // train/test: the generated tasks; bfcl: BFCL's own 800 multi-turn entries (4 categories x 200) when
+  // task_options.data_dir holds them.
+  splits: {
+    train: range(0, GENERATED.train),
+    test: range(GENERATED.train, GENERATED.test),
+    bfcl: range(0, 800),
+  },
   category: (index) => source().entries[index]?.category ?? "unknown",
   groups: (index) => (source().entries[index]?.involvedClasses ?? []).map((c) => `class ${c}`),
   parseOptions: parseBfclOptions,
