@@ -83,7 +83,15 @@ export abstract class PyApiBase {
   call(method: string, args: Record<string, unknown>, positional: readonly unknown[] = []): unknown {
     const spec = Object.hasOwn(this.table, method) ? this.table[method] : undefined;
     if (!spec) throw new ApiCallError(`'${this.name}' object has no attribute '${method}'`, "AttributeError");
-    return spec.run(bindArgs(this.name, method, spec.params, args, positional));
+    const bound = bindArgs(this.name, method, spec.params, args, positional);
+    try {
+      return spec.run(bound);
+    } catch (e) {
+      // A JS error here means an argument of a type the method does not handle as Python would (Python raises its
+      // own TypeError / AttributeError there); it becomes an error result rather than crashing the episode.
+      if (e instanceof ApiCallError || !(e instanceof TypeError || e instanceof RangeError)) throw e;
+      throw new ApiCallError(`${method}: argument of an unsupported type (${e.message})`, "TypeError");
+    }
   }
 
   /** Public method names, sorted as Python's `inspect.getmembers` lists them. */

@@ -6,9 +6,21 @@
  * new directory (children keep their old parent), so later edits and `cd ..` behave as in BFCL.
  * State compared by the checker: `root` (names and contents, parents ignored) and `long_context`.
  */
-import { ApiCallError, type MethodSpec, PyApiBase } from "./base.ts";
+import { ApiCallError, expectStr, type MethodSpec, PyApiBase } from "./base.ts";
 import { longContext } from "./long_context.ts";
-import { compareStr, formatFixed, pyLen, splitlines, splitWhitespace } from "./py.ts";
+import {
+  compareStr,
+  formatFixed,
+  hashKey,
+  pyCompare,
+  pyContains,
+  pyEq,
+  pyLen,
+  pyStr,
+  splitlines,
+  splitWhitespace,
+  truthy,
+} from "./py.ts";
 
 /** A file: name and text content. */
 export class FsFile {
@@ -47,8 +59,9 @@ function plainItem(item: FsFile | FsDir): Record<string, unknown> {
 
 const INVALID = '|/\\?%*:"><';
 
-function validName(name: string): boolean {
-  return ![...INVALID].some((c) => name.includes(c));
+/** Python's `not any(c in name for c in '|/\\?%*:"><')` (TypeError when name is not iterable). */
+function validName(name: unknown): boolean {
+  return ![...INVALID].some((c) => pyContains(name, c));
 }
 
 type ScenarioNode = { type: string; content?: string; contents?: Record<string, ScenarioNode> };
@@ -100,27 +113,30 @@ export class GorillaFileSystem extends PyApiBase {
     return this.#cwd;
   }
 
-  #navigate(path: string | null): FsDir | { error: string } {
+  #navigate(path: unknown): FsDir | { error: string } {
     if (path === null || path === ".") return this.#cwd;
     if (path === "/") return this.root;
-    const dirs = path.replace(/^\/+|\/+$/g, "").split("/");
-    let dir = path.startsWith("/") ? this.root : this.#cwd;
+    const text = expectStr(path, "strip");
+    const dirs = text.replace(/^\/+|\/+$/g, "").split("/");
+    let dir = text.startsWith("/") ? this.root : this.#cwd;
     for (const name of dirs) {
       const next = dir.getItem(name);
-      if (!(next instanceof FsDir)) return { error: `cd: '${path}': No such file or directory` };
+      if (!(next instanceof FsDir)) return { error: `cd: '${text}': No such file or directory` };
       dir = next;
     }
     return dir;
   }
 
-  /** The file `name` in the current directory, if it is a file. */
-  #file(name: unknown): FsFile | undefined {
-    const item = typeof name === "string" ? this.#cwd.contents.get(name) : undefined;
-    return item instanceof FsFile ? item : undefined;
+  /** Python's `name in self._current_dir.contents` (TypeError for an unhashable name). */
+  #has(name: unknown): boolean {
+    const key = hashKey(name);
+    return typeof key === "string" && this.#cwd.contents.has(key);
   }
 
-  #has(name: unknown): boolean {
-    return typeof name === "string" && this.#cwd.contents.has(name);
+  /** The file `name` in the current directory, if it is a file. */
+  #file(name: unknown): FsFile | undefined {
+    const item = this.#has(name) ? this.#cwd.contents.get(name as string) : undefined;
+    return item instanceof FsFile ? item : undefined;
   }
 
   protected readonly table: Record<string, MethodSpec> = {
@@ -136,14 +152,14 @@ export class GorillaFileSystem extends PyApiBase {
       params: [["a", false]],
       run: ({ a }) => {
         let contents = [...this.#cwd.contents.keys()];
-        if (!a) contents = contents.filter((n) => !n.startsWith("."));
+        if (!truthy(a)) contents = contents.filter((n) => !n.startsWith("."));
         return { current_directory_content: contents };
       },
     },
     cd: {
       params: ["folder"],
       run: (args) => {
-        let folder = String(args.folder).replace(/\/+$/, "");
+        let folder = expectStr(args.folder, "rstrip").replace(/\/+$/, "");
         if (folder === "") folder = "/";
         if (![".", "..", "/"].includes(folder) && folder.includes("/")) {
           return { error: `cd: ${folder}: Unsupported path. Only one folder level at a time is supported.` };
@@ -164,20 +180,20 @@ export class GorillaFileSystem extends PyApiBase {
     mkdir: {
       params: ["dir_name"],
       run: ({ dir_name }) => {
-        const name = String(dir_name);
-        if (!validName(name)) return { error: `mkdir: cannot create directory '${name}': Invalid character` };
-        if (this.#has(name)) return { error: `mkdir: cannot create directory '${name}': File exists` };
-        this.#cwd.addDirectory(name);
+        const shown = pyStr(dir_name);
+        if (!validName(dir_name)) return { error: `mkdir: cannot create directory '${shown}': Invalid character` };
+        if (this.#has(dir_name)) return { error: `mkdir: cannot create directory '${shown}': File exists` };
+        this.#cwd.addDirectory(dir_name as string);
         return null;
       },
     },
     touch: {
       params: ["file_name"],
       run: ({ file_name }) => {
-        const name = String(file_name);
-        if (!validName(name)) return { error: `touch: cannot touch '${name}': Invalid character` };
-        if (this.#has(name)) return { error: `touch: cannot touch '${name}': File exists` };
-        this.#cwd.addFile(name);
+        const shown = pyStr(file_name);
+        if (!validName(file_name)) return { error: `touch: cannot touch '${shown}': Invalid character` };
+        if (this.#has(file_name)) return { error: `touch: cannot touch '${shown}': File exists` };
+        this.#cwd.addFile(file_name as string);
         return null;
       },
     },
@@ -185,11 +201,11 @@ export class GorillaFileSystem extends PyApiBase {
       params: ["content", ["file_name", null]],
       run: ({ content, file_name }) => {
         if (file_name === null) return { terminal_output: content };
-        const name = String(file_name);
-        if (!validName(name)) return { error: `echo: cannot write to '${name}': Invalid character` };
-        if (name === "") return { terminal_output: content };
-        const item = this.#cwd.contents.get(name);
-        if (item === undefined) return { error: `echo: cannot write to '${name}': No such file` };
+        const shown = pyStr(file_name);
+        if (!validName(file_name)) return { error: `echo: cannot write to '${shown}': Invalid character` };
+        if (!truthy(file_name)) return { terminal_output: content };
+        if (!this.#has(file_name)) return { error: `echo: cannot write to '${shown}': No such file` };
+        const item = this.#cwd.contents.get(file_name as string)!;
         if (item instanceof FsDir) throw new ApiCallError("'Directory' object has no attribute '_write'");
         item.content = content as string;
         return null;
@@ -198,18 +214,18 @@ export class GorillaFileSystem extends PyApiBase {
     cat: {
       params: ["file_name"],
       run: ({ file_name }) => {
-        const name = String(file_name);
-        if (!validName(name)) return { error: `cat: '${name}': Invalid character` };
-        const item = this.#cwd.contents.get(name);
-        if (item === undefined) return { error: `cat: '${name}': No such file or directory` };
+        const shown = pyStr(file_name);
+        if (!validName(file_name)) return { error: `cat: '${shown}': Invalid character` };
+        if (!this.#has(file_name)) return { error: `cat: '${shown}': No such file or directory` };
+        const item = this.#cwd.contents.get(file_name as string)!;
         if (item instanceof FsFile) return { file_content: item.content };
-        return { error: `cat: '${name}': Is a directory` };
+        return { error: `cat: '${shown}': Is a directory` };
       },
     },
     find: {
       params: [["path", "."], ["name", null]],
       run: ({ path, name }) => {
-        const target = this.#navigate(path as string | null);
+        const target = this.#navigate(path);
         if (!(target instanceof FsDir)) {
           const msg = target.error;
           return msg.startsWith("cd:") ? { error: msg.replace("cd:", "find:") } : target;
@@ -218,25 +234,25 @@ export class GorillaFileSystem extends PyApiBase {
         const search = (dir: FsDir, base: string): void => {
           for (const [itemName, item] of dir.contents) {
             const itemPath = `${base}/${itemName}`;
-            if (name === null || itemName.includes(name as string)) matches.push(itemPath);
+            if (name === null || pyContains(itemName, name)) matches.push(itemPath);
             if (item instanceof FsDir) search(item, itemPath);
           }
         };
-        search(target, (path as string).replace(/\/+$/, ""));
+        search(target, expectStr(path, "rstrip").replace(/\/+$/, ""));
         return { matches };
       },
     },
     wc: {
       params: ["file_name", ["mode", "l"]],
       run: ({ file_name, mode }) => {
-        if (!["l", "w", "c"].includes(mode as string)) return { error: `wc: invalid mode '${String(mode)}'` };
+        if (!["l", "w", "c"].some((m) => pyEq(m, mode))) return { error: `wc: invalid mode '${pyStr(mode)}'` };
         const file = this.#file(file_name);
         if (file) {
           if (mode === "l") return { count: splitlines(file.content).length, type: "lines" };
           if (mode === "w") return { count: splitWhitespace(file.content).length, type: "words" };
           return { count: pyLen(file.content), type: "characters" };
         }
-        return { error: `wc: ${String(file_name)}: No such file or directory` };
+        return { error: `wc: ${pyStr(file_name)}: No such file or directory` };
       },
     },
     sort: {
@@ -244,15 +260,15 @@ export class GorillaFileSystem extends PyApiBase {
       run: ({ file_name }) => {
         const file = this.#file(file_name);
         if (file) return { sorted_content: splitlines(file.content).sort(compareStr).join("\n") };
-        return { error: `sort: ${String(file_name)}: No such file or directory` };
+        return { error: `sort: ${pyStr(file_name)}: No such file or directory` };
       },
     },
     grep: {
       params: ["file_name", "pattern"],
       run: ({ file_name, pattern }) => {
         const file = this.#file(file_name);
-        if (file) return { matching_lines: splitlines(file.content).filter((l) => l.includes(pattern as string)) };
-        return { error: `grep: ${String(file_name)}: No such file or directory` };
+        if (file) return { matching_lines: splitlines(file.content).filter((l) => pyContains(l, pattern)) };
+        return { error: `grep: ${pyStr(file_name)}: No such file or directory` };
       },
     },
     du: {
@@ -263,7 +279,7 @@ export class GorillaFileSystem extends PyApiBase {
             ? new TextEncoder().encode(item.content).length
             : [...item.contents.values()].reduce((s, c) => s + size(c), 0);
         let total = size(this.#cwd);
-        if (!human_readable) return { disk_usage: `${total} bytes` };
+        if (!truthy(human_readable)) return { disk_usage: `${total} bytes` };
         for (const unit of ["B", "KB", "MB", "GB", "TB"]) {
           if (total < 1024) return { disk_usage: `${formatFixed(total, 2)} ${unit}` };
           total /= 1024;
@@ -277,18 +293,23 @@ export class GorillaFileSystem extends PyApiBase {
         const file = this.#file(file_name);
         if (file) {
           const content = splitlines(file.content);
-          let n = lines as number;
-          if (n > content.length) n = content.length;
+          let n = lines;
+          if (pyCompare(n, ">", content.length)) n = content.length;
+          if (typeof n === "boolean") n = Number(n);
+          if (typeof n !== "number" || !Number.isInteger(n)) {
+            throw new ApiCallError("slice indices must be integers or None or have an __index__ method", "TypeError");
+          }
           return { last_lines: pySliceFrom(content, -n).join("\n") };
         }
-        return { error: `tail: ${String(file_name)}: No such file or directory` };
+        return { error: `tail: ${pyStr(file_name)}: No such file or directory` };
       },
     },
     diff: {
       params: ["file_name1", "file_name2"],
       run: ({ file_name1, file_name2 }) => {
-        const f1 = this.#has(file_name1) && this.#has(file_name2) ? this.#file(file_name1) : undefined;
-        const f2 = f1 ? this.#file(file_name2) : undefined;
+        const both = this.#has(file_name1) && this.#has(file_name2);
+        const f1 = both ? this.#file(file_name1) : undefined;
+        const f2 = both ? this.#file(file_name2) : undefined;
         if (f1 && f2) {
           const a = splitlines(f1.content);
           const b = splitlines(f2.content);
@@ -296,47 +317,49 @@ export class GorillaFileSystem extends PyApiBase {
           for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) out.push(`- ${a[i]}\n+ ${b[i]}`);
           return { diff_lines: out.join("\n") };
         }
-        return { error: `diff: ${String(file_name1)} or ${String(file_name2)}: No such file or directory` };
+        return { error: `diff: ${pyStr(file_name1)} or ${pyStr(file_name2)}: No such file or directory` };
       },
     },
     mv: {
       params: ["source", "destination"],
-      run: (args) => this.#moveOrCopy("mv", args.source as string, args.destination as string),
+      run: (args) => this.#moveOrCopy("mv", args.source, args.destination),
     },
     rm: {
       params: ["file_name"],
       run: ({ file_name }) => {
-        const name = file_name as string;
-        if (!this.#has(name)) return { error: `rm: cannot remove '${name}': No such file or directory` };
-        this.#cwd.contents.delete(name);
-        return { result: `'${name}' removed` };
+        const shown = pyStr(file_name);
+        if (!this.#has(file_name)) return { error: `rm: cannot remove '${shown}': No such file or directory` };
+        this.#cwd.contents.delete(file_name as string);
+        return { result: `'${shown}' removed` };
       },
     },
     rmdir: {
       params: ["dir_name"],
       run: ({ dir_name }) => {
-        const name = dir_name as string;
-        const item = this.#has(name) ? this.#cwd.contents.get(name) : undefined;
-        if (item === undefined) return { error: `rmdir: cannot remove '${name}': No such file or directory` };
-        if (!(item instanceof FsDir)) return { error: `rmdir: cannot remove '${name}': Not a directory` };
-        if (item.contents.size > 0) return { error: `rmdir: cannot remove '${name}': Directory not empty` };
-        this.#cwd.contents.delete(name);
-        return { result: `'${name}' removed` };
+        const shown = pyStr(dir_name);
+        if (!this.#has(dir_name)) return { error: `rmdir: cannot remove '${shown}': No such file or directory` };
+        const item = this.#cwd.contents.get(dir_name as string)!;
+        if (!(item instanceof FsDir)) return { error: `rmdir: cannot remove '${shown}': Not a directory` };
+        if (item.contents.size > 0) return { error: `rmdir: cannot remove '${shown}': Directory not empty` };
+        this.#cwd.contents.delete(dir_name as string);
+        return { result: `'${shown}' removed` };
       },
     },
     cp: {
       params: ["source", "destination"],
-      run: (args) => this.#moveOrCopy("cp", args.source as string, args.destination as string),
+      run: (args) => this.#moveOrCopy("cp", args.source, args.destination),
     },
   };
 
   /** mv and cp share their checks; they differ in removing the source and in how a directory's map is taken. */
-  #moveOrCopy(op: "mv" | "cp", source: string, destination: string): Record<string, string> {
+  #moveOrCopy(op: "mv" | "cp", source: unknown, destination: unknown): Record<string, string> {
     const verb = op === "mv" ? "move" : "copy";
     const done = op === "mv" ? "moved" : "copied";
-    if (!this.#has(source)) return { error: `${op}: cannot ${verb} '${source}': No such file or directory` };
-    const item = this.#cwd.contents.get(source)!;
-    if (destination.includes("/")) {
+    const src = pyStr(source);
+    const dst = pyStr(destination);
+    if (!this.#has(source)) return { error: `${op}: cannot ${verb} '${src}': No such file or directory` };
+    const item = this.#cwd.contents.get(source as string)!;
+    if (pyContains(destination, "/")) {
       return { error: `${op}: path not allowed in destination. Provide only a file or directory name.` };
     }
     const place = (dir: FsDir, name: string): void => {
@@ -346,22 +369,22 @@ export class GorillaFileSystem extends PyApiBase {
         (dir.contents.get(name) as FsDir).contents = op === "mv" ? item.contents : new Map(item.contents);
       }
     };
-    if (this.#cwd.contents.has(destination)) {
-      const dest = this.#cwd.contents.get(destination)!;
+    if (this.#has(destination)) {
+      const dest = this.#cwd.contents.get(destination as string)!;
       if (!(dest instanceof FsDir)) {
-        return { error: `${op}: cannot ${verb} '${source}' to '${destination}': Not a directory` };
+        return { error: `${op}: cannot ${verb} '${src}' to '${dst}': Not a directory` };
       }
       // mv checks the bare name in the destination; cp checks "dest/source", which no key ever equals.
-      if (op === "mv" && dest.contents.has(source)) {
-        return { error: `mv: cannot move '${source}' to '${destination}/${source}': File exists` };
+      if (op === "mv" && dest.contents.has(source as string)) {
+        return { error: `mv: cannot move '${src}' to '${dst}/${src}': File exists` };
       }
-      if (op === "mv") this.#cwd.contents.delete(source);
-      place(dest, source);
-      return { result: `'${source}' ${done} to '${destination}/${source}'` };
+      if (op === "mv") this.#cwd.contents.delete(source as string);
+      place(dest, source as string);
+      return { result: `'${src}' ${done} to '${dst}/${src}'` };
     }
-    if (op === "mv") this.#cwd.contents.delete(source);
-    place(this.#cwd, destination);
-    return { result: `'${source}' ${done} to '${destination}'` };
+    if (op === "mv") this.#cwd.contents.delete(source as string);
+    place(this.#cwd, destination as string);
+    return { result: `'${src}' ${done} to '${dst}'` };
   }
 }
 

@@ -6,7 +6,26 @@
  * Sums run left to right (CPython 3.11's `sum`; 3.12's compensated float sum can differ in the last bit).
  */
 import { ApiCallError, type MethodSpec, PyApiBase } from "./base.ts";
-import { arith, complexRepr, intResult, isNumber, isPyFloat, num, pyFloat, PyOpaque, pyRound } from "./py.ts";
+import {
+  arith,
+  compareStr,
+  complexRepr,
+  hashKey,
+  intResult,
+  isDict,
+  isNumber,
+  isPyFloat,
+  num,
+  pyEq,
+  pyFloat,
+  pyFloatOf,
+  pyInt,
+  PyOpaque,
+  pyRepr,
+  pyRound,
+  pyStr,
+  truthy,
+} from "./py.ts";
 import { decimalSqrt, mpmathLogRatio, ZeroDivisionError } from "./py_numeric.ts";
 
 /** Python's `sum(numbers)` (start 0, left to right), or undefined on a non-number. */
@@ -36,13 +55,44 @@ const IMPERIAL: Record<string, number> = {
   fahrenheit_to_celsius: 5 / 9,
 };
 
-/** Python's `a < b` for min/max over numbers (undefined on a non-number). */
-function extreme(xs: unknown[], pick: (a: number, b: number) => boolean): unknown {
+/** Python's iteration of a "list" argument: a list, a string's characters, a dict's keys; undefined otherwise. */
+function seqOf(v: unknown): unknown[] | undefined {
+  if (Array.isArray(v)) return v;
+  if (typeof v === "string") return [...v];
+  if (v instanceof Map) return [...v.keys()];
+  if (isDict(v)) return Object.keys(v);
+  return undefined;
+}
+
+/** mpmath's conversion of an argument: numbers and bools, numeric strings, else its ValueError. */
+function mpfArg(v: unknown): number {
+  if (typeof v === "boolean") return Number(v);
+  const x = num(v);
+  if (x !== undefined) return Number(x);
+  if (typeof v === "string") {
+    try {
+      return pyFloatOf(v);
+    } catch {
+      // fall through to mpmath's own message
+    }
+  }
+  throw new ApiCallError(`cannot create mpf from ${pyRepr(v)}`, "ValueError");
+}
+
+/**
+ * Python's min/max over a list (or a string's characters): numbers compare as numbers, strings by code point, a
+ * mix is Python's TypeError (undefined here; BFCL turns it into its error dict).
+ */
+function extreme(seq: unknown, sign: 1 | -1): unknown {
+  const xs = seqOf(seq);
+  if (xs === undefined) return undefined;
   let best = xs[0];
-  if (!isNumber(best)) return undefined;
   for (const x of xs.slice(1)) {
-    if (!isNumber(x)) return undefined;
-    if (pick(Number(num(x)), Number(num(best)))) best = x;
+    let d: number;
+    if (isNumber(x) && isNumber(best)) d = Number(num(x)) - Number(num(best));
+    else if (typeof x === "string" && typeof best === "string") d = compareStr(x, best);
+    else return undefined;
+    if (d * sign < 0) best = x;
   }
   return best;
 }
@@ -61,11 +111,14 @@ export class MathAPI extends PyApiBase {
     logarithm: {
       params: ["value", "base", "precision"],
       run: ({ value, base, precision }) => {
+        // BFCL wraps the whole computation in `except Exception as e: return {"error": str(e)}`.
         try {
-          const result = mpmathLogRatio(Number(num(value)), Number(num(base)), Number(num(precision)));
+          const dps = pyInt(precision);
+          const result = mpmathLogRatio(mpfArg(value), mpfArg(base), dps);
           return { result: new PyOpaque(result) };
         } catch (e) {
           if (e instanceof ZeroDivisionError) return { error: "" };
+          if (e instanceof ApiCallError) return { error: e.message };
           throw e;
         }
       },
@@ -73,20 +126,20 @@ export class MathAPI extends PyApiBase {
     mean: {
       params: ["numbers"],
       run: ({ numbers }) => {
-        const xs = numbers as unknown[];
-        if (!xs || xs.length === 0) return { error: "Cannot calculate mean of an empty list" };
-        const s = pySum(xs);
-        if (s === undefined) return { error: "All elements in the list must be numbers" };
+        if (!truthy(numbers)) return { error: "Cannot calculate mean of an empty list" };
+        const xs = seqOf(numbers);
+        const s = xs && pySum(xs);
+        if (!xs || s === undefined) return { error: "All elements in the list must be numbers" };
         return { result: pyFloat(Number(num(s)) / xs.length) };
       },
     },
     standard_deviation: {
       params: ["numbers"],
       run: ({ numbers }) => {
-        const xs = numbers as unknown[];
-        if (!xs || xs.length === 0) return { error: "Cannot calculate standard deviation of an empty list" };
-        const s = pySum(xs);
-        if (s === undefined) return { error: "All elements in the list must be numbers" };
+        if (!truthy(numbers)) return { error: "Cannot calculate standard deviation of an empty list" };
+        const xs = seqOf(numbers);
+        const s = xs && pySum(xs);
+        if (!xs || s === undefined) return { error: "All elements in the list must be numbers" };
         const mean = Number(num(s)) / xs.length;
         let v = 0;
         for (const x of xs) v += (Number(num(x)) - mean) ** 2;
@@ -97,10 +150,13 @@ export class MathAPI extends PyApiBase {
       params: ["value", "unit_in", "unit_out"],
       run: ({ value, unit_in, unit_out }) => {
         if (!isNumber(value)) return { error: "Value must be a number" };
-        const inn = unit_in as string;
-        const out = unit_out as string;
-        if (!Object.hasOwn(TO_METERS, inn) || !Object.hasOwn(TO_METERS, out)) {
-          return { error: `Conversion from '${inn}' to '${out}' is not supported` };
+        const inn = hashKey(unit_in);
+        const out = hashKey(unit_out);
+        if (
+          typeof inn !== "string" || !Object.hasOwn(TO_METERS, inn) || typeof out !== "string" ||
+          !Object.hasOwn(TO_METERS, out)
+        ) {
+          return { error: `Conversion from '${pyStr(unit_in)}' to '${pyStr(unit_out)}' is not supported` };
         }
         const meters = arith(value, TO_METERS[inn], "*");
         return { result: pyFloat(Number(num(meters)) * (1 / TO_METERS[out])) };
@@ -110,10 +166,10 @@ export class MathAPI extends PyApiBase {
       params: ["value", "unit_in", "unit_out"],
       run: ({ value, unit_in, unit_out }) => {
         if (!isNumber(value)) return { error: "Value must be a number" };
-        if (unit_in === unit_out) return { result: value };
-        const key = `${unit_in}_to_${unit_out}`;
+        if (pyEq(unit_in, unit_out)) return { result: value };
+        const key = `${pyStr(unit_in)}_to_${pyStr(unit_out)}`;
         if (!Object.hasOwn(IMPERIAL, key)) {
-          return { error: `Conversion from '${unit_in}' to '${unit_out}' is not supported` };
+          return { error: `Conversion from '${pyStr(unit_in)}' to '${pyStr(unit_out)}' is not supported` };
         }
         const x = Number(num(value));
         if (unit_in === "celsius" && unit_out === "fahrenheit") return { result: pyFloat(x * IMPERIAL[key] + 32) };
@@ -159,6 +215,13 @@ export class MathAPI extends PyApiBase {
         const y = num(exponent);
         if (x === undefined || y === undefined) return { error: "Both inputs must be numbers" };
         if (!isPyFloat(base) && !isPyFloat(exponent) && y >= 0) {
+          // Python computes any size, then refuses to print past 4300 digits; the estimate spares the work.
+          if (Number(y) * Math.log10(Math.max(Math.abs(Number(x)), 1)) > 4301) {
+            throw new ApiCallError(
+              "Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit",
+              "ValueError",
+            );
+          }
           return { result: intResult(BigInt(x) ** BigInt(y)) };
         }
         const b = Number(x);
@@ -170,7 +233,11 @@ export class MathAPI extends PyApiBase {
           return { result: new PyOpaque(complexRepr(len * Math.cos(phase), len * Math.sin(phase))) };
         }
         if (b === 0 && e < 0) throw new ApiCallError("0.0 cannot be raised to a negative power", "ZeroDivisionError");
-        return { result: pyFloat(b ** e) };
+        const r = b ** e;
+        if (!Number.isFinite(r) && Number.isFinite(b) && Number.isFinite(e)) {
+          throw new ApiCallError("(34, 'Numerical result out of range')", "OverflowError");
+        }
+        return { result: pyFloat(r) };
       },
     },
     square_root: {
@@ -181,6 +248,7 @@ export class MathAPI extends PyApiBase {
           return { error: "Input must be a number or computation resulted in an invalid operation" };
         }
         if (Number(x) < 0) return { error: "Cannot calculate square root of a negative number" };
+        if (typeof precision === "boolean") precision = Number(precision);
         if (typeof precision !== "number" || !Number.isInteger(precision)) {
           return { error: "Input must be a number or computation resulted in an invalid operation" };
         }
@@ -201,7 +269,7 @@ export class MathAPI extends PyApiBase {
       params: ["number", ["decimal_places", 0]],
       run: ({ number, decimal_places }) => {
         const x = num(number);
-        const d = decimal_places;
+        const d = typeof decimal_places === "boolean" ? Number(decimal_places) : decimal_places;
         if (x === undefined || typeof d !== "number" || !Number.isInteger(d)) {
           return { error: "First input must be a number, second input must be an integer" };
         }
@@ -235,28 +303,26 @@ export class MathAPI extends PyApiBase {
     min_value: {
       params: ["numbers"],
       run: ({ numbers }) => {
-        const xs = numbers as unknown[];
-        if (!xs || xs.length === 0) return { error: "Cannot find minimum of an empty list" };
-        const r = extreme(xs, (a, b) => a < b);
+        if (!truthy(numbers)) return { error: "Cannot find minimum of an empty list" };
+        const r = extreme(numbers, 1);
         return r === undefined ? { error: "All elements in the list must be numbers" } : { result: r };
       },
     },
     max_value: {
       params: ["numbers"],
       run: ({ numbers }) => {
-        const xs = numbers as unknown[];
-        if (!xs || xs.length === 0) return { error: "Cannot find maximum of an empty list" };
-        const r = extreme(xs, (a, b) => a > b);
+        if (!truthy(numbers)) return { error: "Cannot find maximum of an empty list" };
+        const r = extreme(numbers, -1);
         return r === undefined ? { error: "All elements in the list must be numbers" } : { result: r };
       },
     },
     sum_values: {
       params: ["numbers"],
       run: ({ numbers }) => {
-        const xs = numbers as unknown[];
-        if (!xs || xs.length === 0) return { error: "Cannot calculate sum of an empty list" };
-        const s = pySum(xs);
-        return s === undefined ? { error: "All elements in the list must be numbers" } : { result: s };
+        if (!truthy(numbers)) return { error: "Cannot calculate sum of an empty list" };
+        const xs = seqOf(numbers);
+        const s = xs && pySum(xs);
+        return !xs || s === undefined ? { error: "All elements in the list must be numbers" } : { result: s };
       },
     },
   };

@@ -97,6 +97,8 @@ export function pyTypeName(v: unknown): string {
   if (typeof v === "bigint") return "int";
   if (v instanceof PyFloat) return "float";
   if (Array.isArray(v)) return "list";
+  if (v instanceof Set) return "set";
+  if (v instanceof PyOpaque) return v.repr.split("(")[0];
   return "dict";
 }
 
@@ -486,4 +488,29 @@ export function pyCompare(a: unknown, op: "<" | "<=" | ">" | ">=", b: unknown): 
   const p = Number(x);
   const q = Number(y);
   return op === "<" ? p < q : op === "<=" ? p <= q : op === ">" ? p > q : p >= q;
+}
+
+/** A dict key for `key in d` / `d[key]`: Python's TypeError for unhashable values (lists, dicts, sets). */
+export function hashKey(v: unknown): unknown {
+  if (Array.isArray(v) || isDict(v) || v instanceof Set) {
+    throw new ApiCallError(`unhashable type: '${pyTypeName(v)}'`, "TypeError");
+  }
+  return pyKey(v);
+}
+
+/** Python's `item in container` for str (substring), list (==), dict / Map / Set (key); TypeError otherwise. */
+export function pyContains(container: unknown, item: unknown): boolean {
+  if (typeof container === "string") {
+    if (typeof item !== "string") {
+      throw new ApiCallError(`'in <string>' requires string as left operand, not ${pyTypeName(item)}`, "TypeError");
+    }
+    return container.includes(item);
+  }
+  if (Array.isArray(container)) return container.some((x) => pyEq(x, item));
+  if (container instanceof Map || container instanceof Set) return container.has(hashKey(item));
+  if (isDict(container)) {
+    const k = hashKey(item);
+    return Object.keys(container).some((x) => x === k);
+  }
+  throw new ApiCallError(`argument of type '${pyTypeName(container)}' is not iterable`, "TypeError");
 }

@@ -12,6 +12,9 @@
  * Hand-written: no npm package reproduces mpmath's per-step binary rounding or Python's Decimal text.
  */
 
+/** The largest precision computed (Python would take minutes for millions of digits; a server must not). */
+export const MAX_DIGITS = 5000;
+
 /** A binary float with `prec`-bit mantissa: value = man * 2^exp (man 0 for zero). */
 interface Mpf {
   man: bigint;
@@ -192,6 +195,7 @@ function lnMpf(x: number, prec: number): Mpf {
  * divisor) is outside what this reproduces and throws RangeError.
  */
 export function mpmathLogRatio(value: number, base: number, dps: number): string {
+  if (dps > MAX_DIGITS) throw new RangeError(`precision ${dps} is beyond the ${MAX_DIGITS} digits reproduced here`);
   const prec = dpsToPrec(dps);
   const digits = reprDps(prec);
   if (base < 0 || !Number.isFinite(value) || !Number.isFinite(base)) {
@@ -264,6 +268,7 @@ function fixDecimal(coeff: bigint, exp: number, prec: number): [bigint, number] 
 
 /** The repr of `Decimal(x).sqrt()` at `getcontext().prec = prec`, for x >= 0: `Decimal('1.414213562')`. */
 export function decimalSqrt(x: number, prec: number): string {
+  if (prec > MAX_DIGITS) throw new RangeError(`precision ${prec} is beyond the ${MAX_DIGITS} digits reproduced here`);
   const [c0, e0] = decimalOf(x);
   if (c0 === 0n) return `Decimal('${decimalStr(0n, Math.floor(e0 / 2))}')`;
   const digitsLen = c0.toString().length;
