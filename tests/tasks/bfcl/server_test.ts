@@ -76,8 +76,8 @@ Deno.test("bad model output gets BFCL's error text and the episode goes on", asy
     const broken = await post("/step", { id, action: '<tool_call>\n{"name": "ls"\n</tool_call>' });
     assert.match(broken.observation, /not JSON/);
     const wrongType = await post("/step", { id, action: "[cat(file_name=42)]" });
-    // The Python class formats the int into its message, as the class's own text (not an exception).
-    assert.equal(wrongType.observation, `{"error": "cat: '42': No such file or directory"}`);
+    // A wrong argument type gets the TypeError Python's class raises.
+    assert.equal(wrongType.observation, "Error during execution: argument of type 'int' is not iterable");
     const ok = await post("/step", { id, action: '<tool_call>\n{"name": "pwd", "arguments": {}}\n</tool_call>' });
     assert.deepEqual(ok.info.calls.map((c: { call: string }) => c.call), ["pwd()"]);
     assert.equal(ok.done, false);
