@@ -6,6 +6,7 @@
  *   train     the main job (`deno task train textcraft`) end to end: wall time, success after SFT and after RL
  *   recall    how many steps the tiny model needs to learn to copy tokens from its context (copy, induction, lookup)
  *   bfcl-server  steps/s of the BFCL server under concurrent episodes
+ *   bfcl-replay  BFCL's own ground truths through the checker and the episode (fidelity on BFCL's files)
  *
  * @example
  * ```sh
@@ -13,6 +14,7 @@
  * deno task bench model --size tiny
  * ```
  */
+import { BFCL_REPLAY_USAGE, main as bfclReplay } from "./bench/bfcl_replay.ts";
 import { ENV_SERVER_USAGE, main as bfclServer } from "./bench/env_server.ts";
 import { FAULTS_USAGE, main as faults } from "./bench/faults.ts";
 import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
@@ -62,6 +64,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "steps/s of the BFCL server under concurrent episodes playing generated tasks (default 32)",
     usage: ENV_SERVER_USAGE,
     run: bfclServer,
+  },
+  "bfcl-replay": {
+    summary: "BFCL's own ground truths played through the checker and the episode (needs --data-dir)",
+    usage: BFCL_REPLAY_USAGE,
+    run: bfclReplay,
   },
 };
 
