@@ -350,7 +350,11 @@ export class TradingBot extends PyApiBase {
           map.Technology.push(...(longContext("TECHNOLOGY_EXTENSION") as unknown[]));
           map.Automobile.push(...(longContext("AUTOMOBILE_EXTENSION") as unknown[]));
         }
-        return { stock_list: typeof sector === "string" && Object.hasOwn(map, sector) ? map[sector] : [] };
+        return {
+          stock_list: typeof hashKey(sector) === "string" && Object.hasOwn(map, sector as string)
+            ? map[sector as string]
+            : [],
+        };
       },
     },
     filter_stocks_by_price: {

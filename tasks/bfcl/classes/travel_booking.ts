@@ -9,7 +9,7 @@
  * State compared: credit_card_list, booking_record, access_token, token_type, token_expires_in, token_scope,
  * user_first_name, user_last_name, budget_limit, long_context.
  */
-import { ApiCallError, type MethodSpec, PyApiBase } from "./base.ts";
+import { ApiCallError, expectStr, type MethodSpec, PyApiBase } from "./base.ts";
 import { longContext } from "./long_context.ts";
 import {
   dictEntries,
@@ -334,6 +334,8 @@ export class TravelAPI extends PyApiBase {
 
   /** get_flight_cost's body: the cost list, or a ValueError with BFCL's message. */
   #flightCost(from: unknown, to: unknown, date: unknown, travelClass: unknown): unknown[] {
+    hashKey(from);
+    hashKey(to);
     const base = typeof from === "string" && typeof to === "string" ? BASE_COST.get(`${from}|${to}`) : undefined;
     if (base === undefined) throw new ApiCallError("No available route for the given airports.", "ValueError");
     const factor = typeof travelClass === "string" && Object.hasOwn(CLASS_FACTOR, travelClass)
@@ -564,7 +566,7 @@ export class TravelAPI extends PyApiBase {
         if (age < 18) {
           return { verification_status: false, verification_failure: "Traveler must be at least 18 years old." };
         }
-        if (!(passport_number as string).startsWith("US")) {
+        if (!expectStr(passport_number, "startswith").startsWith("US")) {
           return { verification_status: false, verification_failure: "Passport must be issued by the United States." };
         }
         return { verification_status: true };
