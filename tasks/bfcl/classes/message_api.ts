@@ -7,7 +7,7 @@
  * State compared: generated_ids (a set; sorted here), user_count, user_map, inbox, message_count, current_user.
  */
 import { type MethodSpec, PyApiBase } from "./base.ts";
-import { dictEntries, pyDeepCopy, pyEq, pyKey, pyStr, toPlain, truthy } from "./py.ts";
+import { dictEntries, hashKey, pyDeepCopy, pyEq, pyLower, pyStr, toPlain, truthy } from "./py.ts";
 import { PyRandom } from "./py_random.ts";
 
 const DEFAULT_USERS: [string, string][] = [["Alice", "USR001"], ["Bob", "USR002"], ["Catherine", "USR003"], [
@@ -40,7 +40,7 @@ export class MessageAPI extends PyApiBase {
   loadScenario(config: Record<string, unknown>, _longContext = false): void {
     const c = pyDeepCopy(config);
     this.#random = new PyRandom(BigInt((c.random_seed ?? 200191) as number));
-    this.generatedIds = new Set(((c.generated_ids ?? []) as unknown[]).map(pyKey));
+    this.generatedIds = new Set(((c.generated_ids ?? []) as unknown[]).map(hashKey));
     this.userCount = c.user_count ?? 4;
     this.userMap = new Map(c.user_map ? dictEntries(c.user_map as object) : DEFAULT_USERS);
     this.inbox = (c.inbox ?? pyDeepCopy(DEFAULT_INBOX)) as unknown[];
@@ -79,8 +79,8 @@ export class MessageAPI extends PyApiBase {
     get_user_id: {
       params: ["user"],
       run: ({ user }) => {
-        if (!this.userMap.has(pyKey(user))) return { error: `User '${pyStr(user)}' not found in the workspace.` };
-        return { user_id: this.userMap.get(pyKey(user)) };
+        if (!this.userMap.has(hashKey(user))) return { error: `User '${pyStr(user)}' not found in the workspace.` };
+        return { user_id: this.userMap.get(hashKey(user)) };
       },
     },
     message_login: {
@@ -136,7 +136,7 @@ export class MessageAPI extends PyApiBase {
         const sent = new Map<unknown, unknown[]>();
         for (const m of this.inbox) {
           const [receiver, text] = firstItem(m);
-          const key = pyKey(receiver);
+          const key = hashKey(receiver);
           if (!sent.has(key)) sent.set(key, [text]);
           else sent.get(key)!.push(text);
         }
@@ -146,11 +146,11 @@ export class MessageAPI extends PyApiBase {
     add_contact: {
       params: ["user_name"],
       run: ({ user_name }) => {
-        if (this.userMap.has(pyKey(user_name))) return { error: `User name '${pyStr(user_name)}' already exists.` };
+        if (this.userMap.has(hashKey(user_name))) return { error: `User name '${pyStr(user_name)}' already exists.` };
         this.userCount = (this.userCount as number) + 1;
         const userId = `USR${String(this.userCount).padStart(3, "0")}`;
         if (this.#hasId(userId)) return { error: `User ID '${userId}' already exists.` };
-        this.userMap.set(pyKey(user_name), userId);
+        this.userMap.set(hashKey(user_name), userId);
         return { added_status: true, user_id: userId, message: `Contact '${pyStr(user_name)}' added successfully.` };
       },
     },
@@ -159,11 +159,11 @@ export class MessageAPI extends PyApiBase {
       run: ({ keyword }) => {
         const out = this.#loggedOut();
         if (out) return out;
-        const k = (keyword as string).toLowerCase();
+        const k = pyLower(keyword);
         const results = [];
         for (const m of this.inbox) {
           const [receiver, text] = firstItem(m);
-          if ((text as string).toLowerCase().includes(k)) results.push({ receiver_id: receiver, message: text });
+          if (pyLower(text).includes(k)) results.push({ receiver_id: receiver, message: text });
         }
         return { results };
       },
@@ -173,7 +173,7 @@ export class MessageAPI extends PyApiBase {
       run: () => {
         const out = this.#loggedOut();
         if (out) return out;
-        const contacts = new Set(this.inbox.map((m) => pyKey(firstItem(m)[0])));
+        const contacts = new Set(this.inbox.map((m) => hashKey(firstItem(m)[0])));
         return { stats: { received_count: this.inbox.length, total_contacts: contacts.size } };
       },
     },

@@ -7,14 +7,27 @@
  * `mention` on one such tweet shows on the others.
  * State compared: username, password, authenticated, tweets, comments, retweets, following_list, tweet_counter.
  */
-import { type MethodSpec, PyApiBase } from "./base.ts";
-import { dictEntries, pyDeepCopy, pyEq, pyKey, pyStr, toPlain, truthy } from "./py.ts";
+import { ApiCallError, type MethodSpec, PyApiBase } from "./base.ts";
+import {
+  dictEntries,
+  getItem,
+  hashKey,
+  pyContains,
+  pyDeepCopy,
+  pyEq,
+  pyIter,
+  pyLower,
+  pyStr,
+  pyTypeName,
+  toPlain,
+  truthy,
+} from "./py.ts";
 
 type Tweet = Record<string, unknown>;
 
 /** Python's `int(k)` for a scenario key. */
 function intKey(k: unknown): unknown {
-  return typeof k === "string" && /^\s*[+-]?\d+\s*$/.test(k) ? Number(k) : pyKey(k);
+  return typeof k === "string" && /^\s*[+-]?\d+\s*$/.test(k) ? Number(k) : hashKey(k);
 }
 
 /** The posting class; one instance per episode. */
@@ -91,7 +104,7 @@ export class TwitterAPI extends PyApiBase {
           tags: tags === undefined ? this.#defaultTags : tags,
           mentions: mentions === undefined ? this.#defaultMentions : mentions,
         };
-        this.tweets.set(pyKey(this.tweetCounter), tweet);
+        this.tweets.set(hashKey(this.tweetCounter), tweet);
         this.tweetCounter = (this.tweetCounter as number) + 1;
         return tweet;
       },
@@ -101,7 +114,7 @@ export class TwitterAPI extends PyApiBase {
       run: ({ tweet_id }) => {
         const denied = this.#auth("retweeting");
         if (denied) return denied;
-        if (!this.tweets.has(pyKey(tweet_id))) return this.#notFound(tweet_id);
+        if (!this.tweets.has(hashKey(tweet_id))) return this.#notFound(tweet_id);
         if (!this.retweets.has(this.username)) this.retweets.set(this.username, []);
         const mine = this.retweets.get(this.username)!;
         if (mine.some((t) => pyEq(t, tweet_id))) return { retweet_status: "Already retweeted" };
@@ -114,8 +127,8 @@ export class TwitterAPI extends PyApiBase {
       run: ({ tweet_id, comment_content }) => {
         const denied = this.#auth("commenting");
         if (denied) return denied;
-        if (!this.tweets.has(pyKey(tweet_id))) return this.#notFound(tweet_id);
-        const key = pyKey(tweet_id);
+        if (!this.tweets.has(hashKey(tweet_id))) return this.#notFound(tweet_id);
+        const key = hashKey(tweet_id);
         if (!this.comments.has(key)) this.comments.set(key, []);
         this.comments.get(key)!.push({ username: this.username, content: comment_content });
         return { comment_status: "Comment added successfully" };
@@ -124,13 +137,13 @@ export class TwitterAPI extends PyApiBase {
     mention: {
       params: ["tweet_id", "mentioned_usernames"],
       run: ({ tweet_id, mentioned_usernames }) => {
-        const tweet = this.tweets.get(pyKey(tweet_id));
+        const tweet = this.tweets.get(hashKey(tweet_id));
         if (!tweet) return this.#notFound(tweet_id);
-        const list = tweet.mentions as unknown[];
-        const add = typeof mentioned_usernames === "string"
-          ? [...mentioned_usernames]
-          : mentioned_usernames as unknown[];
-        list.push(...add);
+        const list = getItem(tweet, "mentions");
+        if (!Array.isArray(list)) {
+          throw new ApiCallError(`'${pyTypeName(list)}' object has no attribute 'extend'`, "AttributeError");
+        }
+        list.push(...pyIter(mentioned_usernames));
         return { mention_status: "Users mentioned successfully" };
       },
     },
@@ -161,7 +174,7 @@ export class TwitterAPI extends PyApiBase {
     },
     get_tweet: {
       params: ["tweet_id"],
-      run: ({ tweet_id }) => this.tweets.get(pyKey(tweet_id)) ?? this.#notFound(tweet_id),
+      run: ({ tweet_id }) => this.tweets.get(hashKey(tweet_id)) ?? this.#notFound(tweet_id),
     },
     get_user_tweets: {
       params: ["username"],
@@ -170,18 +183,18 @@ export class TwitterAPI extends PyApiBase {
     search_tweets: {
       params: ["keyword"],
       run: ({ keyword }) => {
-        const k = (keyword as string).toLowerCase();
+        // Evaluated per tweet as Python's comprehension does: no tweet, no error for a bad keyword.
         return [...this.tweets.values()].filter((t) =>
-          (t.content as string).toLowerCase().includes(k) ||
-          (t.tags as string[]).map((tag) => tag.toLowerCase()).includes(k)
+          pyLower(getItem(t, "content")).includes(pyLower(keyword)) ||
+          pyContains(pyIter(getItem(t, "tags")).map(pyLower), pyLower(keyword))
         );
       },
     },
     get_tweet_comments: {
       params: ["tweet_id"],
       run: ({ tweet_id }) => {
-        if (!this.tweets.has(pyKey(tweet_id))) return this.#notFound(tweet_id);
-        return this.comments.get(pyKey(tweet_id)) ?? [];
+        if (!this.tweets.has(hashKey(tweet_id))) return this.#notFound(tweet_id);
+        return this.comments.get(hashKey(tweet_id)) ?? [];
       },
     },
     get_user_stats: {
@@ -189,7 +202,7 @@ export class TwitterAPI extends PyApiBase {
       run: ({ username }) => ({
         tweet_count: [...this.tweets.values()].filter((t) => pyEq(t.username, username)).length,
         following_count: pyEq(username, this.username) ? this.followingList.length : 0,
-        retweet_count: (this.retweets.get(pyKey(username)) ?? []).length,
+        retweet_count: (this.retweets.get(hashKey(username)) ?? []).length,
       }),
     },
   };

@@ -466,6 +466,23 @@ export function arith(a: unknown, b: unknown, op: "+" | "-" | "*"): unknown {
 /** Python's `a op b` on numbers, raising Python's TypeError text when an operand is no number. */
 export function pyArith(a: unknown, b: unknown, op: "+" | "-" | "*", shown: string = op): unknown {
   const r = arith(a, b, op);
+  const isSeq = (v: unknown) => typeof v === "string" || Array.isArray(v);
+  if (r === undefined && op === "+" && isSeq(a)) {
+    const kind = typeof a === "string" ? "str" : "list";
+    if (pyTypeName(b) === kind) {
+      return typeof a === "string" ? a + (b as string) : [...(a as unknown[]), ...(b as unknown[])];
+    }
+    throw new ApiCallError(`can only concatenate ${kind} (not "${pyTypeName(b)}") to ${kind}`, "TypeError");
+  }
+  if (r === undefined && op === "*" && (isSeq(a) || isSeq(b))) {
+    const [seq, n] = isSeq(a) ? [a, b] : [b, a];
+    const count = typeof n === "boolean" ? Number(n) : typeof n === "number" && Number.isInteger(n) ? n : undefined;
+    if (count === undefined) {
+      throw new ApiCallError(`can't multiply sequence by non-int of type '${pyTypeName(n)}'`, "TypeError");
+    }
+    if (typeof seq === "string") return seq.repeat(Math.max(0, count));
+    return Array.from({ length: Math.max(0, count) }, () => seq as unknown[]).flat();
+  }
   if (r === undefined) {
     throw new ApiCallError(
       `unsupported operand type(s) for ${shown}: '${pyTypeName(a)}' and '${pyTypeName(b)}'`,
@@ -513,4 +530,28 @@ export function pyContains(container: unknown, item: unknown): boolean {
     return Object.keys(container).some((x) => x === k);
   }
   throw new ApiCallError(`argument of type '${pyTypeName(container)}' is not iterable`, "TypeError");
+}
+
+/** Python's `s.lower()`, or its AttributeError when s is not a str. */
+export function pyLower(v: unknown): string {
+  if (typeof v !== "string") {
+    throw new ApiCallError(`'${pyTypeName(v)}' object has no attribute 'lower'`, "AttributeError");
+  }
+  return v.toLowerCase();
+}
+
+/** Python's `d[key]` on a record: the value, or KeyError with the key's repr. */
+export function getItem(d: Record<string, unknown>, key: string): unknown {
+  if (!isDict(d)) throw new ApiCallError(`'${pyTypeName(d)}' object is not subscriptable`, "TypeError");
+  if (!Object.hasOwn(d, key)) throw new ApiCallError(strRepr(key), "KeyError");
+  return d[key];
+}
+
+/** Python's iteration of a value (`for x in v`, `list.extend(v)`): its items, or the TypeError. */
+export function pyIter(v: unknown): unknown[] {
+  if (Array.isArray(v)) return v;
+  if (typeof v === "string") return [...v];
+  if (v instanceof Map || v instanceof Set) return [...v.keys()];
+  if (isDict(v)) return Object.keys(v);
+  throw new ApiCallError(`'${pyTypeName(v)}' object is not iterable`, "TypeError");
 }

@@ -5,7 +5,19 @@
  * State compared: ticket_queue, ticket_counter, current_user.
  */
 import { ApiCallError, type MethodSpec, PyApiBase } from "./base.ts";
-import { dictEntries, numValue, pyDeepCopy, pyEq, pyStr, pyTypeName, toPlain, truthy } from "./py.ts";
+import {
+  dictEntries,
+  getItem,
+  isDict,
+  numValue,
+  pyDeepCopy,
+  pyEq,
+  pyLower,
+  pyStr,
+  pyTypeName,
+  toPlain,
+  truthy,
+} from "./py.ts";
 
 type Ticket = Record<string, unknown>;
 
@@ -34,7 +46,7 @@ export class TicketAPI extends PyApiBase {
   }
 
   #find(id: unknown): Ticket | undefined {
-    return this.ticketQueue.find((t) => pyEq(t.id, id));
+    return this.ticketQueue.find((t) => pyEq(getItem(t, "id"), id));
   }
 
   #notFound(id: unknown): Record<string, string> {
@@ -94,7 +106,10 @@ export class TicketAPI extends PyApiBase {
       run: ({ ticket_id, updates }) => {
         const t = this.#find(ticket_id);
         if (!t) return this.#notFound(ticket_id);
-        const fields = dictEntries(updates as object);
+        if (!(updates instanceof Map) && !isDict(updates)) {
+          throw new ApiCallError(`'${pyTypeName(updates)}' object has no attribute 'keys'`, "AttributeError");
+        }
+        const fields = dictEntries(updates);
         const invalid = fields.map(([k]) => k).filter((k) => !VALID_FIELDS.has(k as string));
         if (invalid.length > 0) return { error: `Invalid fields for update: ${invalid.map(pyStr).join(", ")}` };
         for (const [k, v] of fields) if (v !== null && v !== undefined) t[k as string] = v;
@@ -126,11 +141,8 @@ export class TicketAPI extends PyApiBase {
         if (!truthy(this.currentUser)) {
           return [{ error: "User not authenticated. Please log in to view tickets." }];
         }
-        let mine = this.ticketQueue.filter((t) => pyEq(t.created_by, this.currentUser));
-        if (truthy(status)) {
-          const s = (status as string).toLowerCase();
-          mine = mine.filter((t) => (t.status as string).toLowerCase() === s);
-        }
+        let mine = this.ticketQueue.filter((t) => pyEq(getItem(t, "created_by"), this.currentUser));
+        if (truthy(status)) mine = mine.filter((t) => pyLower(getItem(t, "status")) === pyLower(status));
         return mine;
       },
     },

@@ -12,6 +12,7 @@ import { longContext } from "./long_context.ts";
 import {
   dictEntries,
   formatFixed,
+  hashKey,
   numValue,
   pyArith,
   pyCompare,
@@ -21,9 +22,11 @@ import {
   pyFloat,
   pyFloatOf,
   pyInt,
-  pyKey,
+  pyIter,
+  pyLower,
   pyRepr,
   pyStr,
+  pyTypeName,
   toPlain,
   truthy,
 } from "./py.ts";
@@ -96,7 +99,7 @@ function parseDate(s: unknown): string {
   const m = typeof s === "string" ? /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(s) : null;
   if (!m) {
     if (typeof s !== "string") {
-      throw new ApiCallError(`strptime() argument 1 must be str, not ${typeof s === "number" ? "int" : typeof s}`);
+      throw new ApiCallError(`strptime() argument 1 must be str, not ${pyTypeName(s)}`, "TypeError");
     }
     throw new ApiCallError(`time data ${pyRepr(s)} does not match format '%Y-%m-%d'`, "ValueError");
   }
@@ -177,13 +180,15 @@ export class TradingBot extends PyApiBase {
     get_symbol_by_name: {
       params: ["name"],
       run: ({ name }) => ({
-        symbol: typeof name === "string" && Object.hasOwn(SYMBOLS, name) ? SYMBOLS[name] : "Stock not found",
+        symbol: typeof hashKey(name) === "string" && Object.hasOwn(SYMBOLS, name as string)
+          ? SYMBOLS[name as string]
+          : "Stock not found",
       }),
     },
     get_stock_info: {
       params: ["symbol"],
       run: ({ symbol }) => {
-        const s = this.stocks.get(pyKey(symbol));
+        const s = this.stocks.get(hashKey(symbol));
         if (!s) return { error: `Stock with symbol '${pyStr(symbol)}' not found.` };
         if (!this.longContext) return s;
         return { ...s, "MA(5)": longContext("MA_5_EXTENSION"), "MA(20)": longContext("MA_20_EXTENSION") };
@@ -192,7 +197,7 @@ export class TradingBot extends PyApiBase {
     get_order_details: {
       params: ["order_id"],
       run: ({ order_id }) => {
-        const order = this.orders.get(pyKey(order_id));
+        const order = this.orders.get(hashKey(order_id));
         if (!order) {
           return {
             error: `Order with ID ${pyStr(order_id)} not found.Here is the list of orders_id: ${
@@ -210,7 +215,7 @@ export class TradingBot extends PyApiBase {
     cancel_order: {
       params: ["order_id"],
       run: ({ order_id }) => {
-        const order = this.orders.get(pyKey(order_id));
+        const order = this.orders.get(hashKey(order_id));
         if (!order) return { error: `Order with ID ${pyStr(order_id)} not found.` };
         if (order.status === "Completed") {
           return { error: `Can't cancel order ${pyStr(order_id)}. Order is already completed.` };
@@ -224,11 +229,11 @@ export class TradingBot extends PyApiBase {
       run: ({ order_type, symbol, price, amount }) => {
         const denied = this.#auth("place an order");
         if (denied) return denied;
-        if (!this.stocks.has(pyKey(symbol))) return { error: `Invalid stock symbol: ${pyStr(symbol)}` };
+        if (!this.stocks.has(hashKey(symbol))) return { error: `Invalid stock symbol: ${pyStr(symbol)}` };
         if (pyCompare(price, "<=", 0) || pyCompare(amount, "<=", 0)) {
           return { error: "Price and amount must be positive values." };
         }
-        if ((order_type as string).toLowerCase() === "buy") {
+        if (pyLower(order_type) === "buy") {
           const total = pyFloatOf(price) * pyInt(amount);
           const balance = this.accountInfo.balance ?? 0;
           if (pyCompare(total, ">", balance)) {
@@ -238,7 +243,7 @@ export class TradingBot extends PyApiBase {
         }
         const p = pyFloat(pyFloatOf(price));
         const id = this.orderCounter;
-        this.orders.set(pyKey(id), { id, order_type, symbol, price: p, amount, status: "Open" });
+        this.orders.set(hashKey(id), { id, order_type, symbol, price: p, amount, status: "Open" });
         this.orderCounter = pyArith(this.orderCounter, 1, "+", "+=");
         return { order_id: id, order_type, status: "Pending", price: p, amount };
       },
@@ -345,15 +350,19 @@ export class TradingBot extends PyApiBase {
           map.Technology.push(...(longContext("TECHNOLOGY_EXTENSION") as unknown[]));
           map.Automobile.push(...(longContext("AUTOMOBILE_EXTENSION") as unknown[]));
         }
-        return { stock_list: typeof sector === "string" && Object.hasOwn(map, sector) ? map[sector] : [] };
+        return {
+          stock_list: typeof hashKey(sector) === "string" && Object.hasOwn(map, sector as string)
+            ? map[sector as string]
+            : [],
+        };
       },
     },
     filter_stocks_by_price: {
       params: ["stocks", "min_price", "max_price"],
       run: ({ stocks, min_price, max_price }) => {
-        const price = (s: unknown) => this.stocks.get(pyKey(s))?.price ?? 0;
+        const price = (s: unknown) => this.stocks.get(hashKey(s))?.price ?? 0;
         return {
-          filtered_stocks: (stocks as unknown[]).filter((s) =>
+          filtered_stocks: pyIter(stocks).filter((s) =>
             pyCompare(price(s), ">=", min_price) && pyCompare(price(s), "<=", max_price)
           ),
         };
@@ -362,15 +371,15 @@ export class TradingBot extends PyApiBase {
     add_to_watchlist: {
       params: ["stock"],
       run: ({ stock }) => {
-        if (!this.watchList.some((s) => pyEq(s, stock)) && this.stocks.has(pyKey(stock))) this.watchList.push(stock);
+        if (!this.watchList.some((s) => pyEq(s, stock)) && this.stocks.has(hashKey(stock))) this.watchList.push(stock);
         return { watchlist: this.watchList };
       },
     },
     notify_price_change: {
       params: ["stocks", "threshold"],
       run: ({ stocks, threshold }) => {
-        const changed = (stocks as unknown[]).filter((s) => {
-          const st = this.stocks.get(pyKey(s));
+        const changed = pyIter(stocks).filter((s) => {
+          const st = this.stocks.get(hashKey(s));
           return st !== undefined && pyCompare(Math.abs(numValue(st.percent_change)!), ">=", threshold);
         });
         if (changed.length > 0) {

@@ -9,10 +9,11 @@
  * State compared: credit_card_list, booking_record, access_token, token_type, token_expires_in, token_scope,
  * user_first_name, user_last_name, budget_limit, long_context.
  */
-import { ApiCallError, type MethodSpec, PyApiBase } from "./base.ts";
+import { ApiCallError, expectStr, type MethodSpec, PyApiBase } from "./base.ts";
 import { longContext } from "./long_context.ts";
 import {
   dictEntries,
+  hashKey,
   numValue,
   pyArith,
   pyCompare,
@@ -20,10 +21,10 @@ import {
   pyEq,
   pyFloat,
   pyFloatOf,
-  pyKey,
   pyRepr,
   pyRound,
   pyStr,
+  pyTypeName,
   toPlain,
 } from "./py.ts";
 import { PyRandom } from "./py_random.ts";
@@ -259,7 +260,7 @@ const CLASS_FACTOR: Record<string, number> = { economy: 1, business: 2, first: 5
 /** Whether `datetime.strptime(s, "%Y-%m-%d")` accepts s; its (year, month, day) when it does. */
 function strptimeDate(s: unknown): [number, number, number] | undefined {
   if (typeof s !== "string") {
-    throw new ApiCallError(`strptime() argument 1 must be str, not ${s === null ? "None" : typeof s}`, "TypeError");
+    throw new ApiCallError(`strptime() argument 1 must be str, not ${pyTypeName(s)}`, "TypeError");
   }
   const m = /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(s);
   if (!m) return undefined;
@@ -333,6 +334,8 @@ export class TravelAPI extends PyApiBase {
 
   /** get_flight_cost's body: the cost list, or a ValueError with BFCL's message. */
   #flightCost(from: unknown, to: unknown, date: unknown, travelClass: unknown): unknown[] {
+    hashKey(from);
+    hashKey(to);
     const base = typeof from === "string" && typeof to === "string" ? BASE_COST.get(`${from}|${to}`) : undefined;
     if (base === undefined) throw new ApiCallError("No available route for the given airports.", "ValueError");
     const factor = typeof travelClass === "string" && Object.hasOwn(CLASS_FACTOR, travelClass)
@@ -342,7 +345,7 @@ export class TravelAPI extends PyApiBase {
       throw new ApiCallError("Invalid travel class. Options are: economy, business, first.", "ValueError");
     }
     if (typeof date !== "string") {
-      throw new ApiCallError(`'${date === null ? "NoneType" : typeof date}' object is not iterable`, "TypeError");
+      throw new ApiCallError(`'${pyTypeName(date)}' object is not iterable`, "TypeError");
     }
     const digitSum = [...date].filter((ch) => /\d/.test(ch)).reduce((s, ch) => s + Number(ch), 0);
     const mult = digitSum % 2 === 0 ? 2 : 1;
@@ -387,7 +390,7 @@ export class TravelAPI extends PyApiBase {
         if (this.tokenExpiresIn === null) return { error: "Token not initialized" };
         if (this.#expired()) return { error: "Token expired" };
         if (this.#badToken(access_token)) return { error: "Invalid access token" };
-        if (this.creditCardList.has(pyKey(card_number))) return { error: "Card already registered" };
+        if (this.creditCardList.has(hashKey(card_number))) return { error: "Card already registered" };
         const cardId = String(this.#random.randint(100000000000, 999999999999));
         this.creditCardList.set(cardId, {
           card_number,
@@ -410,7 +413,7 @@ export class TravelAPI extends PyApiBase {
       run: ({ access_token, card_id }) => {
         if (this.#expired()) return { error: "Token expired" };
         if (this.#badToken(access_token)) return { error: "Invalid access token" };
-        const card = this.creditCardList.get(pyKey(card_id));
+        const card = this.creditCardList.get(hashKey(card_id));
         if (!card) {
           return {
             error: `Card not registered. Here are a list of card_id's: ${pyRepr([...this.creditCardList.keys()])}`,
@@ -425,7 +428,7 @@ export class TravelAPI extends PyApiBase {
         const fail = (error: string) => ({ booking_status: false, error });
         if (this.#expired()) return fail("Token expired");
         if (this.#badToken(access_token)) return fail("Invalid access token");
-        const card = this.creditCardList.get(pyKey(card_id));
+        const card = this.creditCardList.get(hashKey(card_id));
         if (!card) return fail("Card not registered");
         if (!("balance" in card)) return fail("Balance not found");
         if (!AIRPORTS.some((a) => pyEq(a, travel_from))) {
@@ -477,7 +480,7 @@ export class TravelAPI extends PyApiBase {
       run: ({ access_token, booking_id }) => {
         if (this.#expired()) return { error: "Token expired" };
         if (this.#badToken(access_token)) return { error: "Invalid access token" };
-        const b = this.bookingRecord.get(pyKey(booking_id));
+        const b = this.bookingRecord.get(hashKey(booking_id));
         if (!b) return { error: "Booking not found" };
         return {
           invoice: {
@@ -506,12 +509,12 @@ export class TravelAPI extends PyApiBase {
       run: ({ access_token, booking_id }) => {
         if (this.#expired()) return { cancel_status: false, error: "Token expired" };
         if (this.#badToken(access_token)) return { cancel_status: false, error: "Invalid access token" };
-        const b = this.bookingRecord.get(pyKey(booking_id));
+        const b = this.bookingRecord.get(hashKey(booking_id));
         if (!b) return { cancel_status: false, error: "Booking not found" };
-        const card = this.creditCardList.get(pyKey(b.card_id));
+        const card = this.creditCardList.get(hashKey(b.card_id));
         if (!card) throw new ApiCallError(pyRepr(b.card_id), "KeyError");
         card.balance = pyArith(card.balance, b.travel_cost, "+", "+=");
-        this.bookingRecord.delete(pyKey(booking_id));
+        this.bookingRecord.delete(hashKey(booking_id));
         return { cancel_status: true };
       },
     },
@@ -526,7 +529,7 @@ export class TravelAPI extends PyApiBase {
             const v = numValue(value);
             if (v === undefined) {
               throw new ApiCallError(
-                `unsupported operand type(s) for /: '${typeof value === "string" ? "str" : "NoneType"}' and '${
+                `unsupported operand type(s) for /: '${pyTypeName(value)}' and '${
                   Number.isInteger(rate) ? "int" : "float"
                 }'`,
                 "TypeError",
@@ -563,7 +566,7 @@ export class TravelAPI extends PyApiBase {
         if (age < 18) {
           return { verification_status: false, verification_failure: "Traveler must be at least 18 years old." };
         }
-        if (!(passport_number as string).startsWith("US")) {
+        if (!expectStr(passport_number, "startswith").startsWith("US")) {
           return { verification_status: false, verification_failure: "Passport must be issued by the United States." };
         }
         return { verification_status: true };
@@ -595,8 +598,10 @@ export class TravelAPI extends PyApiBase {
         if (this.budgetLimit !== null && pyCompare(this.budgetLimit, "<", insurance_cost)) {
           return { insurance_status: false, error: "Exceeded budget limit" };
         }
-        if (!this.bookingRecord.has(pyKey(booking_id))) return { insurance_status: false, error: "Booking not found" };
-        const card = this.creditCardList.get(pyKey(card_id));
+        if (!this.bookingRecord.has(hashKey(booking_id))) {
+          return { insurance_status: false, error: "Booking not found" };
+        }
+        const card = this.creditCardList.get(hashKey(card_id));
         if (!card) return { insurance_status: false, error: "Credit card not registered" };
         card.balance = pyArith(card.balance, insurance_cost, "-", "-=");
         return { insurance_id: String(this.#random.randint(100000000, 999999999)), insurance_status: true };
@@ -605,7 +610,7 @@ export class TravelAPI extends PyApiBase {
     contact_customer_support: {
       params: ["booking_id", "message"],
       run: ({ booking_id }) => {
-        if (!this.bookingRecord.has(pyKey(booking_id))) return { error: "Booking not found" };
+        if (!this.bookingRecord.has(hashKey(booking_id))) return { error: "Booking not found" };
         return {
           customer_support_message:
             "Thank you for contacting customer support. Your message has been received and we will get back to you shortly.",

@@ -20,6 +20,7 @@ import {
   PyFloat,
   pyFloat,
   pyFloatOf,
+  pyIter,
   pyRepr,
   pyStr,
   pyTypeName,
@@ -153,7 +154,7 @@ export class VehicleControlAPI extends PyApiBase {
 
   /** Sets each door's lock; an unknown door is Python's KeyError (the doors before it stay changed). */
   #setDoors(doors: unknown, to: "locked" | "unlocked"): void {
-    const list = typeof doors === "string" ? [...doors] : doors as unknown[];
+    const list = pyIter(doors);
     for (const d of list) {
       if (!this.doorStatus.has(d)) throw new ApiCallError(pyRepr(d), "KeyError");
       if (this.doorStatus.get(d) === to) continue;
