@@ -84,10 +84,12 @@ export interface Task {
   readonly splits?: Readonly<Record<string, readonly number[]>>;
   /** The category of a task index for per-category results (TextCraft: its crafting depth). */
   category?(index: number): string;
+  /** Further groups a task index belongs to, for results by group (BFCL: `class GorillaFileSystem`, ...). */
+  groups?(index: number): string[];
   /** Checks `task_options` and fills defaults; errors name the key. Tasks without it accept no options. */
   parseOptions?(raw: unknown): TaskOptions;
   /** Starts the task's own server on a free loopback port, used when a run names no server. */
-  serve?(): Promise<EmbeddedServer>;
+  serve?(options: TaskOptions): Promise<EmbeddedServer>;
   /** The vocabulary of the built-in tiny model for this task, given the run's prompt. */
   vocabulary?(prompt: Prompt): Promise<TaskVocabulary>;
   /** The replies of a demonstration that solves task `index` (played through the environment by the trainer). */

@@ -7,6 +7,8 @@
  *   recall    how many steps the tiny model needs to learn to copy tokens from its context (copy, induction, lookup)
  *   faults    kills, hostile requests, an outage, and the half-working world (flaky servers, lr 1e6, overflow, a hog)
  *   soak      a TextCraft server driven by many clients for a set time: memory, open files, threads, latency
+ *   bfcl-server  steps/s of the BFCL server under concurrent episodes
+ *   bfcl-replay  BFCL's own ground truths through the checker and the episode (fidelity on BFCL's files)
  *
  * @example
  * ```sh
@@ -14,6 +16,8 @@
  * deno task bench model --size tiny
  * ```
  */
+import { BFCL_REPLAY_USAGE, main as bfclReplay } from "./bench/bfcl_replay.ts";
+import { ENV_SERVER_USAGE, main as bfclServer } from "./bench/env_server.ts";
 import { FAULTS_USAGE, main as faults } from "./bench/faults.ts";
 import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
 import { main as model, MODEL_USAGE } from "./bench/model.ts";
@@ -63,6 +67,16 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "steps the tiny model needs to learn copying, induction and lookup (what TextCraft's warm start asks)",
     usage: RECALL_USAGE,
     run: recall,
+  },
+  "bfcl-server": {
+    summary: "steps/s of the BFCL server under concurrent episodes playing generated tasks (default 32)",
+    usage: ENV_SERVER_USAGE,
+    run: bfclServer,
+  },
+  "bfcl-replay": {
+    summary: "BFCL's own ground truths played through the checker and the episode (needs --data-dir)",
+    usage: BFCL_REPLAY_USAGE,
+    run: bfclReplay,
   },
 };
 

@@ -25,7 +25,7 @@ import { terminalReporter } from "./progress.ts";
 const USAGE = `Usage: deno task eval --model DIR [--model DIR ...] [options]
 
 Plays every task of a split with each model (greedy by default) and prints Avg@n and Pass@n, overall and by
-category (TextCraft: depth), one row per model. A Crucible checkpoint is played with what it was trained with
+category (TextCraft: depth; BFCL: category, then involved class), one row per model. A Crucible checkpoint is played with what it was trained with
 (its crucible.json: task, prompt, round and length limits, temperature) unless a flag below says otherwise.
 
 Options:
@@ -41,6 +41,8 @@ Options:
   --seed S               seed of the sampling streams (default 0)
   --limit N              only the first N tasks of the split (default all)
   --env-url URL          a running AgentGym server (repeatable); default Crucible's embedded TextCraft server
+  --task-option K=V      a task option for the embedded server and the task (repeatable), e.g. for BFCL's own
+                         files: --task-option data_dir=DIR
   --episodes FILE        also append every episode (turns, rewards, conversation) to FILE as JSON lines
   --json                 one JSON object per model instead of the table
   --engine NAME          wgsl (Crucible's kernels, default), onnx (onnxruntime-web's wasm backend on the CPU)
@@ -67,6 +69,7 @@ export async function main(args: string[]): Promise<void> {
       "max-rounds": { type: "string" },
       limit: { type: "string" },
       "env-url": { type: "string", multiple: true },
+      "task-option": { type: "string", multiple: true },
       json: { type: "boolean" },
       episodes: { type: "string" },
       engine: { type: "string", default: "wgsl" },
@@ -93,6 +96,10 @@ export async function main(args: string[]): Promise<void> {
   const overrides = [`task=${taskName}`, `data.test_split=${v.split}`];
   if (v.items) overrides.push(`data.test_items=${JSON.stringify(v.items)}`);
   if (v["env-url"]) overrides.push(`env.urls=${JSON.stringify(v["env-url"])}`);
+  for (const o of v["task-option"] ?? []) {
+    if (!/^[\w.]+=/.test(o)) throw new TypeError(`--task-option takes KEY=VALUE (e.g. data_dir=DIR), got "${o}"`);
+    overrides.push(`task_options.${o}`);
+  }
   const config = resolveConfig({ text: "", name: "eval" }, overrides);
   const env = await openEnv(config);
   const reporter = terminalReporter({ quiet: v.json });
@@ -165,14 +172,16 @@ function agentLimits(a: AgentSettings) {
 /** A text table: one row per model, Avg@n and Pass@n overall and per category. */
 export function table(rows: { model: string; result: EvalResult }[]): string {
   const cats = [...new Set(rows.flatMap((r) => Object.keys(r.result.byCategory)))].sort();
+  const groups = [...new Set(rows.flatMap((r) => Object.keys(r.result.byGroup ?? {})))].sort();
   const n = rows[0]?.result.samples ?? 1;
-  const head = ["model", `Avg@${n}`, `Pass@${n}`, ...cats.map((c) => `${c} (Avg)`)];
+  const head = ["model", `Avg@${n}`, `Pass@${n}`, ...cats.concat(groups).map((c) => `${c} (Avg)`)];
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const body = rows.map((r) => [
     r.model,
     pct(r.result.avg),
     pct(r.result.pass),
     ...cats.map((c) => (r.result.byCategory[c] ? pct(r.result.byCategory[c].avg) : "")),
+    ...groups.map((g) => (r.result.byGroup?.[g] ? pct(r.result.byGroup[g].avg) : "")),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join("  ");

@@ -1,17 +1,23 @@
 /**
- * `deno task serve textcraft [options]`: runs Crucible's own TextCraft server until interrupted (`--help` lists the
- * options). Other environments are served by their upstream AgentGym servers.
+ * `deno task serve textcraft|bfcl [options]`: runs Crucible's own TextCraft or BFCL server until interrupted
+ * (`--help` lists the options). Other environments are served by their upstream AgentGym servers.
  */
 import { parseArgs } from "node:util";
 import { serveTextCraft } from "../env/textcraft/server.ts";
+import { serveBfcl } from "../../tasks/bfcl/server.ts";
 import { numberFlag } from "./args.ts";
 
-const USAGE = `Usage: deno task serve textcraft [options]
+const USAGE = `Usage: deno task serve textcraft|bfcl [options]
 
-Serves Crucible's TextCraft with upstream AgentGym's routes, JSON shapes and observation strings.
+Serves Crucible's TextCraft with upstream AgentGym's routes, JSON shapes and observation strings; or BFCL's
+multi-turn function calling over the same protocol (/step also answers an "info" object with the executed calls
+and, at each user turn's end, the checker's verdict).
 
 Options:
-  --port N              port to listen on; 0 picks a free one                           (default 36001)
+  --port N              port to listen on; 0 picks a free one          (default 36001, bfcl 36002)
+  --data-dir DIR        bfcl: BFCL's data directory, laid out as gorilla's berkeley-function-call-
+                        leaderboard/bfcl_eval/data/ (BFCL_v3_multi_turn_*.json or v4 names, with
+                        possible_answer/ and multi_turn_func_doc/); default: Crucible's generated tasks
   --host NAME           interface to bind; anything beyond loopback (127.0.0.1, ::1,
                         localhost) accepts environments from the network, warns, and
                         needs a key (--token or CRUCIBLE_ENV_TOKEN)                     (default 127.0.0.1)
@@ -35,6 +41,7 @@ Options:
 
 Examples:
   deno task serve textcraft
+  deno task serve bfcl --data-dir ~/gorilla/berkeley-function-call-leaderboard/bfcl_eval/data
   deno task serve textcraft --host 0.0.0.0 --token "$KEY" --idle-minutes 120
     (KEY=$(openssl rand -hex 16); the trainer then runs with CRUCIBLE_ENV_TOKEN="$KEY")`;
 
@@ -45,6 +52,7 @@ export async function main(args: string[]): Promise<void> {
     allowPositionals: true,
     options: {
       port: { type: "string" },
+      "data-dir": { type: "string" },
       host: { type: "string", default: "127.0.0.1" },
       "max-envs": { type: "string" },
       "max-envs-per-client": { type: "string" },
@@ -58,14 +66,20 @@ export async function main(args: string[]): Promise<void> {
     },
   });
   if (values.help) return console.log(USAGE);
-  if (positionals.length !== 1 || positionals[0] !== "textcraft") {
-    throw new RangeError(`Only "textcraft" can be served, got "${positionals.join(" ")}"; --help lists the options`);
+  const name = positionals[0];
+  if (positionals.length !== 1 || (name !== "textcraft" && name !== "bfcl")) {
+    throw new RangeError(
+      `Only "textcraft" or "bfcl" can be served, got "${positionals.join(" ")}"; --help lists the options`,
+    );
+  }
+  if (values["data-dir"] !== undefined && name !== "bfcl") {
+    throw new RangeError("--data-dir is a bfcl option; textcraft reads its own recipes");
   }
   const int = { integer: true }, seconds = { lo: 0.001, hi: 3600 };
   const maxEnvs = numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, ...int });
   const fromEnv = Deno.env.get("CRUCIBLE_ENV_TOKEN");
-  const server = await serveTextCraft({
-    port: numberFlag("--port", values.port, 36001, { lo: 0, hi: 65535, ...int }),
+  const options = {
+    port: numberFlag("--port", values.port, name === "bfcl" ? 36002 : 36001, { lo: 0, hi: 65535, ...int }),
     hostname: values.host,
     maxEnvs,
     maxEnvsPerClient: numberFlag("--max-envs-per-client", values["max-envs-per-client"], Math.min(1024, maxEnvs), {
@@ -79,6 +93,9 @@ export async function main(args: string[]): Promise<void> {
     headersTimeoutMs: numberFlag("--header-timeout-s", values["header-timeout-s"], 10, seconds) * 1000,
     bodyTimeoutMs: numberFlag("--body-timeout-s", values["body-timeout-s"], 10, seconds) * 1000,
     maxBodyBytes: numberFlag("--max-body-bytes", values["max-body-bytes"], 65536, { lo: 1, hi: 1 << 30, ...int }),
-  });
-  console.log(`TextCraft listening on ${server.url}`);
+  };
+  const server = name === "bfcl"
+    ? await serveBfcl({ ...options, dataDir: values["data-dir"] })
+    : await serveTextCraft(options);
+  console.log(`${name === "bfcl" ? "BFCL" : "TextCraft"} listening on ${server.url}`);
 }

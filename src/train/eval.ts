@@ -29,6 +29,8 @@ export interface EvalResult extends Rates {
   /** Played episodes cut at max_response_length (in the rates, as failures). */
   truncated: number;
   byCategory: Record<string, Rates>;
+  /** Rates by the task's further groups (BFCL: by involved class); absent when the task has none. */
+  byGroup?: Record<string, Rates>;
   perTask: { task: number; category: string; successes: number; episodes: number }[];
 }
 
@@ -49,7 +51,9 @@ export async function evaluate(
     const replayed = await runRollouts(ctx, again.map((i) => specs[i]), o);
     again.forEach((i, k) => (trajectories[i] = replayed[k]));
   }
-  return { result: scoreEpisodes(trajectories, o.samples, (i) => ctx.task.category?.(i) ?? "all"), trajectories };
+  const groups = ctx.task.groups?.bind(ctx.task);
+  const category = (i: number) => ctx.task.category?.(i) ?? "all";
+  return { result: scoreEpisodes(trajectories, o.samples, category, groups), trajectories };
 }
 
 /** Scores finished episodes. */
@@ -57,6 +61,7 @@ export function scoreEpisodes(
   ts: readonly Trajectory[],
   samples: number,
   category: (task: number) => string,
+  groups?: (task: number) => string[],
 ): EvalResult {
   const byTask = new Map<number, Trajectory[]>();
   for (const t of ts) byTask.set(t.task, [...(byTask.get(t.task) ?? []), t]);
@@ -82,6 +87,10 @@ export function scoreEpisodes(
     };
   };
   const categories = [...new Set(perTask.map((r) => r.category))].sort();
+  const byGroup = groups && Object.fromEntries(
+    [...new Set(perTask.flatMap((r) => groups(r.task)))].sort()
+      .map((g) => [g, rates(perTask.filter((r) => groups(r.task).includes(g)))]),
+  );
   return {
     ...rates(perTask),
     samples,
@@ -89,6 +98,7 @@ export function scoreEpisodes(
     overflows: ts.filter((t) => t.finish === "prompt_overflow").length,
     truncated: ts.filter((t) => t.finish === "length").length,
     byCategory: Object.fromEntries(categories.map((c) => [c, rates(perTask.filter((r) => r.category === c))])),
+    ...(byGroup ? { byGroup } : {}),
     perTask: perTask.map(({ reward: _r, ...rest }) => rest),
   };
 }

@@ -92,7 +92,7 @@ export async function openEnv(c: RunConfig): Promise<RunEnv> {
         `Crucible has no embedded ${task.env} server; start the ${task.env} AgentGym server and pass --env-url URL`,
       );
     }
-    server = await task.serve();
+    server = await task.serve(options);
     urls = [server.url];
   }
   const client = envClient(task.env, {

@@ -16,7 +16,7 @@
  * ```
  */
 import { EnvTable } from "./envs.ts";
-import { TextCraftGame, type TextCraftStep } from "./game.ts";
+import { TextCraftGame } from "./game.ts";
 import { json, readJson, refuseCrossOrigin, refuseNonJson, text } from "./guard.ts";
 import { listen } from "./listen.ts";
 import { PythonError } from "./python.ts";
@@ -59,12 +59,22 @@ export interface TextCraftServerOptions {
   tree?: CraftingTree;
   /** Games to serve instead of TextCraft's own over the tree (e.g. synthetic worlds, one per task index). */
   games?: () => ServedGame;
+  /** The environment's name in `GET /` and the bind warning; default "TextCraft" (another task's served games). */
+  title?: string;
+}
+
+/** One step of a served game: TextCraft's three fields, and an `info` object where the game has one (BFCL). */
+export interface ServedStep {
+  observation: string;
+  reward: number;
+  done: boolean;
+  info?: Record<string, unknown>;
 }
 
 /** What the server plays: a game that resets to a task index and steps actions, with TextCraft's messages. */
 export interface ServedGame {
   reset(index: bigint): string;
-  step(action: string): TextCraftStep;
+  step(action: string): ServedStep;
 }
 
 /** A running server. */
@@ -114,6 +124,7 @@ export function textCraftHandler(
   const keys = typeof options.token === "string" ? [options.token] : [...(options.token ?? [])];
   const limits = { maxBytes: options.maxBodyBytes ?? 65536, timeoutMs: options.bodyTimeoutMs ?? 10_000 };
   const idleMs = options.idleMs ?? 30 * 60_000;
+  const title = options.title ?? "TextCraft";
   const envs = new EnvTable<Env>({ idleMs, maxAgeMs: options.maxAgeMs ?? 6 * 3600_000 });
   const origin = options.origin ?? "";
   const ownOrigin = typeof origin === "string" ? () => origin : origin;
@@ -125,7 +136,7 @@ export function textCraftHandler(
   });
 
   const routes: Record<string, (input: Record<string, unknown>, owner: string) => unknown> = {
-    "GET /": () => "This is environment TextCraft.",
+    "GET /": () => `This is environment ${title}.`,
     "POST /create": (_, owner) => {
       if (envs.size >= maxEnvs) {
         return { error: `Too many live environments (${envs.size} of ${maxEnvs}); close some with /close first.` };
@@ -156,15 +167,16 @@ export function textCraftHandler(
     "POST /step": ({ id, action }) => {
       const env = envs.get(id as bigint);
       if (!env) return notValid(id as bigint);
-      let out: TextCraftStep;
+      let out: ServedStep;
       try {
         out = env.game.step(action as string);
       } catch (e) {
         if (e instanceof PythonError) return { error: e.message };
         throw e;
       }
-      Object.assign(env.info, out);
-      return { observation: out.observation, reward: out.reward, done: out.done };
+      const body = { observation: out.observation, reward: out.reward, done: out.done };
+      Object.assign(env.info, body);
+      return out.info ? { ...body, info: out.info } : body;
     },
     "GET /observation": ({ id }) => envs.get(id as bigint)?.info.observation ?? notValid(id as bigint),
     "GET /detail": ({ id }) => envs.get(id as bigint)?.info ?? notValid(id as bigint),
@@ -222,6 +234,7 @@ export async function serveTextCraft(options: TextCraftServerOptions = {}): Prom
         "CRUCIBLE_ENV_TOKEN (the trainer sends CRUCIBLE_ENV_TOKEN too), or bind 127.0.0.1.",
     );
   }
+  const title = options.title ?? "TextCraft";
   const server = await listen(handler, () => url, {
     hostname,
     port: options.port ?? 36001,
@@ -231,7 +244,7 @@ export async function serveTextCraft(options: TextCraftServerOptions = {}): Prom
   url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${server.port}`;
   if (!isLoopback(hostname)) {
     (options.warn ?? console.error)(
-      `warning: TextCraft is bound to ${hostname}, beyond loopback, so it accepts environments from the network: ` +
+      `warning: ${title} is bound to ${hostname}, beyond loopback, so it accepts environments from the network: ` +
         `anyone who can reach port ${server.port} and holds the key can create, step and close environments, and ` +
         `the key travels unencrypted over HTTP. Bind 127.0.0.1 (the default) unless that is what you want.`,
     );
