@@ -15,7 +15,7 @@ import { loadGpuModel } from "../model/load.ts";
 import { openOnnxEngine } from "../onnx/engine.ts";
 import type { Sampler } from "../rollout/agent.ts";
 import { type AgentSettings, readAgentSettings } from "../train/agent_settings.ts";
-import { type EvalResult, evaluate } from "../train/eval.ts";
+import { coverage, type EvalResult, evaluate } from "../train/eval.ts";
 import { appendEpisodes } from "../train/metrics.ts";
 import { rolloutOptions } from "../train/rl_step.ts";
 import { checkEnv, openEnv, splitIndices } from "../train/setup.ts";
@@ -97,6 +97,7 @@ export async function main(args: string[]): Promise<void> {
   const env = await openEnv(config);
   const reporter = terminalReporter({ quiet: v.json });
   const results: { model: string; result: EvalResult }[] = [];
+  const splitName = v.items ? "item-file" : v.split!;
   try {
     await checkEnv(env);
     const all = await splitIndices(config, env.task, "test");
@@ -135,10 +136,11 @@ export async function main(args: string[]): Promise<void> {
           onEpisode: () => bar.tick(),
         },
       );
-      bar.done();
+      const scored = { ...result, split: splitName, splitTasks: all.length };
+      bar.done(`success ${(100 * result.avg).toFixed(1)}% ${coverage(scored)}`);
       if (v.episodes) await appendEpisodes(v.episodes, { phase: `eval ${dir}`, step: 0 }, trajectories, m.tokenizer);
       await release();
-      results.push({ model: dir, result });
+      results.push({ model: dir, result: scored });
     }
   } finally {
     await env.close();
@@ -150,6 +152,7 @@ export async function main(args: string[]): Promise<void> {
     return;
   }
   console.log(table(results));
+  if (results[0]) console.log(`Scored ${coverage(results[0].result)}, ${samples} episode(s) each.`);
 }
 
 /** The length limits and KV cache a checkpoint was trained with, as rollout config keys. */

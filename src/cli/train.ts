@@ -9,6 +9,7 @@ import { configSource, PRESET_NAMES } from "../config/presets.ts";
 import { runTraining } from "../train/run.ts";
 import { writeReport } from "../train/report.ts";
 import { terminalReporter } from "./progress.ts";
+import { coverage, type EvalResult } from "../train/eval.ts";
 
 const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [options] [key.path=value ...]
 
@@ -77,7 +78,7 @@ export async function main(args: string[]): Promise<void> {
       freshOptimizer: v["fresh-optimizer"],
     });
     const report = await writeReport(runDir);
-    const pct = (x?: { avg: number }) => (x ? `${(100 * x.avg).toFixed(1)}%` : "n/a");
+    const pct = (x?: EvalResult) => (x ? `${(100 * x.avg).toFixed(1)}% (${coverage(x)})` : "n/a");
     if (summary.interrupted) {
       console.log(`Interrupted. Saved ${summary.lastCheckpoint}. Resume with: deno task train --resume ${runDir}`);
       Deno.exitCode = EXIT_STOPPED;

@@ -105,10 +105,27 @@ function update() {
     const text = `${ep.success ? "✓" : "✗"} ${where}${stepKey(ep)} task ${ep.task}${cat} (${ep.rounds} rounds)`;
     list.appendChild(el("option", { value: String(i) }, text));
   }
-  document.getElementById("episode-count").textContent = `${shown.length} of ${EPISODES.length} episodes`;
+  document.getElementById("episode-count").textContent = `${shown.length} of ${EPISODES.length} episodes` +
+    leftOutNote();
   const still = shown.some(([, i]) => String(i) === keep);
   list.value = still ? keep : shown.length ? String(shown[0][1]) : "";
   show(list.value === "" ? -1 : Number(list.value));
+}
+
+/**
+ * What the page did not embed, so its counts match rollouts.jsonl: "; the log holds 188: not loaded 20 eval-rl" (the
+ * page keeps the first and last evaluation and the latest RL steps).
+ */
+function leftOutNote() {
+  const logged = D.runs.reduce((a, run) => a + (run.episodesLogged ?? run.episodes.length), 0);
+  if (logged === EPISODES.length) return "";
+  const byPhase = {};
+  for (const run of D.runs) {
+    for (const [p, n] of Object.entries(run.episodesLeftOut ?? {})) byPhase[p] = (byPhase[p] ?? 0) + n;
+  }
+  const parts = Object.entries(byPhase).map(([p, n]) => `${n} ${p}`).join(", ");
+  return `; the log holds ${logged}, not loaded: ${parts} (the page keeps the first and last evaluation ` +
+    "and the latest RL episodes)";
 }
 
 function show(i) {

@@ -21,7 +21,7 @@ import {
 } from "./checkpoint.ts";
 import { agentSettings } from "./agent_settings.ts";
 import type { Critic } from "./critic.ts";
-import { type EvalResult, evaluate } from "./eval.ts";
+import { coverage, type EvalResult, evaluate } from "./eval.ts";
 import { createLearner, type Learner } from "./learner.ts";
 import { checkpointAdapter, loraLine, runLora, saveMerged } from "./lora.ts";
 import { RunLog } from "./metrics.ts";
@@ -78,7 +78,9 @@ export interface Run {
   /** PPO's critic, once the RL phase made one (algorithm.adv_estimator=gae). */
   critic?: Critic;
   train: number[];
+  /** The test tasks evaluated (the first trainer.eval_limit of the split when set) and the split's size. */
   evalSet: number[];
+  testTasks: number;
   lastCheckpoint?: string;
   /** Saves a checkpoint of the learner (with the optimizer's moments when given) and remembers it. */
   save(opt: AdamW | undefined, name: string): Promise<string>;
@@ -172,6 +174,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
     rollout: { generator, tokenizer: host.tokenizer, client: env.client, task: env.task },
     train: await splitIndices(c, env.task, "train"),
     evalSet: c.trainer.eval_limit > 0 ? test.slice(0, c.trainer.eval_limit) : test,
+    testTasks: test.length,
     async save(opt, name) {
       state.notes.logs = await logSizes(o.runDir);
       if (run.critic) state.notes.criticStep = run.critic.opt.step;
@@ -236,13 +239,15 @@ async function resumePoint(o: RunOptions, base: () => Promise<HostModel>): Promi
 async function evaluateRun(run: Run, phase: string, step: number): Promise<EvalResult> {
   const c = run.config;
   const bar = run.rep.bar(`eval ${phase}`, run.evalSet.length * c.trainer.eval_samples);
-  const { result, trajectories } = await evaluate(run.rollout, run.evalSet, {
+  const played = await evaluate(run.rollout, run.evalSet, {
     ...rolloutOptions(c, run.env.task.maxRounds, run.host.stopIds, c.trainer.eval_temperature),
     samples: c.trainer.eval_samples,
     seed: c.trainer.seed + 100003,
     onEpisode: (t: Trajectory) => bar.tick(1, t.success ? "solved" : t.finish),
   });
-  bar.done(`success ${(100 * result.avg).toFixed(1)}%`);
+  const result: EvalResult = { ...played.result, split: "test", splitTasks: run.testTasks };
+  const trajectories = played.trajectories;
+  bar.done(`success ${(100 * result.avg).toFixed(1)}% ${coverage(result)}`);
   if (result.episodes === 0) {
     throw new Error(
       `The ${phase} evaluation completed no episode (${result.envFailures} environment failures): ` +

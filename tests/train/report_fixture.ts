@@ -133,7 +133,12 @@ export async function writeTrainRun(dir: string, shift = 0): Promise<void> {
   const rlEpisodes = [11, 12].flatMap((step) => [113, 218, 448].map((t, k) => episode("rl", step, t, k === step % 3)));
   await Deno.writeTextFile(
     `${dir}/rollouts.jsonl`,
-    jsonl([...evalEpisodes("eval-sft", 0, 1), ...evalEpisodes("eval-final", 12, 3), ...rlEpisodes]),
+    jsonl([
+      ...evalEpisodes("eval-sft", 0, 1),
+      ...evalEpisodes("eval-rl", 6, 2),
+      ...evalEpisodes("eval-final", 12, 3),
+      ...rlEpisodes,
+    ]),
   );
 }
 
