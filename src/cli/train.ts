@@ -20,7 +20,8 @@ SIGHUP finish the step, save a checkpoint and print how to resume; a second sign
 
 Options:
   NAME|CONFIG.yaml     a shipped config (default textcraft) or a YAML file holding what it changes
-  --model DIR          the model to start from (a Hugging Face directory or a Crucible checkpoint; config model.path)
+  --model DIR          the model to start from (a Hugging Face directory, a Crucible checkpoint or a Hub name
+                       org/name[@revision], downloaded once into the Hugging Face cache; config model.path)
   --env-url URL        a running AgentGym server (repeatable; config env.urls); default the task's embedded server
   --run-dir DIR        the run folder (default runs/<task>-<time>); it must not hold a run already
   --resume RUN_DIR     continue a run from its latest checkpoint, bit for bit

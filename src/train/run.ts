@@ -28,7 +28,16 @@ import { RunLog } from "./metrics.ts";
 import type { AdamW } from "./optimizer.ts";
 import { rlPhase, sftPhase } from "./phases.ts";
 import { rolloutOptions } from "./rl_step.ts";
-import { checkEnv, checkFiles, type HostModel, loadModel, openEnv, type RunEnv, splitIndices } from "./setup.ts";
+import {
+  checkEnv,
+  checkFiles,
+  type HostModel,
+  loadModel,
+  localModelPath,
+  openEnv,
+  type RunEnv,
+  splitIndices,
+} from "./setup.ts";
 
 /** Progress reporting, implemented by the command line. */
 export interface Reporter {
@@ -91,6 +100,11 @@ export interface Run {
 /** Runs (or resumes) training as configured. */
 export async function runTraining(o: RunOptions): Promise<RunSummary> {
   const start = performance.now();
+  if (o.config.model.path) {
+    // A Hugging Face Hub name runs from its snapshot in the Hugging Face cache (downloaded on first use).
+    const path = await localModelPath(o.config.model.path, o.reporter);
+    if (path !== o.config.model.path) o = { ...o, config: { ...o.config, model: { ...o.config.model, path } } };
+  }
   await checkFiles(o.config);
   const created = !(await Deno.stat(o.runDir).then(() => true, () => false));
   await Deno.mkdir(o.runDir, { recursive: true });
