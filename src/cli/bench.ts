@@ -5,6 +5,7 @@
  *   model     the tiny and a Qwen2.5-0.5B-shaped model: training and decode tokens/s, bytes/parameter, hot spots
  *   train     the main job (`deno task train textcraft`) end to end: wall time, success after SFT and after RL
  *   recall    how many steps the tiny model needs to learn to copy tokens from its context (copy, induction, lookup)
+ *   serve     the OpenAI endpoint's throughput, requests one at a time and all at once
  *
  * @example
  * ```sh
@@ -16,6 +17,7 @@ import { FAULTS_USAGE, main as faults } from "./bench/faults.ts";
 import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
 import { main as model, MODEL_USAGE } from "./bench/model.ts";
 import { main as recall, RECALL_USAGE } from "./bench/recall.ts";
+import { main as serve, SERVE_USAGE } from "./bench/serve.ts";
 import { main as train, TRAIN_USAGE } from "./bench/train.ts";
 import { main as vsTorch, VS_TORCH_USAGE } from "./bench/vs_torch.ts";
 
@@ -55,6 +57,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "steps the tiny model needs to learn copying, induction and lookup (what TextCraft's warm start asks)",
     usage: RECALL_USAGE,
     run: recall,
+  },
+  serve: {
+    summary: "the OpenAI endpoint: N requests one at a time, then at once (continuous batching), tokens/s",
+    usage: SERVE_USAGE,
+    run: serve,
   },
 };
 

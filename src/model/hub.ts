@@ -207,8 +207,15 @@ interface RemoteFile {
 }
 
 async function download(name: HubName, cache: string, cached: string | undefined, report: HubProgress) {
-  const hub = await (lib ??= import(HUB_PACKAGE));
   const token = await hubToken();
+  if (token && !token.startsWith("hf_")) {
+    throw new HubError(
+      "HF_TOKEN (or the saved login token) is not a Hugging Face token: those start with hf_. Set it to a read " +
+        `token from ${endpoint()}/settings/tokens, or unset it for public models.`,
+      "gated",
+    );
+  }
+  const hub = await (lib ??= import(HUB_PACKAGE));
   let failure: Failure | undefined;
   // The library keeps only the status of a failed request; the Hub's X-Error-Code tells what failed.
   const watched: typeof fetch = async (input, init) => {

@@ -170,7 +170,7 @@ function otherCharts() {
       for (const line of run[src]) {
         if (typeof line.phase !== "string") continue;
         for (const [k, v] of Object.entries(line)) {
-          if (k === "step" || k === "byCategory" || k === "perTask") continue;
+          if (k === "step" || k === "byCategory" || k === "perTask" || k === "splitTasks") continue;
           if (v !== null && typeof v === "object" && !Array.isArray(v)) {
             for (const [k2, v2] of Object.entries(v)) visit(src, line.phase, `${k}.${k2}`, v2);
           } else visit(src, line.phase, k, v);

@@ -136,6 +136,8 @@ Deno.test("a missing model, a gated one without a token, offline and an unreacha
     await rejects(resolveModel("org/gated"), "gated", /org\/gated is gated: accept its terms at .*set HF_TOKEN/);
     Deno.env.set("HF_TOKEN", "hf_wrong");
     await rejects(resolveModel("org/gated"), "gated", /the token in HF_TOKEN has no access/);
+    Deno.env.set("HF_TOKEN", "not-a-token");
+    await rejects(resolveModel("org/gated"), "gated", /HF_TOKEN .* is not a Hugging Face token: those start with hf_/);
     Deno.env.set("HF_TOKEN", "hf_good");
     const dir = await resolveModel("org/gated");
     assert.ok(await cachedSnapshot({ repo: "org/gated", revision: "main" }) === dir);
