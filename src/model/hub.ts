@@ -126,6 +126,17 @@ export async function resolveModel(spec: string, report: HubProgress = {}): Prom
   if (await exists(spec)) return spec;
   const name = parseHubName(spec);
   if (!name) return spec;
+  try {
+    return await fromHub(spec, name, report);
+  } catch (e) {
+    // A name that could also be a path typed from the wrong folder says so first, as transformers does.
+    if (!(e instanceof HubError) || !["not_found", "offline"].includes(e.kind)) throw e;
+    const here = spec.startsWith("/") ? spec : `${Deno.cwd()}/${spec}`;
+    throw new HubError(`"${spec}" does not exist as a directory (${here}), and as a Hub name: ${e.message}`, e.kind);
+  }
+}
+
+async function fromHub(spec: string, name: HubName, report: HubProgress): Promise<string> {
   const cache = hubCacheDir();
   const cached = await cachedSnapshot(name, cache);
   if (isOffline()) {
@@ -219,7 +230,9 @@ async function download(name: HubName, cache: string, cached: string | undefined
   let failure: Failure | undefined;
   // The library keeps only the status of a failed request; the Hub's X-Error-Code tells what failed.
   const watched: typeof fetch = async (input, init) => {
-    const r = await fetch(input, init);
+    // API answers are small: a Hub that does not answer in 30 s counts as unreachable (downloads have no limit).
+    const api = String(input instanceof Request ? input.url : input).includes("/api/");
+    const r = await fetch(input, api && !init?.signal ? { ...init, signal: AbortSignal.timeout(30_000) } : init);
     if (!r.ok) failure = { status: r.status, code: r.headers.get("X-Error-Code") ?? "" };
     return r;
   };

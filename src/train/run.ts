@@ -9,6 +9,7 @@ import { stringify } from "yaml";
 import type { RunConfig } from "../config/schema.ts";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
+import { HubError } from "../model/hub.ts";
 import type { RolloutContext } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import {
@@ -102,7 +103,9 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
   const start = performance.now();
   if (o.config.model.path) {
     // A Hugging Face Hub name runs from its snapshot in the Hugging Face cache (downloaded on first use).
-    const path = await localModelPath(o.config.model.path, o.reporter);
+    const path = await localModelPath(o.config.model.path, o.reporter).catch((e) => {
+      throw e instanceof HubError ? new HubError(`model.path: ${e.message}`, e.kind) : e;
+    });
     if (path !== o.config.model.path) o = { ...o, config: { ...o.config, model: { ...o.config.model, path } } };
   }
   await checkFiles(o.config);
