@@ -1,5 +1,5 @@
 // The house's floors, checked on Deno's own module graph (`deno info --json`): data flows one way,
-// cli -> train/play -> rollout/onnx -> model/tasks -> env/ops -> gpu -> util/config, and a few rooms are closed even to the
+// cli -> train/play/serve -> rollout/onnx -> model/tasks -> env/ops -> gpu -> util/config, and a few rooms are closed even to the
 // floors above them. Every module of src/ and tasks/ must be reachable from an entry point, so no code sits unused.
 import assert from "node:assert/strict";
 
@@ -12,6 +12,7 @@ const FLOORS: [string, number][] = [
   ["src/cli/", 6],
   ["src/train/", 5],
   ["src/play/", 5],
+  ["src/serve/", 5],
   ["src/rollout/", 4],
   ["src/onnx/", 4],
   ["src/model/", 3],

@@ -9,6 +9,7 @@
  *   soak      a TextCraft server driven by many clients for a set time: memory, open files, threads, latency
  *   bfcl-server  steps/s of the BFCL server under concurrent episodes
  *   bfcl-replay  BFCL's own ground truths through the checker and the episode (fidelity on BFCL's files)
+ *   serve     the OpenAI endpoint's throughput, requests one at a time and all at once
  *
  * @example
  * ```sh
@@ -23,6 +24,7 @@ import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
 import { main as model, MODEL_USAGE } from "./bench/model.ts";
 import { main as recall, RECALL_USAGE } from "./bench/recall.ts";
 import { main as soak, SOAK_USAGE } from "./bench/soak.ts";
+import { main as serve, SERVE_USAGE } from "./bench/serve.ts";
 import { main as train, TRAIN_USAGE } from "./bench/train.ts";
 import { main as vsTorch, VS_TORCH_USAGE } from "./bench/vs_torch.ts";
 
@@ -77,6 +79,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "BFCL's own ground truths played through the checker and the episode (needs --data-dir)",
     usage: BFCL_REPLAY_USAGE,
     run: bfclReplay,
+  },
+  serve: {
+    summary: "the OpenAI endpoint: N requests one at a time, then at once (continuous batching), tokens/s",
+    usage: SERVE_USAGE,
+    run: serve,
   },
 };
 

@@ -15,12 +15,13 @@ import { loadGpuModel } from "../model/load.ts";
 import { openOnnxEngine } from "../onnx/engine.ts";
 import type { Sampler } from "../rollout/agent.ts";
 import { type AgentSettings, readAgentSettings } from "../train/agent_settings.ts";
-import { type EvalResult, evaluate } from "../train/eval.ts";
+import { coverage, type EvalResult, evaluate } from "../train/eval.ts";
 import { appendEpisodes } from "../train/metrics.ts";
 import { rolloutOptions } from "../train/rl_step.ts";
 import { checkEnv, openEnv, splitIndices } from "../train/setup.ts";
 import { numberFlag } from "./args.ts";
 import { terminalReporter } from "./progress.ts";
+import { localModel } from "./model_arg.ts";
 
 const USAGE = `Usage: deno task eval --model DIR [--model DIR ...] [options]
 
@@ -29,7 +30,8 @@ category (TextCraft: depth; BFCL: category, then involved class), one row per mo
 (its crucible.json: task, prompt, round and length limits, temperature) unless a flag below says otherwise.
 
 Options:
-  --model DIR            a Hugging Face model directory or a Crucible checkpoint (repeat to compare)
+  --model DIR            a Hugging Face model directory or a Crucible checkpoint (repeat to compare), or a
+                         Hub name org/name[@revision], downloaded once into the Hugging Face cache
   --adapter DIR          a PEFT LoRA adapter (a LoRA run's checkpoint) on every --model, which is its base;
                          the adapter's crucible.json, if any, applies
   --task NAME            the task (default: the checkpoint's, else textcraft)
@@ -51,7 +53,7 @@ Options:
 Examples:
   deno task eval --model models/crucible-tiny
   deno task eval --model runs/textcraft-20261123-2200/checkpoints/final --model models/crucible-tiny --json
-  deno task eval --model Qwen2.5-0.5B-Instruct --adapter runs/textcraft-20261124-0900/checkpoints/final`;
+  deno task eval --model Qwen/Qwen2.5-0.5B-Instruct --adapter runs/textcraft-20261124-0900/checkpoints/final`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
@@ -78,6 +80,8 @@ export async function main(args: string[]): Promise<void> {
   });
   if (v.help) return console.log(USAGE);
   if (!v.model?.length) throw new TypeError(`--model DIR is required. ${USAGE}`);
+  const names = [...v.model]; // as given, for the table; v.model holds the local directories
+  for (const [k, m] of names.entries()) v.model[k] = await localModel(m);
   const samples = numberFlag("--samples-per-task", v["samples-per-task"], 1, { lo: 1, integer: true });
   const seed = numberFlag("--seed", v.seed, 0, { integer: true });
   const limit = numberFlag("--limit", v.limit, 0, { lo: 0, integer: true });
@@ -104,6 +108,7 @@ export async function main(args: string[]): Promise<void> {
   const env = await openEnv(config);
   const reporter = terminalReporter({ quiet: v.json });
   const results: { model: string; result: EvalResult }[] = [];
+  const splitName = v.items ? "item-file" : v.split!;
   try {
     await checkEnv(env);
     const all = await splitIndices(config, env.task, "test");
@@ -142,10 +147,11 @@ export async function main(args: string[]): Promise<void> {
           onEpisode: () => bar.tick(),
         },
       );
-      bar.done();
+      const scored = { ...result, split: splitName, splitTasks: all.length };
+      bar.done(`success ${(100 * result.avg).toFixed(1)}% ${coverage(scored)}`);
       if (v.episodes) await appendEpisodes(v.episodes, { phase: `eval ${dir}`, step: 0 }, trajectories, m.tokenizer);
       await release();
-      results.push({ model: dir, result });
+      results.push({ model: names[k], result: scored });
     }
   } finally {
     await env.close();
@@ -157,6 +163,7 @@ export async function main(args: string[]): Promise<void> {
     return;
   }
   console.log(table(results));
+  if (results[0]) console.log(`Scored ${coverage(results[0].result)}, ${samples} episode(s) each.`);
 }
 
 /** The length limits and KV cache a checkpoint was trained with, as rollout config keys. */

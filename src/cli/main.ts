@@ -1,6 +1,6 @@
 /**
  * The single entry point of the bundled and compiled program: `crucible <command> [arguments]`, where command is
- * one of the deno tasks (train, eval, sft, generate, grad, serve, bench, report, export, play).
+ * one of the deno tasks (train, eval, sft, generate, grad, serve, serve-model, bench, report, export, play).
  */
 import { runMain } from "./args.ts";
 import { main as bench } from "./bench.ts";
@@ -13,6 +13,7 @@ import { main as play } from "./play.ts";
 import { main as pretrain } from "./pretrain.ts";
 import { main as report } from "./report.ts";
 import { main as serve } from "./serve.ts";
+import { main as serveModel } from "./serve_model.ts";
 import { main as sft } from "./sft.ts";
 import { main as train } from "./train.ts";
 
@@ -24,6 +25,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   generate,
   grad,
   serve,
+  "serve-model": serveModel,
   bench,
   report,
   config,

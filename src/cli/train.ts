@@ -9,6 +9,7 @@ import { configSource, PRESET_NAMES } from "../config/presets.ts";
 import { runTraining } from "../train/run.ts";
 import { writeReport } from "../train/report.ts";
 import { terminalReporter } from "./progress.ts";
+import { coverage, type EvalResult } from "../train/eval.ts";
 
 const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [options] [key.path=value ...]
 
@@ -19,7 +20,8 @@ SIGHUP finish the step, save a checkpoint and print how to resume; a second sign
 
 Options:
   NAME|CONFIG.yaml     a shipped config (default textcraft) or a YAML file holding what it changes
-  --model DIR          the model to start from (a Hugging Face directory or a Crucible checkpoint; config model.path)
+  --model DIR          the model to start from (a Hugging Face directory, a Crucible checkpoint or a Hub name
+                       org/name[@revision], downloaded once into the Hugging Face cache; config model.path)
   --env-url URL        a running AgentGym server (repeatable; config env.urls); default the task's embedded server
   --run-dir DIR        the run folder (default runs/<task>-<time>); it must not hold a run already
   --resume RUN_DIR     continue a run from its latest checkpoint, bit for bit
@@ -80,10 +82,11 @@ export async function main(args: string[]): Promise<void> {
       freshOptimizer: v["fresh-optimizer"],
     });
     const report = await writeReport(runDir);
-    const pct = (x?: { avg: number; episodes: number; envFailures: number; overflows?: number }) => {
+    const pct = (x?: EvalResult) => {
       if (!x) return "n/a";
       const left = x.envFailures + (x.overflows ?? 0);
-      return `${(100 * x.avg).toFixed(1)}%${left > 0 ? ` (over ${x.episodes} played of ${x.episodes + left})` : ""}`;
+      const played = left > 0 ? `, over ${x.episodes} played of ${x.episodes + left}` : "";
+      return `${(100 * x.avg).toFixed(1)}% (${coverage(x)}${played})`;
     };
     if (summary.interrupted) {
       console.log(`Interrupted. Saved ${summary.lastCheckpoint}. Resume with: deno task train --resume ${runDir}`);

@@ -22,6 +22,9 @@ export interface Rates {
 /** One evaluation's results. */
 export interface EvalResult extends Rates {
   samples: number;
+  /** The split the tasks were drawn from and how many tasks it holds (`tasks` of them were played). */
+  split?: string;
+  splitTasks?: number;
   /** Episodes whose environment failed (after retries), left out of the rates. */
   envFailures: number;
   /** Episodes whose first observation overflowed max_prompt_length: never played, left out of the rates. */
@@ -101,4 +104,21 @@ export function scoreEpisodes(
     ...(byGroup ? { byGroup } : {}),
     perTask: perTask.map(({ reward: _r, ...rest }) => rest),
   };
+}
+
+/**
+ * The tasks an evaluation covers, for every line that prints its rates: "on 20 of 100 test tasks" for a subset,
+ * "on all 100 test tasks" for the whole split, "on 64 tasks" when the split is unnamed.
+ *
+ * @example
+ * ```ts
+ * coverage({ tasks: 20, split: "test", splitTasks: 100 }); // "on 20 of 100 test tasks"
+ * ```
+ */
+export function coverage(r: Pick<EvalResult, "tasks" | "split" | "splitTasks">): string {
+  const split = r.split ? `${r.split} ` : "";
+  if (r.splitTasks === undefined) return `on ${r.tasks} ${split}task${r.tasks === 1 ? "" : "s"}`;
+  return r.tasks === r.splitTasks
+    ? `on all ${r.tasks} ${split}tasks`
+    : `on ${r.tasks} of ${r.splitTasks} ${split}tasks`;
 }

@@ -9,6 +9,7 @@ import { Transformer } from "../model/transformer.ts";
 import { ChatRenderer } from "../rollout/chat.ts";
 import { FailureBudget, mixText } from "./budget.ts";
 import { checkpointName, tidyCheckpoints } from "./checkpoint.ts";
+import { coverage } from "./eval.ts";
 import { Critic } from "./critic.ts";
 import { collapsedEntropy, DivergenceGuard } from "./divergence.ts";
 import { phaseOptimizer, SkipGuard } from "./learner.ts";
@@ -78,7 +79,7 @@ export async function sftPhase(run: Run): Promise<boolean> {
   // LoRA's reference is the base with the adapter off, not a saved checkpoint.
   state.reference = run.learner.model.lora ? null : "checkpoints/sft-final";
   await run.save(undefined, "sft-final");
-  run.rep.line(`After SFT: test success ${(100 * sftEval.avg).toFixed(1)}%`);
+  run.rep.line(`After SFT: test success ${(100 * sftEval.avg).toFixed(1)}% ${coverage(sftEval)}`);
   return true;
 }
 
@@ -207,7 +208,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
       throw divergedError(run, `RL step ${step}`, why, "actor.lr", c.actor.lr);
     }
     await run.log.rollouts("rl", step, r.trajectories, run.host.tokenizer);
-    bar.tick(1, `reward ${m.reward_mean.toFixed(2)} success ${(100 * m.success_rate).toFixed(0)}%`);
+    bar.tick(1, `reward ${fixed(m.reward_mean, 2)} success ${percent(m.success_rate, 0)}`);
     run.rep.line(stepLine(step, stepsTotal, m));
     if (c.trainer.test_freq > 0 && step % c.trainer.test_freq === 0 && step < stepsTotal) {
       await evaluateOrStop(run, "rl", step, () => run.save(opt, stepName()));
@@ -333,8 +334,35 @@ async function referenceModel(run: Run): Promise<Transformer | undefined> {
   return Transformer.fromHost(run.learner.gpu, ref.config, ref.tensors);
 }
 
-function stepLine(step: number, total: number, m: Record<string, number>): string {
-  return `step ${step}/${total}  reward ${m.reward_mean.toFixed(3)}  success ${(100 * m.success_rate).toFixed(1)}%  ` +
-    `rounds ${m.rounds_mean.toFixed(1)}/${m.rounds_max}  loss ${m.policy_loss.toFixed(4)}  kl ${m.kl.toFixed(4)}  ` +
-    `entropy ${m.entropy.toFixed(3)}  grad ${m.grad_norm.toFixed(2)}  ${m.tokens_per_s.toFixed(0)} tok/s`;
+/** A logged number to a fixed number of decimals, or "–" when the step did not measure it. */
+function fixed(v: number | undefined, digits: number): string {
+  return v === undefined ? "–" : v.toFixed(digits);
+}
+
+function percent(v: number | undefined, digits: number): string {
+  return v === undefined ? "–" : `${(100 * v).toFixed(digits)}%`;
+}
+
+/**
+ * A step's line. The policy numbers appear only when the update computed them; otherwise the line says why they are
+ * missing, and a share of the tokens is named when skipped micro-batches left some out.
+ */
+export function stepLine(step: number, total: number, m: Record<string, number>): string {
+  const head = `step ${step}/${total}  reward ${fixed(m.reward_mean, 3)}  success ${percent(m.success_rate, 1)}  ` +
+    `rounds ${fixed(m.rounds_mean, 1)}/${m.rounds_max}`;
+  const speed = m.tokens_per_s === undefined ? "" : `  ${m.tokens_per_s.toFixed(0)} tok/s`;
+  if (m.policy_loss === undefined) {
+    const why = m.groups_with_signal === 0
+      ? "every group's rewards were equal, so every advantage is 0"
+      : m.episodes === m.env_failures + m.prompt_overflows
+      ? "no episode could be trained on"
+      : "the actor did not learn this step";
+    return `${head}  no policy update computed (${why})${speed}`;
+  }
+  const kl = m.kl === undefined ? "" : `  kl ${m.kl.toFixed(4)}`;
+  const part = m.computed_token_share === undefined
+    ? ""
+    : ` (on ${(100 * m.computed_token_share).toFixed(0)}% of the tokens; the rest had advantage 0)`;
+  return `${head}  loss ${m.policy_loss.toFixed(4)}${kl}  entropy ${m.entropy.toFixed(3)}${part}  ` +
+    `grad ${m.grad_norm.toFixed(2)}${speed}`;
 }

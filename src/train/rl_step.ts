@@ -265,11 +265,11 @@ function criticMetrics(steps: readonly CriticStep[]): Record<string, number> {
 
 /**
  * The share of prompt groups whose episodes do not all earn the same reward: GRPO's signal (a group of equal
- * rewards has every advantage 0 and teaches nothing).
+ * rewards has every advantage 0 and teaches nothing); undefined when no group has a scored episode.
  */
-export function signalShare(ts: readonly Trajectory[]): number {
+export function signalShare(ts: readonly Trajectory[]): number | undefined {
   const scored = groupRewards(ts).filter((g) => g.rewards.length > 0);
-  if (scored.length === 0) return 0;
+  if (scored.length === 0) return undefined;
   return scored.filter((g) => new Set(g.rewards).size > 1).length / scored.length;
 }
 
@@ -286,21 +286,29 @@ export function groupRewards(ts: readonly Trajectory[]): { task: number; rewards
   return [...out.values()];
 }
 
-/** Step metrics from a step's result (one JSON line of metrics.jsonl, minus time and step). */
+/**
+ * Step metrics from a step's result (one JSON line of metrics.jsonl, minus time and step). A metric the step did
+ * not measure is absent, never 0: the policy metrics when no micro-batch ran (every group's rewards equal, no
+ * trainable episode, the critic's warm-up), `kl` without a reference policy, the rates when no episode was scored.
+ * `computed_token_share` says what share of the update's weight the policy metrics cover when some micro-batches were
+ * skipped (their gradient is exactly 0).
+ */
 export function stepMetrics(r: RlStepResult): Record<string, number> {
   const ts = r.trajectories;
   const ok = ts.filter((t) => t.finish !== "env_failure" && t.finish !== "prompt_overflow");
   const rewards = ok.map((t) => t.reward ?? 0);
-  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+  const mean = (xs: number[]) => (xs.length === 0 ? undefined : xs.reduce((a, b) => a + b, 0) / xs.length);
   const mu = mean(rewards);
   const last = r.updates[r.updates.length - 1];
   const sampled = ts.reduce((a, t) => a + t.mask.reduce((x, m) => x + m, 0), 0);
   const allTokens = ts.reduce((a, t) => a + t.promptIds.length + t.responseIds.length, 0);
   const seconds = r.seconds.rollout + r.seconds.logprobs + r.seconds.update;
-  const avg = (f: (u: MiniBatchResult) => number) => mean(r.updates.map(f));
-  return {
+  const ran = r.updates.filter((u) => u.computed > 0);
+  const avg = (f: (u: MiniBatchResult) => number, of = ran) => mean(of.map(f));
+  const share = avg((u) => u.computedShare, r.updates);
+  const out: Record<string, number | undefined> = {
     reward_mean: mu,
-    reward_std: Math.sqrt(mean(rewards.map((x) => (x - mu) ** 2))),
+    reward_std: mu === undefined ? undefined : Math.sqrt(mean(rewards.map((x) => (x - mu) ** 2))!),
     success_rate: mean(ok.map((t) => (t.success ? 1 : 0))),
     groups_with_signal: signalShare(ok),
     rounds_max: r.rounds,
@@ -311,18 +319,19 @@ export function stepMetrics(r: RlStepResult): Record<string, number> {
     prompt_overflows: ts.filter((t) => t.finish === "prompt_overflow").length,
     truncated: ts.filter((t) => t.finish === "length").length,
     policy_loss: avg((u) => u.pgLoss),
-    kl: avg((u) => u.klLoss),
+    kl: avg((u) => u.klLoss, ran.filter((u) => u.withKl)),
     entropy: avg((u) => u.entropy),
     pg_clipfrac: avg((u) => u.pgClipfrac),
     pg_clipfrac_lower: avg((u) => u.pgClipfracLower),
     ppo_kl: avg((u) => u.ppoKl),
     grad_norm: avg((u) => u.gradNorm),
+    computed_token_share: share !== undefined && share < 1 ? share : undefined,
     skipped_updates: r.updates.filter((u) => !u.applied).length,
     skipped_microbatches: r.updates.reduce((n, u) => n + u.skipped, 0),
     ...criticMetrics(r.critic ?? []),
-    lr: last?.lr ?? 0,
+    lr: last?.lr,
     sampled_tokens: sampled,
-    tokens_per_s: seconds > 0 ? allTokens / seconds : 0,
+    tokens_per_s: seconds > 0 ? allTokens / seconds : undefined,
     time_rollout_s: r.seconds.rollout,
     time_prefill_s: r.seconds.prefill,
     time_decode_s: r.seconds.decode,
@@ -330,4 +339,5 @@ export function stepMetrics(r: RlStepResult): Record<string, number> {
     time_logprobs_s: r.seconds.logprobs,
     time_update_s: r.seconds.update,
   };
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as Record<string, number>;
 }

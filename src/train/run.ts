@@ -9,6 +9,7 @@ import { stringify } from "yaml";
 import type { RunConfig } from "../config/schema.ts";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
+import { HubError } from "../model/hub.ts";
 import type { RolloutContext } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import {
@@ -22,7 +23,7 @@ import {
 import { agentSettings } from "./agent_settings.ts";
 import type { Critic } from "./critic.ts";
 import { errorMix, mixText } from "./budget.ts";
-import { type EvalResult, evaluate } from "./eval.ts";
+import { coverage, type EvalResult, evaluate } from "./eval.ts";
 import { createLearner, type Learner } from "./learner.ts";
 import { checkpointAdapter, loraLine, runLora, saveMerged } from "./lora.ts";
 import { RunLog } from "./metrics.ts";
@@ -30,7 +31,16 @@ import type { AdamW } from "./optimizer.ts";
 import { rlPhase, sftPhase } from "./phases.ts";
 import { rolloutOptions } from "./rl_step.ts";
 import { diskFullStop, EnvFailed } from "./stops.ts";
-import { checkEnv, checkFiles, type HostModel, loadModel, openEnv, type RunEnv, splitIndices } from "./setup.ts";
+import {
+  checkEnv,
+  checkFiles,
+  type HostModel,
+  loadModel,
+  localModelPath,
+  openEnv,
+  type RunEnv,
+  splitIndices,
+} from "./setup.ts";
 
 /** Progress reporting, implemented by the command line. */
 export interface Reporter {
@@ -80,7 +90,9 @@ export interface Run {
   /** PPO's critic, once the RL phase made one (algorithm.adv_estimator=gae). */
   critic?: Critic;
   train: number[];
+  /** The test tasks evaluated (the first trainer.eval_limit of the split when set) and the split's size. */
   evalSet: number[];
+  testTasks: number;
   lastCheckpoint?: string;
   /** Saves a checkpoint of the learner (with the optimizer's moments when given) and remembers it. */
   save(opt: AdamW | undefined, name: string): Promise<string>;
@@ -91,6 +103,13 @@ export interface Run {
 /** Runs (or resumes) training as configured. */
 export async function runTraining(o: RunOptions): Promise<RunSummary> {
   const start = performance.now();
+  if (o.config.model.path) {
+    // A Hugging Face Hub name runs from its snapshot in the Hugging Face cache (downloaded on first use).
+    const path = await localModelPath(o.config.model.path, o.reporter).catch((e) => {
+      throw e instanceof HubError ? new HubError(`model.path: ${e.message}`, e.kind) : e;
+    });
+    if (path !== o.config.model.path) o = { ...o, config: { ...o.config, model: { ...o.config.model, path } } };
+  }
   await checkFiles(o.config);
   const created = !(await Deno.stat(o.runDir).then(() => true, () => false));
   await Deno.mkdir(o.runDir, { recursive: true });
@@ -183,6 +202,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
     rollout: { generator, tokenizer: host.tokenizer, client: env.client, task: env.task },
     train: await splitIndices(c, env.task, "train"),
     evalSet: c.trainer.eval_limit > 0 ? test.slice(0, c.trainer.eval_limit) : test,
+    testTasks: test.length,
     async save(opt, name) {
       state.notes.logs = await logSizes(o.runDir);
       if (run.critic) state.notes.criticStep = run.critic.opt.step;
@@ -248,19 +268,23 @@ async function evaluateRun(run: Run, phase: string, step: number): Promise<EvalR
   const c = run.config;
   const total = run.evalSet.length * c.trainer.eval_samples;
   const bar = run.rep.bar(`eval ${phase}`, total);
-  const { result, trajectories } = await evaluate(run.rollout, run.evalSet, {
+  const played = await evaluate(run.rollout, run.evalSet, {
     ...rolloutOptions(c, run.env.task.maxRounds, run.host.stopIds, c.trainer.eval_temperature),
     samples: c.trainer.eval_samples,
     seed: c.trainer.seed + 100003,
     retries: c.env.episode_retries,
     onEpisode: (t: Trajectory) => bar.tick(1, t.success ? "solved" : t.finish),
   });
+  const result: EvalResult = { ...played.result, split: "test", splitTasks: run.testTasks };
+  const trajectories = played.trajectories;
   const apart = [
     result.envFailures > 0 ? `${result.envFailures} environment failures` : "",
     result.overflows > 0 ? `${result.overflows} prompt overflows` : "",
   ].filter((x) => x).join(", ");
   bar.done(
-    `success ${(100 * result.avg).toFixed(1)}%${apart ? ` over ${result.episodes} of ${total} (${apart})` : ""}`,
+    `success ${(100 * result.avg).toFixed(1)}% ${coverage(result)}${
+      apart ? `, over ${result.episodes} played of ${total} episodes (${apart})` : ""
+    }`,
   );
   if (result.episodes === 0 && result.envFailures === 0) {
     throw new RangeError(
@@ -269,7 +293,7 @@ async function evaluateRun(run: Run, phase: string, step: number): Promise<EvalR
         "episodes is not 0%. Raise rollout.max_prompt_length or shorten the prompt.",
     );
   }
-  if (result.envFailures > total / 2) {
+  if (result.envFailures > total / 2 || result.episodes === 0) {
     throw new EnvFailed(
       `The ${phase} evaluation lost ${result.envFailures} of ${total} episodes to the environment after ` +
         `${c.env.episode_retries} retries each (env.episode_retries): ${

@@ -11,6 +11,7 @@ const COMMANDS = [
   "generate",
   "grad",
   "serve",
+  "serve-model",
   "bench",
   "report",
   "export",
