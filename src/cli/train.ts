@@ -9,6 +9,8 @@ import { configSource, PRESET_NAMES } from "../config/presets.ts";
 import { runTraining } from "../train/run.ts";
 import { writeReport } from "../train/report.ts";
 import { terminalReporter } from "./progress.ts";
+import { connectCluster } from "../cluster/nats.ts";
+import { ClusterSource } from "../cluster/learner.ts";
 
 const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [options] [key.path=value ...]
 
@@ -24,6 +26,8 @@ Options:
   --run-dir DIR        the run folder (default runs/<task>-<time>); it must not hold a run already
   --resume RUN_DIR     continue a run from its latest checkpoint, bit for bit
   --fresh-optimizer    with --resume: go on even if the checkpoint's optimizer state is missing
+  --cluster URL        play RL's rollouts on workers over NATS JetStream (deno task cluster up; deno task worker
+                       --cluster URL); rollout.max_staleness lets them run that many versions ahead
   key.path=value       config overrides, applied last (e.g. actor.lr=1e-5 trainer.total_steps=50)
 
 Exit codes: 0 the run completed; 3 it stopped early with a checkpoint to resume from; 2 an error.
@@ -46,6 +50,7 @@ export async function main(args: string[]): Promise<void> {
       "run-dir": { type: "string" },
       resume: { type: "string" },
       "fresh-optimizer": { type: "boolean" },
+      cluster: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -66,9 +71,12 @@ export async function main(args: string[]): Promise<void> {
   const config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
   runDir ??= v["run-dir"] ?? `${config.trainer.runs_dir}/${config.task}-${stamp()}`;
   if (!v.resume) await refuseExistingRun(runDir);
+  // Connect before anything slow, so a wrong URL fails within seconds.
+  const cluster = v.cluster ? await connectCluster(v.cluster, { name: "learner" }) : undefined;
   const stops = stopOnSignals();
   try {
     const summary = await runTraining({
+      source: cluster && ((run) => ClusterSource.start(cluster, run)),
       config,
       runDir,
       resume: v.resume !== undefined,
@@ -89,6 +97,7 @@ export async function main(args: string[]): Promise<void> {
     }
   } finally {
     stops.release();
+    await cluster?.close();
   }
 }
 
@@ -96,7 +105,9 @@ export async function main(args: string[]): Promise<void> {
  * Ctrl-C, SIGTERM and SIGHUP ask a run to finish its step, save and stop; a second signal quits at once.
  * `release` removes the listeners.
  */
-export function stopOnSignals(): { requested: () => boolean; release: () => void } {
+export function stopOnSignals(
+  note = "Stopping after the current step; a checkpoint will be saved (a second signal quits at once).",
+): { requested: () => boolean; release: () => void } {
   let stops = 0;
   const onSignal = () => {
     stops++;
@@ -104,7 +115,7 @@ export function stopOnSignals(): { requested: () => boolean; release: () => void
       console.error("\nStopped without saving.");
       Deno.exit(130);
     }
-    console.error("\nStopping after the current step; a checkpoint will be saved (a second signal quits at once).");
+    console.error(`\n${note}`);
   };
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) Deno.addSignalListener(s, onSignal);

@@ -50,6 +50,10 @@ export interface RlStepContext {
  */
 export interface RolloutSource {
   play(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<PlayedStep>;
+  /** Publishes a later step's episodes ahead of its play (rollout.max_staleness > 0): they play during updates. */
+  prepare?(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<void>;
+  /** Ends the source's connections. */
+  close?(): Promise<void>;
 }
 
 /** What a rollout source played for one step. */
@@ -107,14 +111,20 @@ export function rolloutOptions(
   };
 }
 
-/** Plays and learns from one step's prompts. */
-export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly number[]): Promise<RlStepResult> {
-  const c = ctx.config, n = c.rollout.n;
-  const rounds = roundsAt(scheduleOf(c), step);
-  const t0 = performance.now();
-  const specs = prompts.flatMap((task, g) =>
+/** The episodes of a step: rollout.n per prompt, each with its own seed. */
+export function stepSpecs(c: RunConfig, step: number, prompts: readonly number[]): EpisodeSpec[] {
+  const n = c.rollout.n;
+  return prompts.flatMap((task, g) =>
     Array.from({ length: n }, (_, k) => ({ task, group: g, seed: episodeSeed(c.trainer.seed, step, g * n + k) }))
   );
+}
+
+/** Plays and learns from one step's prompts. */
+export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly number[]): Promise<RlStepResult> {
+  const c = ctx.config;
+  const rounds = roundsAt(scheduleOf(c), step);
+  const t0 = performance.now();
+  const specs = stepSpecs(c, step, prompts);
   const played = ctx.source
     ? await ctx.source.play(step, specs, rolloutOptions(c, rounds, ctx.stopIds))
     : await playHere(ctx, specs, rolloutOptions(c, rounds, ctx.stopIds));

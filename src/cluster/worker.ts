@@ -1,0 +1,219 @@
+/**
+ * A rollout worker: takes prompt groups from the cluster's work queue, plays all episodes of each group on the
+ * newest policy version it has (switching versions between groups, never inside one), publishes the group and only
+ * then acknowledges the prompt. While it plays, it sends JetStream a heartbeat every third of the deadline, so a
+ * slow group is not handed to another worker; a worker that dies stops the heartbeats and the prompt goes to the
+ * next one after `cluster.ack_wait_s`. The run's config comes from the learner (KV key `run`); a worker started
+ * with a config of its own is refused at connect when its task or model differs.
+ */
+import type { RunConfig } from "../config/schema.ts";
+import { getGpu } from "../gpu/device.ts";
+import { Generator } from "../model/generate.ts";
+import { Transformer } from "../model/transformer.ts";
+import { runRollouts } from "../rollout/agent.ts";
+import { faultPoint } from "../train/faults.ts";
+import { type HostModel, loadModel, openEnv, type RunEnv } from "../train/setup.ts";
+import { decodePrompt, encode, type GroupMessage, type PromptMessage } from "./messages.ts";
+import { type Cluster, connectCluster, PROMPTS, TRAJECTORY_SUBJECT, WORKERS } from "./nats.ts";
+import { fetchVersion, latestVersion } from "./weights.ts";
+
+/** What the learner writes to KV key `run`. */
+export interface RunInfo {
+  id: string;
+  config: RunConfig;
+}
+
+/** The parts of a config a worker must share with its learner: the task and the model. */
+export function runIdentity(c: RunConfig): Record<string, unknown> {
+  return {
+    task: c.task,
+    task_options: c.task_options,
+    "model.path": c.model.path,
+    "model.tiny": c.model.tiny,
+    "model.lora_rank": c.model.lora_rank,
+  };
+}
+
+/** Throws a TypeError naming the first setting where a worker's config differs from the learner's. */
+export function checkSameRun(mine: RunConfig, learner: RunConfig): void {
+  const a = runIdentity(mine), b = runIdentity(learner);
+  for (const key of Object.keys(a)) {
+    if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) {
+      throw new TypeError(
+        `This worker's ${key} is ${JSON.stringify(a[key])} but the learner's is ${JSON.stringify(b[key])}; ` +
+          "start the worker with the learner's config, or with none (it takes the learner's)",
+      );
+    }
+  }
+}
+
+/** Options of {@linkcode runWorker}. */
+export interface WorkerOptions {
+  url: string;
+  name: string;
+  /** The worker's own config, if given: checked against the learner's. */
+  config?: RunConfig;
+  line: (text: string) => void;
+  /** Polled between groups and while waiting: true ends the worker. */
+  stop: () => boolean;
+}
+
+interface Policy {
+  version: number;
+  model: Transformer;
+  generator: Generator;
+}
+
+/** Runs a worker until `stop` says so; returns the groups it played. */
+export async function runWorker(o: WorkerOptions): Promise<number> {
+  const cl = await connectCluster(o.url, { name: o.name });
+  try {
+    let run = await waitForRun(cl, o);
+    if (o.config) checkSameRun(o.config, run.config);
+    const env = await openEnv(run.config);
+    try {
+      const host = await loadModel(run.config, env.task);
+      o.line(`Worker ${o.name} joined run ${run.id} at ${o.url} (${run.config.task}, model ${host.source})`);
+      return await playLoop(cl, o, { run, env, host, rerun: async () => (run = await readRun(cl) ?? run) });
+    } finally {
+      await env.close();
+    }
+  } finally {
+    await cl.close();
+  }
+}
+
+async function playLoop(
+  cl: Cluster,
+  o: WorkerOptions,
+  w: { run: RunInfo; env: RunEnv; host: HostModel; rerun: () => Promise<RunInfo> },
+): Promise<number> {
+  const consumer = await cl.js.consumers.get(PROMPTS, WORKERS);
+  let policy: Policy | undefined, played = 0;
+  try {
+    while (!o.stop()) {
+      const msg = await consumer.next({ expires: 1000 }).catch(() => null);
+      if (!msg) continue;
+      const p = decodePrompt(msg.data);
+      if (p.run !== w.run.id) {
+        const now = await w.rerun();
+        if (p.run !== now.id) {
+          msg.term(); // a prompt of a run that ended
+          continue;
+        }
+        if (o.config) checkSameRun(o.config, now.config);
+        w.run = now;
+        policy = release(policy); // a new run numbers its versions from 0 again
+      }
+      policy = await ensurePolicy(cl, o, w, policy, p.minVersion);
+      if (!policy) continue;
+      const heartbeat = setInterval(() => msg.working(), (w.run.config.cluster.ack_wait_s * 1000) / 3);
+      try {
+        const group = await playGroup(w, policy, p, { worker: o.name, deliveries: msg.info.deliveryCount });
+        await cl.js.publish(TRAJECTORY_SUBJECT, encode(group), { msgID: p.id });
+        await msg.ackAck();
+      } finally {
+        clearInterval(heartbeat);
+      }
+      played++;
+    }
+  } finally {
+    release(policy);
+  }
+  return played;
+}
+
+/** Plays one group on one policy version; timings from the generator's counters. */
+async function playGroup(
+  w: { run: RunInfo; env: RunEnv; host: HostModel },
+  policy: Policy,
+  p: PromptMessage,
+  o: { worker: string; deliveries: number },
+): Promise<GroupMessage> {
+  const g = policy.generator, before = { ...g.timing }, timing = { envSeconds: 0 };
+  const t0 = performance.now();
+  let done = 0;
+  const trajectories = await runRollouts(
+    { generator: g, tokenizer: w.host.tokenizer, client: w.env.client, task: w.env.task },
+    p.seeds.map((seed) => ({ task: p.task, group: p.group, seed })),
+    {
+      ...p.options,
+      timing,
+      // A test's SIGKILL in the middle of a group: after its first episode, before its last.
+      onEpisode: () => ++done === 1 && p.seeds.length > 1 && faultPoint("worker mid-group"),
+    },
+  );
+  for (const t of trajectories) t.version = policy.version;
+  return {
+    run: p.run,
+    id: p.id,
+    step: p.step,
+    group: p.group,
+    version: policy.version,
+    worker: o.worker,
+    deliveries: o.deliveries,
+    seconds: {
+      play: (performance.now() - t0) / 1000,
+      prefill: g.timing.prefillSeconds - before.prefillSeconds,
+      decode: g.timing.decodeSeconds - before.decodeSeconds,
+      env: timing.envSeconds,
+    },
+    trajectories,
+  };
+}
+
+/**
+ * The newest policy version, at least `minVersion`: waits for the learner to publish it, fetches and checks it,
+ * and puts it on the GPU. undefined when a stop was asked while waiting.
+ */
+async function ensurePolicy(
+  cl: Cluster,
+  o: WorkerOptions,
+  w: { run: RunInfo; host: HostModel },
+  policy: Policy | undefined,
+  minVersion: number,
+): Promise<Policy | undefined> {
+  let info = await latestVersion(cl);
+  while (!info || info.version < minVersion) {
+    if (o.stop()) return policy;
+    await new Promise((r) => setTimeout(r, 100));
+    info = await latestVersion(cl);
+  }
+  if (policy && policy.version >= info.version) return policy;
+  const tensors = await fetchVersion(cl, info);
+  release(policy);
+  const c = w.run.config, gpu = await getGpu();
+  const model = Transformer.fromHost(gpu, w.host.config, tensors);
+  const generator = new Generator(model, {
+    slots: c.rollout.slots,
+    maxLen: c.rollout.max_prompt_length + c.rollout.max_response_length,
+    blockSteps: c.rollout.block_steps,
+    cache: c.rollout.kv_cache,
+  });
+  return { version: info.version, model, generator };
+}
+
+function release(p: Policy | undefined): undefined {
+  p?.generator.release();
+  p?.model.weights.release();
+  return undefined;
+}
+
+async function readRun(cl: Cluster): Promise<RunInfo | null> {
+  const e = await cl.kv.get("run");
+  if (!e || e.operation !== "PUT" || e.length === 0) return null;
+  return JSON.parse(e.string()) as RunInfo;
+}
+
+/** The learner's run, once one has started (a line says the worker waits). */
+async function waitForRun(cl: Cluster, o: WorkerOptions): Promise<RunInfo> {
+  let said = false;
+  for (;;) {
+    const run = await readRun(cl);
+    if (run) return run;
+    if (o.stop()) throw new Error("Stopped before a learner started a run");
+    if (!said) o.line(`Worker ${o.name} waits for a learner at ${o.url} (deno task train ... --cluster ${o.url})`);
+    said = true;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
