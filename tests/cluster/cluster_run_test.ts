@@ -1,0 +1,85 @@
+// A learner and rollout workers over a real nats-server on loopback: two workers train 3 steps of the smoke model
+// to the same parameters as the in-process run, bit for bit (rollout.max_staleness=0); a worker SIGKILLed in the
+// middle of a group has its prompt replayed by another, and the run still takes exactly the batch size per step,
+// counts nothing twice and ends with the same parameters.
+import assert from "node:assert/strict";
+import { noGpu } from "../no_gpu.ts";
+import { sha } from "../train/cli_run.ts";
+import { end, learnerArgs, metrics, natsServer, noNats, spawnCli } from "./helpers.ts";
+
+const FINAL = "checkpoints/final/model.safetensors";
+
+async function inProcess(dir: string): Promise<string> {
+  const run = `${dir}/inproc`;
+  const p = spawnCli(["train", ...await learnerArgs(dir), "--run-dir", run]);
+  const s = await p.done;
+  assert.equal(s.code, 0, p.output());
+  return await sha(`${run}/${FINAL}`);
+}
+
+Deno.test({
+  name: "cluster: a learner and two workers train 3 steps to the in-process run's parameters, bit for bit",
+  ignore: noGpu || noNats,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const want = await inProcess(dir);
+    const server = await natsServer(dir);
+    const workers = ["a", "b"].map((name) => spawnCli(["worker", "--cluster", server.url, "--name", name]));
+    try {
+      const run = `${dir}/cluster`;
+      const learner = spawnCli(["train", ...await learnerArgs(dir), "--run-dir", run, "--cluster", server.url]);
+      const s = await learner.done;
+      assert.equal(s.code, 0, learner.output());
+      assert.equal(await sha(`${run}/${FINAL}`), want, "cluster and in-process parameters differ");
+      const m = await metrics(run);
+      assert.deepEqual(m.map((x) => x.episodes), [4, 4, 4]);
+      assert.deepEqual(m.map((x) => x.staleness_0), [4, 4, 4]);
+      assert.deepEqual(m.map((x) => x.stale_dropped), [0, 0, 0]);
+      assert.ok(m.every((x) => x.workers >= 1 && x.cluster_wait_s > 0), JSON.stringify(m));
+      const names = new Set(m.flatMap((x) => Object.keys(x).filter((k) => k.endsWith("_episodes_per_s"))));
+      assert.ok(names.size >= 1, "per-worker episodes/s are reported");
+    } finally {
+      await Promise.all(workers.map(end));
+      await server.stop();
+    }
+    for (const w of workers) assert.match(w.output(), /stopped after \d+ groups/);
+    await Deno.remove(dir, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "cluster: a worker SIGKILLed mid-group has its prompt replayed; exact batch, nothing counted twice",
+  ignore: noGpu || noNats,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const want = await inProcess(dir);
+    const server = await natsServer(dir);
+    // Worker a alone takes the first group and kills itself (SIGKILL) after the group's first episode.
+    const a = spawnCli(["worker", "--cluster", server.url, "--name", "a"], { CRUCIBLE_KILL_AT: "worker mid-group" });
+    let b;
+    try {
+      const run = `${dir}/cluster`;
+      const learner = spawnCli(["train", ...await learnerArgs(dir), "--run-dir", run, "--cluster", server.url]);
+      const killed = await a.done;
+      assert.equal(killed.signal, "SIGKILL", a.output());
+      b = spawnCli(["worker", "--cluster", server.url, "--name", "b"]);
+      const s = await learner.done;
+      assert.equal(s.code, 0, learner.output());
+      const m = await metrics(run);
+      assert.deepEqual(m.map((x) => x.episodes), [4, 4, 4], "exactly train_batch_size × n per step");
+      assert.equal(m.reduce((n, x) => n + x.prompts_replayed, 0), 1, "the killed worker's prompt, replayed once");
+      assert.ok(m.every((x) => x.duplicates_dropped === 0 && x.worker_a_episodes_per_s === undefined));
+      const episodes = (await Deno.readTextFile(`${run}/rollouts.jsonl`)).trim().split("\n")
+        .map((l) => JSON.parse(l)).filter((e) => e.phase === "rl");
+      assert.equal(episodes.length, 12);
+      assert.equal(new Set(episodes.map((e) => `${e.step}-${e.group}-${e.conversation}`)).size, 12);
+      // The replay samples the same seeds on the same version: the run is still the in-process one.
+      assert.equal(await sha(`${run}/${FINAL}`), want);
+    } finally {
+      if (b) await end(b);
+      await end(a);
+      await server.stop();
+    }
+    await Deno.remove(dir, { recursive: true });
+  },
+});
