@@ -16,14 +16,23 @@ export interface NatsServer {
 
 const INSTALL_HINT = "install it with: bash .ci/setup --cluster (or apt-get install nats-server)";
 
-/** Whether `nats-server` can be run here. */
-export async function natsServerInstalled(binary = "nats-server"): Promise<boolean> {
-  try {
-    const out = await new Deno.Command(binary, { args: ["--version"], stdout: "null", stderr: "null" }).output();
-    return out.success;
-  } catch {
-    return false;
+/** Where Debian installs it, for users whose PATH lacks /usr/sbin. */
+const SBIN = "/usr/sbin/nats-server";
+
+/** The nats-server program to run: `binary` (default nats-server on PATH, else /usr/sbin's), or null if none runs. */
+export async function natsServerBinary(binary?: string): Promise<string | null> {
+  for (const b of binary ? [binary] : ["nats-server", SBIN]) {
+    try {
+      const out = await new Deno.Command(b, { args: ["--version"], stdout: "null", stderr: "null" }).output();
+      if (out.success) return b;
+    } catch { /* not this one */ }
   }
+  return null;
+}
+
+/** Whether `nats-server` can be run here. */
+export async function natsServerInstalled(binary?: string): Promise<boolean> {
+  return (await natsServerBinary(binary)) !== null;
 }
 
 /** Starts nats-server with JetStream on `dataDir`, on `host:port` (port 0: a free one); resolves once it listens. */
@@ -35,8 +44,8 @@ export async function startNatsServer(o: {
   /** false starts it without JetStream (a test of the error that case gives). */
   jetstream?: boolean;
 }): Promise<NatsServer> {
-  const host = o.host ?? "127.0.0.1", binary = o.binary ?? "nats-server";
-  if (!await natsServerInstalled(binary)) throw new Deno.errors.NotFound(`${binary} is not installed; ${INSTALL_HINT}`);
+  const host = o.host ?? "127.0.0.1", binary = await natsServerBinary(o.binary);
+  if (!binary) throw new Deno.errors.NotFound(`${o.binary ?? "nats-server"} is not installed; ${INSTALL_HINT}`);
   await Deno.mkdir(o.dataDir, { recursive: true });
   const conf = `${o.dataDir}/nats.conf`;
   const port = o.port === undefined || o.port === 0 ? -1 : o.port;
