@@ -13,6 +13,7 @@ import { Transformer } from "../model/transformer.ts";
 import { runRollouts } from "../rollout/agent.ts";
 import { faultPoint } from "../train/faults.ts";
 import { type HostModel, loadModel, openEnv, type RunEnv } from "../train/setup.ts";
+import type { Consumer, JsMsg } from "@nats-io/jetstream";
 import { decodePrompt, encode, type GroupMessage, type PromptMessage } from "./messages.ts";
 import { type Cluster, connectCluster, PROMPTS, TRAJECTORY_SUBJECT, WORKERS } from "./nats.ts";
 import { fetchVersion, latestVersion } from "./weights.ts";
@@ -92,30 +93,43 @@ async function playLoop(
   let policy: Policy | undefined, played = 0;
   try {
     while (!o.stop()) {
-      const msg = await consumer.next({ expires: 1000 }).catch(() => null);
-      if (!msg) continue;
-      const p = decodePrompt(msg.data);
-      if (p.run !== w.run.id) {
-        const now = await w.rerun();
-        if (p.run !== now.id) {
-          msg.term(); // a prompt of a run that ended
-          continue;
+      const first = await consumer.next({ expires: 1000 }).catch(() => null);
+      if (!first) continue;
+      const msgs = [first, ...await more(cl, consumer, groupsPerBatch(w.run.config) - 1)];
+      const prompts: [JsMsg, PromptMessage][] = [];
+      for (const msg of msgs) {
+        const p = decodePrompt(msg.data);
+        if (p.run !== w.run.id) {
+          const now = await w.rerun();
+          if (p.run !== now.id) {
+            msg.term(); // a prompt of a run that ended
+            continue;
+          }
+          if (o.config) checkSameRun(o.config, now.config);
+          w.run = now;
+          policy = release(policy); // a new run numbers its versions from 0 again
         }
-        if (o.config) checkSameRun(o.config, now.config);
-        w.run = now;
-        policy = release(policy); // a new run numbers its versions from 0 again
+        prompts.push([msg, p]);
       }
-      policy = await ensurePolicy(cl, o, w, policy, p.minVersion);
+      if (prompts.length === 0) continue;
+      policy = await ensurePolicy(cl, o, w, policy, Math.max(...prompts.map(([, p]) => p.minVersion)));
       if (!policy) continue;
-      const heartbeat = setInterval(() => msg.working(), (w.run.config.cluster.ack_wait_s * 1000) / 3);
+      const beat = () => prompts.forEach(([m]) => m.working());
+      const heartbeat = setInterval(beat, (w.run.config.cluster.ack_wait_s * 1000) / 3);
       try {
-        const group = await playGroup(w, policy, p, { worker: o.name, deliveries: msg.info.deliveryCount });
-        await cl.js.publish(TRAJECTORY_SUBJECT, encode(group), { msgID: p.id });
-        await msg.ackAck();
+        // Prompts of steps with different limits (a round schedule's stages) play in separate rollouts.
+        const byOptions = Map.groupBy(prompts, ([, p]) => JSON.stringify(p.options));
+        for (const batch of byOptions.values()) {
+          const groups = await playGroups(w, policy, batch.map(([m, p]) => [p, m.info.deliveryCount]), o.name);
+          for (const [i, [msg, p]] of batch.entries()) {
+            await cl.js.publish(TRAJECTORY_SUBJECT, encode(groups[i]), { msgID: p.id });
+            await msg.ackAck();
+          }
+        }
       } finally {
         clearInterval(heartbeat);
       }
-      played++;
+      played += prompts.length;
     }
   } finally {
     release(policy);
@@ -123,43 +137,68 @@ async function playLoop(
   return played;
 }
 
-/** Plays one group on one policy version; timings from the generator's counters. */
-async function playGroup(
+/** Groups a worker plays at once: as many whole groups as its generator's slots hold, at least one. */
+function groupsPerBatch(c: RunConfig): number {
+  return Math.max(1, Math.floor(c.rollout.slots / c.rollout.n));
+}
+
+/** Up to `max` more prompts, only as many as the queue holds now (a fetch for more would wait out its expiry). */
+async function more(cl: Cluster, consumer: Consumer, max: number): Promise<JsMsg[]> {
+  if (max <= 0) return [];
+  const pending = await cl.jsm.consumers.info(PROMPTS, WORKERS).then((i) => i.num_pending, () => 0);
+  const want = Math.min(max, pending);
+  if (want === 0) return [];
+  const out: JsMsg[] = [];
+  for await (const m of await consumer.fetch({ max_messages: want, expires: 1000 })) out.push(m);
+  return out;
+}
+
+/**
+ * Plays groups together on one policy version (their episodes share the generator's blocks; each episode's
+ * samples depend on its own seed alone); timings from the generator's counters, the wall time shared evenly.
+ */
+async function playGroups(
   w: { run: RunInfo; env: RunEnv; host: HostModel },
   policy: Policy,
-  p: PromptMessage,
-  o: { worker: string; deliveries: number },
-): Promise<GroupMessage> {
+  prompts: readonly [PromptMessage, number][],
+  worker: string,
+): Promise<GroupMessage[]> {
   const g = policy.generator, before = { ...g.timing }, timing = { envSeconds: 0 };
   const t0 = performance.now();
   let done = 0;
+  const specs = prompts.flatMap(([p], i) => p.seeds.map((seed) => ({ task: p.task, group: i, seed })));
   const trajectories = await runRollouts(
     { generator: g, tokenizer: w.host.tokenizer, client: w.env.client, task: w.env.task },
-    p.seeds.map((seed) => ({ task: p.task, group: p.group, seed })),
+    specs,
     {
-      ...p.options,
+      ...prompts[0][0].options,
       timing,
-      // A test's SIGKILL in the middle of a group: after its first episode, before its last.
-      onEpisode: () => ++done === 1 && p.seeds.length > 1 && faultPoint("worker mid-group"),
+      // A test's SIGKILL in the middle of a group: after the first episode, before the last.
+      onEpisode: () => ++done === 1 && specs.length > 1 && faultPoint("worker mid-group"),
     },
   );
-  for (const t of trajectories) t.version = policy.version;
-  return {
+  const share = (x: number) => x / prompts.length;
+  const seconds = {
+    play: share((performance.now() - t0) / 1000),
+    prefill: share(g.timing.prefillSeconds - before.prefillSeconds),
+    decode: share(g.timing.decodeSeconds - before.decodeSeconds),
+    env: share(timing.envSeconds),
+  };
+  return prompts.map(([p, deliveries], i) => ({
     run: p.run,
     id: p.id,
     step: p.step,
     group: p.group,
     version: policy.version,
-    worker: o.worker,
-    deliveries: o.deliveries,
-    seconds: {
-      play: (performance.now() - t0) / 1000,
-      prefill: g.timing.prefillSeconds - before.prefillSeconds,
-      decode: g.timing.decodeSeconds - before.decodeSeconds,
-      env: timing.envSeconds,
-    },
-    trajectories,
-  };
+    worker,
+    deliveries,
+    seconds,
+    trajectories: trajectories.filter((t) => t.group === i).map((t) => ({
+      ...t,
+      group: p.group,
+      version: policy.version,
+    })),
+  }));
 }
 
 /**

@@ -54,7 +54,7 @@ Deno.test({
     const dir = await Deno.makeTempDir();
     const want = await inProcess(dir);
     const server = await natsServer(dir);
-    // Worker a alone takes the first group and kills itself (SIGKILL) after the group's first episode.
+    // Worker a alone takes step 1's groups and kills itself (SIGKILL) after the group's first episode.
     const a = spawnCli(["worker", "--cluster", server.url, "--name", "a"], { CRUCIBLE_KILL_AT: "worker mid-group" });
     let b;
     try {
@@ -67,7 +67,9 @@ Deno.test({
       assert.equal(s.code, 0, learner.output());
       const m = await metrics(run);
       assert.deepEqual(m.map((x) => x.episodes), [4, 4, 4], "exactly train_batch_size × n per step");
-      assert.equal(m.reduce((n, x) => n + x.prompts_replayed, 0), 1, "the killed worker's prompt, replayed once");
+      // Worker a held one or both of step 1's groups (it takes what the queue holds) when it died.
+      assert.ok([1, 2].includes(m[0].prompts_replayed), "the killed worker's prompts, replayed");
+      assert.deepEqual(m.slice(1).map((x) => x.prompts_replayed), [0, 0]);
       assert.ok(m.every((x) => x.duplicates_dropped === 0 && x.worker_a_episodes_per_s === undefined));
       const episodes = (await Deno.readTextFile(`${run}/rollouts.jsonl`)).trim().split("\n")
         .map((l) => JSON.parse(l)).filter((e) => e.phase === "rl");
