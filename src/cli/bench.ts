@@ -5,6 +5,7 @@
  *   model     the tiny and a Qwen2.5-0.5B-shaped model: training and decode tokens/s, bytes/parameter, hot spots
  *   train     the main job (`deno task train textcraft`) end to end: wall time, success after SFT and after RL
  *   recall    how many steps the tiny model needs to learn to copy tokens from its context (copy, induction, lookup)
+ *   cluster   learner plus 1-3 rollout workers over NATS JetStream against the in-process run (episodes/s, speedup)
  *
  * @example
  * ```sh
@@ -12,6 +13,7 @@
  * deno task bench model --size tiny
  * ```
  */
+import { CLUSTER_USAGE, main as cluster } from "./bench/cluster.ts";
 import { FAULTS_USAGE, main as faults } from "./bench/faults.ts";
 import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
 import { main as model, MODEL_USAGE } from "./bench/model.ts";
@@ -55,6 +57,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "steps the tiny model needs to learn copying, induction and lookup (what TextCraft's warm start asks)",
     usage: RECALL_USAGE,
     run: recall,
+  },
+  cluster: {
+    summary: "learner plus 1, 2, 3 rollout workers over NATS JetStream against in-process: episodes/s, speedup",
+    usage: CLUSTER_USAGE,
+    run: cluster,
   },
 };
 

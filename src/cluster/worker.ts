@@ -137,9 +137,10 @@ async function playLoop(
   return played;
 }
 
-/** Groups a worker plays at once: as many whole groups as its generator's slots hold, at least one. */
+/** Groups a worker plays at once: cluster.max_groups, at most as many whole groups as the slots hold, at least 1. */
 function groupsPerBatch(c: RunConfig): number {
-  return Math.max(1, Math.floor(c.rollout.slots / c.rollout.n));
+  const fit = Math.max(1, Math.floor(c.rollout.slots / c.rollout.n));
+  return c.cluster.max_groups > 0 ? Math.min(c.cluster.max_groups, fit) : fit;
 }
 
 /** Up to `max` more prompts, only as many as the queue holds now (a fetch for more would wait out its expiry). */

@@ -264,6 +264,11 @@ const Cluster = z.strictObject({
   ack_wait_s: num().positive().default(60),
   /** Deliveries of one prompt before JetStream gives up on it (a group that kills every worker). */
   max_deliver: int(1).default(5),
+  /**
+   * Prompt groups a worker takes and plays at once; 0 = as many as its rollout.slots hold. Fewer spreads a step's
+   * groups over more workers.
+   */
+  max_groups: int().default(0),
 });
 
 const Trainer = z.strictObject({

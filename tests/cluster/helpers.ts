@@ -37,7 +37,8 @@ export function spawnCli(args: string[], env: Record<string, string> = {}): Proc
   }).spawn();
   let text = "";
   const collect = async (s: ReadableStream<Uint8Array>) => {
-    for await (const chunk of s.pipeThrough(new TextDecoderStream())) text += chunk;
+    const d = new TextDecoder();
+    for await (const chunk of s) text += d.decode(chunk, { stream: true });
   };
   const streams = Promise.all([collect(child.stdout), collect(child.stderr)]);
   return { child, output: () => text, done: streams.then(() => child.status) };
