@@ -9,15 +9,17 @@ import { startNatsServer } from "../cluster/server.ts";
 const USAGE = `Usage: deno task cluster up [--port N] [--host HOST] [--data DIR]
 
 Starts nats-server (Debian's package; bash .ci/setup --cluster installs it) with JetStream on a data directory and
-prints its URL; Ctrl-C stops it. Then, in other terminals (or on other machines, with --host 0.0.0.0):
-  deno task train textcraft --cluster URL
-  deno task worker --cluster URL --name a
-  deno task worker --cluster URL --name b
+prints its URL; Ctrl-C stops it. Then start the learner with --cluster URL and workers with deno task worker, in
+other terminals or, with --host 0.0.0.0, on other machines.
 
 Options:
   --port N     client port (default 4222; 0 picks a free one)
   --host HOST  address to listen on (default 127.0.0.1; 0.0.0.0 for workers on other machines)
-  --data DIR   JetStream's data directory (default runs/nats)`;
+  --data DIR   JetStream's data directory (default runs/nats)
+
+Examples:
+  deno task cluster up
+  deno task cluster up --host 0.0.0.0 --port 4222 --data /var/lib/crucible-nats`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {

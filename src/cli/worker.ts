@@ -18,7 +18,13 @@ Ctrl-C finishes the group in progress and stops.
 
 Options:
   --cluster URL   the NATS server (deno task cluster up prints it)
-  --name NAME     this worker's name in the learner's metrics (letters, digits, - and _; default worker-PID)`;
+  --name NAME     this worker's name in the learner's metrics (letters, digits, - and _; default worker-PID)
+  NAME|CONFIG     optional: the config this worker expects (checked against the learner's task and model)
+  key.path=value  optional: overrides of that config
+
+Examples:
+  deno task worker --cluster nats://127.0.0.1:4222 --name a
+  deno task worker --cluster nats://learner-host:4222 --name gpu2 textcraft`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {

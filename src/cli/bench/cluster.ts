@@ -24,9 +24,14 @@ speedup of each worker count, and the one-worker run's overhead at max_staleness
 Options:
   --workers LIST   worker counts to run (default 1,2,3)
   --steps N        RL steps per run, at least 2; the first is start-up and not timed (default 4)
+  --rounds R       rounds per episode (default 10; more rounds, more of each step is the environment's)
   --delay-ms MS    sleep added to every environment step (default 100)
   --staleness K    rollout.max_staleness of the worker runs (default 1: rollouts overlap the update)
-  --json           end with one JSON line (speedup3, overhead, and every run)`;
+  --json           end with one JSON line (speedup3, overhead, and every run)
+
+Examples:
+  deno task bench cluster
+  deno task bench cluster --workers 1,3 --steps 3 --rounds 6 --json`;
 
 /** One run's figures. */
 export interface ClusterRun {
@@ -48,6 +53,7 @@ export async function main(args: string[]): Promise<void> {
     options: {
       workers: { type: "string" },
       steps: { type: "string" },
+      rounds: { type: "string" },
       "delay-ms": { type: "string" },
       staleness: { type: "string" },
       json: { type: "boolean" },
@@ -59,6 +65,7 @@ export async function main(args: string[]): Promise<void> {
     numberFlag("--workers", w, 1, { lo: 1, hi: 16, integer: true })
   );
   const steps = numberFlag("--steps", v.steps, 4, { lo: 2, hi: 1000, integer: true });
+  const rounds = numberFlag("--rounds", v.rounds, 10, { lo: 1, hi: 100, integer: true });
   const delayMs = numberFlag("--delay-ms", v["delay-ms"], 100, { lo: 0, hi: 60_000 });
   const staleness = numberFlag("--staleness", v.staleness, 1, { lo: 0, hi: 100, integer: true });
   const dir = await Deno.makeTempDir({ prefix: "crucible-bench-cluster-" });
@@ -67,7 +74,7 @@ export async function main(args: string[]): Promise<void> {
   try {
     await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
     await Deno.writeTextFile(`${dir}/run.yaml`, "task: textcraft\n");
-    const base = runArgs(dir, env.url, steps);
+    const base = runArgs(dir, env.url, steps, rounds);
     const runs: ClusterRun[] = [];
     const record = (r: ClusterRun) => {
       runs.push(r);
@@ -96,15 +103,15 @@ export async function main(args: string[]): Promise<void> {
         }% (${delayMs} ms per environment step, ${steps} steps per run; the CPU is shared by ` +
         "every process here)",
     );
-    if (v.json) console.log(JSON.stringify({ ...speedups, overhead, delayMs, steps, staleness, runs }));
+    if (v.json) console.log(JSON.stringify({ ...speedups, overhead, delayMs, rounds, steps, staleness, runs }));
   } finally {
     await env.close();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }
 
-/** The run's config: the smoke model, 4 prompts × 4 episodes of 4 rounds per step, no warm start, no evaluation. */
-function runArgs(dir: string, envUrl: string, steps: number): string[] {
+/** The run's config: the smoke model, 4 prompts × 4 episodes of `rounds` rounds per step, no warm start. */
+function runArgs(dir: string, envUrl: string, steps: number, rounds: number): string[] {
   return [
     `${dir}/run.yaml`,
     `model.tiny=${dir}/tiny.yaml`,
@@ -112,10 +119,10 @@ function runArgs(dir: string, envUrl: string, steps: number): string[] {
     "data.train_batch_size=4",
     "rollout.n=4",
     "rollout.max_tokens_per_turn=6",
-    "rollout.max_response_length=160",
+    `rollout.max_response_length=${Math.min(60 * rounds, 840)}`, // the smoke model has 2048 positions
     "rollout.max_prompt_length=1200",
     "algorithm.rounds_ctrl.type=fixed",
-    "algorithm.rounds_ctrl.rounds=[4]",
+    `algorithm.rounds_ctrl.rounds=[${rounds}]`,
     "actor.ppo_mini_batch_size=4",
     "actor.lr=0.01",
     "sft.enabled=false",
