@@ -99,19 +99,18 @@ export class ClusterSource implements RolloutSource {
     const { onEpisode: _, timing: __, ...options } = o;
     const byGroup = new Map<number, EpisodeSpec[]>();
     for (const s of specs) byGroup.set(s.group, [...(byGroup.get(s.group) ?? []), s]);
-    for (const [group, list] of byGroup) {
-      const p: PromptMessage = {
-        run: this.id,
-        id: `${this.id}-s${step}-g${group}-r0`,
-        step,
-        group,
-        task: list[0].task,
-        seeds: list.map((s) => s.seed),
-        minVersion: Math.max(0, step - 1 - this.run.config.rollout.max_staleness),
-        options,
-      };
-      await this.#publishPrompt(p);
-    }
+    const messages = [...byGroup].map(([group, list]): PromptMessage => ({
+      run: this.id,
+      id: `${this.id}-s${step}-g${group}-r0`,
+      step,
+      group,
+      groups: byGroup.size,
+      task: list[0].task,
+      seeds: list.map((s) => s.seed),
+      minVersion: Math.max(0, step - 1 - this.run.config.rollout.max_staleness),
+      options,
+    }));
+    await Promise.all(messages.map((p) => this.#publishPrompt(p)));
   }
 
   async #publishPrompt(p: PromptMessage): Promise<void> {

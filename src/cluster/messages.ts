@@ -14,6 +14,8 @@ export interface PromptMessage {
   id: string;
   step: number;
   group: number;
+  /** Groups in the step (a worker that takes one waits briefly for the others to be published). */
+  groups: number;
   task: number;
   /** One seed per episode. */
   seeds: number[];
@@ -47,7 +49,17 @@ export function encode(m: PromptMessage | GroupMessage): Uint8Array {
 
 /** A prompt message from bytes; a SyntaxError names what is missing. */
 export function decodePrompt(bytes: Uint8Array): PromptMessage {
-  return check(JSON.parse(dec.decode(bytes)), ["run", "id", "step", "group", "task", "seeds", "minVersion", "options"]);
+  return check(JSON.parse(dec.decode(bytes)), [
+    "run",
+    "id",
+    "step",
+    "group",
+    "groups",
+    "task",
+    "seeds",
+    "minVersion",
+    "options",
+  ]);
 }
 
 /** A group message from bytes. */

@@ -95,7 +95,8 @@ async function playLoop(
     while (!o.stop()) {
       const first = await consumer.next({ expires: 1000 }).catch(() => null);
       if (!first) continue;
-      const msgs = [first, ...await more(cl, consumer, groupsPerBatch(w.run.config) - 1)];
+      const rest = decodePrompt(first.data).groups - 1;
+      const msgs = [first, ...await more(cl, consumer, Math.min(groupsPerBatch(w.run.config) - 1, rest))];
       const prompts: [JsMsg, PromptMessage][] = [];
       for (const msg of msgs) {
         const p = decodePrompt(msg.data);
@@ -143,10 +144,19 @@ function groupsPerBatch(c: RunConfig): number {
   return c.cluster.max_groups > 0 ? Math.min(c.cluster.max_groups, fit) : fit;
 }
 
-/** Up to `max` more prompts, only as many as the queue holds now (a fetch for more would wait out its expiry). */
+/**
+ * Up to `max` more prompts (the rest of the first one's step): the queue is watched for up to 200 ms while the
+ * learner publishes them, then only as many as it holds are fetched (a fetch for more would wait out its 1 s
+ * expiry, and another worker may have taken some).
+ */
 async function more(cl: Cluster, consumer: Consumer, max: number): Promise<JsMsg[]> {
   if (max <= 0) return [];
-  const pending = await cl.jsm.consumers.info(PROMPTS, WORKERS).then((i) => i.num_pending, () => 0);
+  const pendingNow = () => cl.jsm.consumers.info(PROMPTS, WORKERS).then((i) => i.num_pending, () => 0);
+  let pending = await pendingNow();
+  for (let i = 0; i < 20 && pending < max; i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    pending = await pendingNow();
+  }
   const want = Math.min(max, pending);
   if (want === 0) return [];
   const out: JsMsg[] = [];

@@ -96,12 +96,10 @@ export async function main(args: string[]): Promise<void> {
     const speedups = Object.fromEntries(counts.map((w) => [`speedup${w}`, byCount(w)!.episodesPerSecond / inproc]));
     // Per steady step: the one-worker queue run's time over the in-process run's.
     const overhead = inproc / runs[1].episodesPerSecond - 1;
+    const speedText = counts.map((w) => `speedup${w} ${speedups[`speedup${w}`].toFixed(2)}x`).join("  ");
     say(
-      `${counts.map((w) => `speedup${w} ${speedups[`speedup${w}`].toFixed(2)}x`).join("  ")}  overhead ` +
-        `${
-          (100 * overhead).toFixed(1)
-        }% (${delayMs} ms per environment step, ${steps} steps per run; the CPU is shared by ` +
-        "every process here)",
+      `${speedText}  overhead ${(100 * overhead).toFixed(1)}% (${delayMs} ms per environment step, ${rounds} ` +
+        `rounds, ${steps} steps per run; every process here shares this machine's CPU)`,
     );
     if (v.json) console.log(JSON.stringify({ ...speedups, overhead, delayMs, rounds, steps, staleness, runs }));
   } finally {
