@@ -85,3 +85,32 @@ Deno.test({
     await Deno.remove(dir, { recursive: true });
   },
 });
+
+Deno.test({
+  name: "cluster: max_staleness=1 with TIS plays ahead within the bound, exact batches, TIS metrics reported",
+  ignore: noGpu || noNats,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const server = await natsServer(dir);
+    const workers = ["a", "b"].map((name) => spawnCli(["worker", "--cluster", server.url, "--name", name]));
+    try {
+      const run = `${dir}/cluster`;
+      const extra = ["rollout.max_staleness=1", "actor.recompute_old_logprob=true", "actor.tis_cap=2"];
+      const learner = spawnCli(["train", ...await learnerArgs(dir, extra), "--run-dir", run, "--cluster", server.url]);
+      const s = await learner.done;
+      assert.equal(s.code, 0, learner.output());
+      const m = await metrics(run);
+      assert.deepEqual(m.map((x) => x.episodes), [4, 4, 4]);
+      for (const x of m) {
+        assert.equal((x.staleness_0 ?? 0) + (x.staleness_1 ?? 0), 4, JSON.stringify(x));
+        assert.equal(x.stale_dropped, 0);
+        assert.ok(x.tis_clipfrac >= 0 && x.tis_clipfrac <= 1 && x.tis_weight_mean > 0 && x.tis_weight_mean <= 2);
+      }
+      assert.equal(m[0].staleness_0, 4, "step 1 plays version 0, the only one");
+    } finally {
+      await Promise.all(workers.map(end));
+      await server.stop();
+    }
+    await Deno.remove(dir, { recursive: true });
+  },
+});
