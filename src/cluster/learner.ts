@@ -12,7 +12,7 @@ import type { Trajectory } from "../rollout/trajectory.ts";
 import type { PlayedStep, RolloutSource } from "../train/rl_step.ts";
 import type { Run } from "../train/run.ts";
 import { decodeGroup, encode, type GroupMessage, type PromptMessage } from "./messages.ts";
-import { type Cluster, prepareStreams, PROMPT_SUBJECT, queueDepth, TRAJECTORIES } from "./nats.ts";
+import { type Cluster, prepareStreams, PROMPT_SUBJECT, queueDepth, retrying, TRAJECTORIES } from "./nats.ts";
 import { publishVersion } from "./weights.ts";
 import type { RunInfo } from "./worker.ts";
 
@@ -87,7 +87,11 @@ export class ClusterSource implements RolloutSource {
     const w = this.run.learner.model.weights;
     const host = await w.toHost();
     const shaped = new Map(w.specs.map((s) => [s.name, { shape: s.shape, data: host.get(s.name)! }]));
-    await publishVersion(this.cluster, version, shaped, { keep: this.run.config.rollout.max_staleness + 2 });
+    const keep = this.run.config.rollout.max_staleness + 2;
+    await retrying(
+      `Publishing policy version ${version}`,
+      () => publishVersion(this.cluster, version, shaped, { keep }),
+    );
     this.#version = version;
     return (performance.now() - t0) / 1000;
   }
@@ -115,7 +119,7 @@ export class ClusterSource implements RolloutSource {
 
   async #publishPrompt(p: PromptMessage): Promise<void> {
     this.#prompts.set(`${p.step}-${p.group}`, p);
-    await this.cluster.js.publish(PROMPT_SUBJECT, encode(p), { msgID: p.id });
+    await retrying("Publishing a prompt", () => this.cluster.js.publish(PROMPT_SUBJECT, encode(p), { msgID: p.id }));
   }
 
   /** Plays a step over the cluster: see the module header. */

@@ -120,3 +120,23 @@ export async function queueDepth(c: Cluster): Promise<{ pending: number; playing
   const info = await c.jsm.consumers.info(PROMPTS, WORKERS);
   return { pending: info.num_pending, playing: info.num_ack_pending };
 }
+
+/**
+ * Runs a request to the server again while the connection is down (a server restart): every 500 ms for up to
+ * `seconds`, then the last error. Errors of our own (a refused hash, a bad message) are not retried.
+ */
+export async function retrying<T>(what: string, f: () => Promise<T>, seconds = 60): Promise<T> {
+  const start = performance.now();
+  for (;;) {
+    try {
+      return await f();
+    } catch (e) {
+      const ours = e instanceof TypeError || e instanceof RangeError || e instanceof SyntaxError;
+      if (ours || performance.now() - start > seconds * 1000) {
+        if (!ours) (e as Error).message = `${what}: ${(e as Error).message}`;
+        throw e;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}

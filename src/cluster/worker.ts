@@ -15,7 +15,7 @@ import { faultPoint } from "../train/faults.ts";
 import { type HostModel, loadModel, openEnv, type RunEnv } from "../train/setup.ts";
 import type { Consumer, JsMsg } from "@nats-io/jetstream";
 import { decodePrompt, encode, type GroupMessage, type PromptMessage } from "./messages.ts";
-import { type Cluster, connectCluster, PROMPTS, TRAJECTORY_SUBJECT, WORKERS } from "./nats.ts";
+import { type Cluster, connectCluster, PROMPTS, retrying, TRAJECTORY_SUBJECT, WORKERS } from "./nats.ts";
 import { fetchVersion, latestVersion } from "./weights.ts";
 
 /** What the learner writes to KV key `run`. */
@@ -89,19 +89,20 @@ async function playLoop(
   o: WorkerOptions,
   w: { run: RunInfo; env: RunEnv; host: HostModel; rerun: () => Promise<RunInfo> },
 ): Promise<number> {
-  const consumer = await cl.js.consumers.get(PROMPTS, WORKERS);
+  const consumer = await retrying("Opening the prompt queue", () => cl.js.consumers.get(PROMPTS, WORKERS));
   let policy: Policy | undefined, played = 0;
   try {
     while (!o.stop()) {
       const first = await consumer.next({ expires: 1000 }).catch(() => null);
       if (!first) continue;
       const rest = decodePrompt(first.data).groups - 1;
-      const msgs = [first, ...await more(cl, consumer, Math.min(groupsPerBatch(w.run.config) - 1, rest))];
+      const extra = await more(cl, consumer, Math.min(groupsPerBatch(w.run.config) - 1, rest)).catch(() => []);
+      const msgs = [first, ...extra];
       const prompts: [JsMsg, PromptMessage][] = [];
       for (const msg of msgs) {
         const p = decodePrompt(msg.data);
         if (p.run !== w.run.id) {
-          const now = await w.rerun();
+          const now = await retrying("Reading the run", () => w.rerun());
           if (p.run !== now.id) {
             msg.term(); // a prompt of a run that ended
             continue;
@@ -123,8 +124,12 @@ async function playLoop(
         for (const batch of byOptions.values()) {
           const groups = await playGroups(w, policy, batch.map(([m, p]) => [p, m.info.deliveryCount]), o.name);
           for (const [i, [msg, p]] of batch.entries()) {
-            await cl.js.publish(TRAJECTORY_SUBJECT, encode(groups[i]), { msgID: p.id });
-            await msg.ackAck();
+            await retrying(
+              "Publishing a group",
+              () => cl.js.publish(TRAJECTORY_SUBJECT, encode(groups[i]), { msgID: p.id }),
+            );
+            // A lost ack only means the prompt is played again; its group is then dropped as a duplicate.
+            await msg.ackAck().catch(() => false);
           }
         }
       } finally {
@@ -223,14 +228,16 @@ async function ensurePolicy(
   policy: Policy | undefined,
   minVersion: number,
 ): Promise<Policy | undefined> {
-  let info = await latestVersion(cl);
+  const latest = () => retrying("Reading the policy version", () => latestVersion(cl));
+  let info = await latest();
   while (!info || info.version < minVersion) {
     if (o.stop()) return policy;
     await new Promise((r) => setTimeout(r, 100));
-    info = await latestVersion(cl);
+    info = await latest();
   }
   if (policy && policy.version >= info.version) return policy;
-  const tensors = await fetchVersion(cl, info);
+  const found = info;
+  const tensors = await retrying(`Fetching policy version ${found.version}`, () => fetchVersion(cl, found));
   release(policy);
   const c = w.run.config, gpu = await getGpu();
   const model = Transformer.fromHost(gpu, w.host.config, tensors);

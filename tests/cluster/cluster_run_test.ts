@@ -114,3 +114,37 @@ Deno.test({
     await Deno.remove(dir, { recursive: true });
   },
 });
+
+Deno.test({
+  name: "cluster: the NATS server restarted mid-run; learner and worker reconnect and end as the in-process run",
+  ignore: noGpu || noNats,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const want = await inProcess(dir);
+    let server = await natsServer(dir);
+    const port = Number(new URL(server.url.replace("nats:", "http:")).port);
+    const worker = spawnCli(["worker", "--cluster", server.url, "--name", "a"]);
+    try {
+      const run = `${dir}/cluster`;
+      const learner = spawnCli(["train", ...await learnerArgs(dir), "--run-dir", run, "--cluster", server.url]);
+      // After step 1 is logged: stop the server and start it again on its port and data directory.
+      for (let i = 0; i < 1200; i++) {
+        const logged = await Deno.readTextFile(`${run}/metrics.jsonl`).catch(() => "");
+        if (logged.includes('"step":1')) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await server.stop();
+      await new Promise((r) => setTimeout(r, 1000));
+      server = await natsServer(dir, { port });
+      const s = await learner.done;
+      assert.equal(s.code, 0, learner.output());
+      const m = await metrics(run);
+      assert.deepEqual(m.map((x) => x.episodes), [4, 4, 4]);
+      assert.equal(await sha(`${run}/${FINAL}`), want);
+    } finally {
+      await end(worker);
+      await server.stop();
+    }
+    await Deno.remove(dir, { recursive: true });
+  },
+});

@@ -13,8 +13,8 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 export const noNats: boolean = !(await natsServerInstalled()) && !Deno.env.get("CI");
 
 /** A server with JetStream (or without) on a free loopback port. */
-export async function natsServer(dir: string, o: { jetstream?: boolean } = {}): Promise<NatsServer> {
-  return await startNatsServer({ dataDir: `${dir}/nats`, port: 0, jetstream: o.jetstream });
+export async function natsServer(dir: string, o: { jetstream?: boolean; port?: number } = {}): Promise<NatsServer> {
+  return await startNatsServer({ dataDir: `${dir}/nats`, port: o.port ?? 0, jetstream: o.jetstream });
 }
 
 /** A running Crucible command. */
