@@ -148,3 +148,30 @@ Deno.test({
     await Deno.remove(dir, { recursive: true });
   },
 });
+
+Deno.test({
+  name: "cluster: a learner killed mid-run and resumed continues from its checkpoint to the in-process parameters",
+  ignore: noGpu || noNats,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const want = await inProcess(dir);
+    const server = await natsServer(dir);
+    const worker = spawnCli(["worker", "--cluster", server.url, "--name", "a"]);
+    try {
+      const run = `${dir}/cluster`;
+      const args = ["train", ...await learnerArgs(dir, ["trainer.save_freq=1"]), "--run-dir", run];
+      const killed = spawnCli([...args, "--cluster", server.url], { CRUCIBLE_KILL_AT: "rl update 2" });
+      assert.equal((await killed.done).signal, "SIGKILL", killed.output());
+      const resumed = spawnCli(["train", "--resume", run, "--cluster", server.url]);
+      const s = await resumed.done;
+      assert.equal(s.code, 0, resumed.output());
+      const m = await metrics(run);
+      assert.deepEqual(m.map((x) => [x.step, x.episodes]), [[1, 4], [2, 4], [3, 4]]);
+      assert.equal(await sha(`${run}/${FINAL}`), want);
+    } finally {
+      await end(worker);
+      await server.stop();
+    }
+    await Deno.remove(dir, { recursive: true });
+  },
+});
