@@ -10,6 +10,7 @@
  *   bfcl-server  steps/s of the BFCL server under concurrent episodes
  *   bfcl-replay  BFCL's own ground truths through the checker and the episode (fidelity on BFCL's files)
  *   serve     the OpenAI endpoint's throughput, requests one at a time and all at once
+ *   cluster   learner plus 1-3 rollout workers over NATS JetStream against the in-process run (episodes/s, speedup)
  *
  * @example
  * ```sh
@@ -19,6 +20,7 @@
  */
 import { BFCL_REPLAY_USAGE, main as bfclReplay } from "./bench/bfcl_replay.ts";
 import { ENV_SERVER_USAGE, main as bfclServer } from "./bench/env_server.ts";
+import { CLUSTER_USAGE, main as cluster } from "./bench/cluster.ts";
 import { FAULTS_USAGE, main as faults } from "./bench/faults.ts";
 import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
 import { main as model, MODEL_USAGE } from "./bench/model.ts";
@@ -84,6 +86,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "the OpenAI endpoint: N requests one at a time, then at once (continuous batching), tokens/s",
     usage: SERVE_USAGE,
     run: serve,
+  },
+  cluster: {
+    summary: "learner plus 1, 2, 3 rollout workers over NATS JetStream against in-process: episodes/s, speedup",
+    usage: CLUSTER_USAGE,
+    run: cluster,
   },
 };
 

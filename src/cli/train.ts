@@ -10,6 +10,8 @@ import { runTraining } from "../train/run.ts";
 import { writeReport } from "../train/report.ts";
 import { terminalReporter } from "./progress.ts";
 import { coverage, type EvalResult } from "../train/eval.ts";
+import { connectCluster } from "../cluster/nats.ts";
+import { ClusterSource } from "../cluster/learner.ts";
 
 const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [options] [key.path=value ...]
 
@@ -26,6 +28,8 @@ Options:
   --run-dir DIR        the run folder (default runs/<task>-<time>); it must not hold a run already
   --resume RUN_DIR     continue a run from its latest checkpoint, bit for bit
   --fresh-optimizer    with --resume: go on even if the checkpoint's optimizer state is missing
+  --cluster URL        play RL's rollouts on workers over NATS JetStream (deno task cluster up; deno task worker
+                       --cluster URL); rollout.max_staleness lets them run that many versions ahead
   key.path=value       config overrides, applied last (e.g. actor.lr=1e-5 trainer.total_steps=50)
 
 Exit codes: 0 the run completed; 3 it stopped early with a checkpoint that --resume continues from (a signal, an
@@ -51,6 +55,7 @@ export async function main(args: string[]): Promise<void> {
       "run-dir": { type: "string" },
       resume: { type: "string" },
       "fresh-optimizer": { type: "boolean" },
+      cluster: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -71,9 +76,12 @@ export async function main(args: string[]): Promise<void> {
   const config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
   runDir ??= v["run-dir"] ?? `${config.trainer.runs_dir}/${config.task}-${stamp()}`;
   if (!v.resume) await refuseExistingRun(runDir);
+  // Connect before anything slow, so a wrong URL fails within seconds.
+  const cluster = v.cluster ? await connectCluster(v.cluster, { name: "learner" }) : undefined;
   const stops = stopOnSignals();
   try {
     const summary = await runTraining({
+      source: cluster && ((run) => ClusterSource.start(cluster, run)),
       config,
       runDir,
       resume: v.resume !== undefined,
@@ -99,6 +107,7 @@ export async function main(args: string[]): Promise<void> {
     }
   } finally {
     stops.release();
+    await cluster?.close();
   }
 }
 
@@ -106,7 +115,9 @@ export async function main(args: string[]): Promise<void> {
  * Ctrl-C, SIGTERM and SIGHUP ask a run to finish its step, save and stop; a second signal quits at once.
  * `release` removes the listeners.
  */
-export function stopOnSignals(): { requested: () => boolean; release: () => void } {
+export function stopOnSignals(
+  note = "Stopping after the current step; a checkpoint will be saved (a second signal quits at once).",
+): { requested: () => boolean; release: () => void } {
   let stops = 0;
   const onSignal = () => {
     stops++;
@@ -114,7 +125,7 @@ export function stopOnSignals(): { requested: () => boolean; release: () => void
       console.error("\nStopped without saving.");
       Deno.exit(130);
     }
-    console.error("\nStopping after the current step; a checkpoint will be saved (a second signal quits at once).");
+    console.error(`\n${note}`);
   };
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) Deno.addSignalListener(s, onSignal);

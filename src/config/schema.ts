@@ -127,6 +127,12 @@ const Rollout = z.strictObject({
    * rasteriser, about half the attention's loads; accumulation stays f32), else f32.
    */
   kv_cache: z.enum(KV_CACHE_SETTINGS).default("auto"),
+  /**
+   * Policy versions a trajectory may lag the learner (AReaL's max_head_offpolicyness, TRL's max_staleness): 0 is the
+   * on-policy step; over a cluster (train --cluster) workers may then sample up to this many versions behind, and a
+   * trajectory past the bound is dropped, counted and its prompt played again.
+   */
+  max_staleness: int().default(0),
 });
 
 const RoundsCtrl = z.strictObject({
@@ -177,6 +183,21 @@ const Actor = z.strictObject({
   kl_loss_type: z.enum(CONFIG_KL_KINDS).default("low_var_kl"),
   /** Recompute the behaviour log-probs with a forward pass (verl's default) instead of the sampler's. */
   recompute_old_logprob: z.boolean().default(true),
+  /**
+   * Truncated importance sampling (verl's and TRL's cap): each sampled token's policy-gradient term is weighted by
+   * min(π_learner / π_sampler, tis_cap), correcting for a sampler that is stale or computes differently; null = off.
+   * Needs recompute_old_logprob (the learner's own behaviour log-probs).
+   */
+  tis_cap: num().positive().nullable().default(null),
+}).superRefine((a, ctx) => {
+  if (a.tis_cap !== null && !a.recompute_old_logprob) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["tis_cap"],
+      message: "weights the sampler's log-probs against the learner's, which actor.recompute_old_logprob=false never " +
+        "computes: set actor.recompute_old_logprob=true, or actor.tis_cap=null",
+    });
+  }
 });
 
 const Critic = z.strictObject({
@@ -246,6 +267,19 @@ const Pretrain = z.strictObject({
   eval_tasks: int(1).default(64),
 });
 
+/** Settings of `train --cluster` and `worker` (NATS JetStream); the in-process run ignores them. */
+const Cluster = z.strictObject({
+  /** Seconds a worker holds a prompt without a heartbeat before JetStream hands it to another (the deadline). */
+  ack_wait_s: num().positive().default(60),
+  /** Deliveries of one prompt before JetStream gives up on it (a group that kills every worker). */
+  max_deliver: int(1).default(5),
+  /**
+   * Prompt groups a worker takes and plays at once; 0 = as many as its rollout.slots hold. Fewer spreads a step's
+   * groups over more workers.
+   */
+  max_groups: int().default(0),
+});
+
 const Trainer = z.strictObject({
   total_steps: int(0).default(100),
   save_freq: int(0).default(25),
@@ -285,6 +319,7 @@ export const RunConfig = z.strictObject({
   /** `deno task pretrain`: a base model from the task's synthetic tasks. */
   pretrain: Pretrain.default(Pretrain.parse({})),
   trainer: Trainer.default(Trainer.parse({})),
+  cluster: Cluster.default(Cluster.parse({})),
 });
 
 /** A resolved run configuration. */

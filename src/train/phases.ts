@@ -15,7 +15,16 @@ import { collapsedEntropy, DivergenceGuard } from "./divergence.ts";
 import { phaseOptimizer, SkipGuard } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { byCategory, nextPrompts, recordSignal, signalPrompts } from "./prompts.ts";
-import { groupRewards, rlStep, type RlStepContext, stepMetrics } from "./rl_step.ts";
+import { roundsAt } from "../rollout/scheduler.ts";
+import {
+  groupRewards,
+  rlStep,
+  type RlStepContext,
+  rolloutOptions,
+  scheduleOf,
+  stepMetrics,
+  stepSpecs,
+} from "./rl_step.ts";
 import type { Run } from "./run.ts";
 import { checkEnv } from "./setup.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
@@ -154,6 +163,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
     opt,
     stopIds: run.host.stopIds,
     lr: (k) => lrAt(c.actor.lr, c.actor.lr_schedule, k, optimizerStepsTotal),
+    source: run.source,
   };
   const sampling = c.data.prompt_sampling;
   // The run refused "signal" at its start for a task without categories.
@@ -175,10 +185,11 @@ export async function rlPhase(run: Run): Promise<boolean> {
     maxAbandoned: c.env.max_abandoned_steps,
     outageMs: c.env.outage_minutes * 60_000,
   });
+  const ahead = aheadOf(run, prompts);
   while (state.rlStep < stepsTotal && !run.stopRequested()) {
     const step = state.rlStep + 1;
     const position = structuredClone(state.data);
-    const r = await rlStep(ctx, step, prompts(step));
+    const r = await rlStep(ctx, step, ahead ? await ahead(step) : prompts(step));
     if (r.aborted) {
       // Most episodes failed in the environment: the step does not count; the same prompts run again once it is back.
       state.data = position;
@@ -223,6 +234,31 @@ export async function rlPhase(run: Run): Promise<boolean> {
   state.notes.finalEval = await evaluateOrStop(run, "final", state.rlStep, () => run.save(opt, stepName()));
   await run.save(opt, "final");
   return true;
+}
+
+/**
+ * With a rollout source that publishes ahead and rollout.max_staleness = k > 0: the prompts of a step, after
+ * publishing those of the next k steps, so its workers play them while this step updates. The prompts are drawn in
+ * step order, as without lookahead; a checkpoint's data position then lies up to k steps ahead, so a resumed run
+ * skips those prompts (exact resume holds for k = 0 only).
+ */
+function aheadOf(
+  run: Run,
+  prompts: (step: number) => number[],
+): ((step: number) => Promise<number[]>) | undefined {
+  const c = run.config, k = c.rollout.max_staleness, source = run.source;
+  if (!source?.prepare || k === 0) return undefined;
+  const drawn = new Map<number, number[]>();
+  const draw = (s: number) => drawn.get(s) ?? drawn.set(s, prompts(s)).get(s)!;
+  return async (step) => {
+    const mine = draw(step);
+    drawn.delete(step);
+    for (let s = step + 1; s <= Math.min(step + k, c.trainer.total_steps); s++) {
+      const options = rolloutOptions(c, roundsAt(scheduleOf(c), s), run.host.stopIds);
+      await source.prepare!(s, stepSpecs(c, s, draw(s)), options);
+    }
+    return mine;
+  };
 }
 
 /**

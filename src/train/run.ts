@@ -29,7 +29,7 @@ import { checkpointAdapter, loraLine, runLora, saveMerged } from "./lora.ts";
 import { RunLog } from "./metrics.ts";
 import type { AdamW } from "./optimizer.ts";
 import { rlPhase, sftPhase } from "./phases.ts";
-import { rolloutOptions } from "./rl_step.ts";
+import { rolloutOptions, type RolloutSource } from "./rl_step.ts";
 import { diskFullStop, EnvFailed } from "./stops.ts";
 import {
   checkEnv,
@@ -60,6 +60,8 @@ export interface RunOptions {
   stopRequested: () => boolean;
   /** Resume even when the checkpoint's optimizer state is missing, with fresh moments. */
   freshOptimizer?: boolean;
+  /** Where RL plays its episodes (train --cluster), made once the run's learner exists; default this process. */
+  source?: (run: Run) => Promise<RolloutSource>;
 }
 
 /** What a run reports at the end. */
@@ -87,6 +89,8 @@ export interface Run {
   /** The checkpoint a resumed run started from (its state as loaded, never the live one). */
   resumed?: LoadedCheckpoint;
   rollout: RolloutContext;
+  /** Where RL steps play their episodes, when not in this process. */
+  source?: RolloutSource;
   /** PPO's critic, once the RL phase made one (algorithm.adv_estimator=gae). */
   critic?: Critic;
   train: number[];
@@ -118,6 +122,7 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
   try {
     env = await openEnv(o.config);
     run = await startRun(o, env);
+    if (o.source) run.source = await o.source(run);
   } catch (e) {
     // A run that fails before it starts leaves no folder behind.
     await env?.close();
@@ -139,6 +144,7 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
   } catch (e) {
     throw diskFullStop(e, o.runDir, run.lastCheckpoint ?? run.resumed?.dir);
   } finally {
+    await run.source?.close?.();
     await env.close();
   }
 }

@@ -306,7 +306,8 @@ export function twitterWorld(rng: Rng): World {
   const tweets: Record<string, unknown> = {};
   const ids: number[] = [];
   let counter = 0;
-  for (let n = 1 + rng.int(3); counter < n; counter++) {
+  const n = 1 + rng.int(3);
+  for (; counter < n; counter++) {
     tweets[String(counter)] = {
       id: counter,
       username: user,

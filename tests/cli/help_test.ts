@@ -16,6 +16,8 @@ const COMMANDS = [
   "report",
   "export",
   "play",
+  "worker",
+  "cluster",
 ];
 
 async function help(args: string[]): Promise<string> {
