@@ -1,6 +1,7 @@
 /** Every task by name. */
 import { alfworld } from "./alfworld.ts";
 import { babyai } from "./babyai.ts";
+import { bfcl } from "./bfcl/mod.ts";
 import { sciworld } from "./sciworld.ts";
 import { searchqa } from "./searchqa.ts";
 import { sqlgym } from "./sqlgym.ts";
@@ -19,6 +20,7 @@ export const TASKS: Readonly<Record<string, Task>> = {
   sqlgym,
   searchqa,
   webarena,
+  bfcl,
 };
 
 /** The task called `name`; throws RangeError naming the known ones otherwise. */

@@ -15,7 +15,11 @@ export interface Prompt {
 /** An episode as text: the opening observation, then each reply and what the environment answered to it. */
 export interface TextEpisode {
   opening: string;
-  turns: { reply: string; observation: string }[];
+  /**
+   * `misread` marks a deliberately wrong reply (recovery data): it stays in the context, with the environment's
+   * failure message after it, but is never trained on, so the model learns the reply that follows a failure.
+   */
+  turns: { reply: string; observation: string; misread?: boolean }[];
 }
 
 /** A task's settings under `task_options`, after the task checked them. */
@@ -55,6 +59,8 @@ export interface SyntheticTasks {
   category(index: number): string;
   /** The names the tasks are made of, for generic copy strings. */
   names: readonly string[];
+  /** Whether an observation is the environment refusing an action (for the recovery rate of held-out episodes). */
+  refused?(observation: string): boolean;
 }
 
 /**
@@ -78,10 +84,12 @@ export interface Task {
   readonly splits?: Readonly<Record<string, readonly number[]>>;
   /** The category of a task index for per-category results (TextCraft: its crafting depth). */
   category?(index: number): string;
+  /** Further groups a task index belongs to, for results by group (BFCL: `class GorillaFileSystem`, ...). */
+  groups?(index: number): string[];
   /** Checks `task_options` and fills defaults; errors name the key. Tasks without it accept no options. */
   parseOptions?(raw: unknown): TaskOptions;
   /** Starts the task's own server on a free loopback port, used when a run names no server. */
-  serve?(): Promise<EmbeddedServer>;
+  serve?(options: TaskOptions): Promise<EmbeddedServer>;
   /** The vocabulary of the built-in tiny model for this task, given the run's prompt. */
   vocabulary?(prompt: Prompt): Promise<TaskVocabulary>;
   /** The replies of a demonstration that solves task `index` (played through the environment by the trainer). */

@@ -1,6 +1,6 @@
 // The house's floors, checked on Deno's own module graph (`deno info --json`): data flows one way,
-// cli -> train/play -> rollout/onnx -> model/tasks -> env/ops -> gpu -> util/config, and a few rooms are closed even to the
-// floors above them. Every module of src/ and tasks/ must be reachable from an entry point, so no code sits unused.
+// cli -> cluster -> train/play/serve -> rollout/onnx -> model/tasks -> env/ops -> gpu -> util/config, and a few rooms
+// are closed even to the floors above them. Every module of src/ and tasks/ must be reachable from an entry point, so no code sits unused.
 import assert from "node:assert/strict";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -9,9 +9,11 @@ const ENTRIES = ["mod.ts", "src/cli/main.ts", "src/cli/build.ts", "src/env/textc
 
 /** Floors by folder, highest first; a module may import its own folder and folders on lower floors. */
 const FLOORS: [string, number][] = [
-  ["src/cli/", 6],
+  ["src/cli/", 7],
+  ["src/cluster/", 6],
   ["src/train/", 5],
   ["src/play/", 5],
+  ["src/serve/", 5],
   ["src/rollout/", 4],
   ["src/onnx/", 4],
   ["src/model/", 3],
@@ -29,6 +31,7 @@ const CLOSED: [string, string, string][] = [
   ["src/env/", "src/gpu/", "the environment side never touches the GPU"],
   ["src/env/", "src/model/", "the environment side never touches the model"],
   ["src/train/", "src/env/textcraft/", "the trainer reaches a task's knowledge only through its hooks"],
+  ["src/cluster/", "src/env/textcraft/", "the cluster reaches a task's knowledge only through its hooks"],
   ["src/rollout/", "src/env/textcraft/", "rollouts reach a task's knowledge only through its hooks"],
 ];
 

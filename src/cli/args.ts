@@ -87,14 +87,23 @@ export function numberFlag(flag: string, text: string | undefined, fallback: num
   return n;
 }
 
-/** Runs a command's main, printing an error's message (not its stack) and exiting 2 on failure. */
+/**
+ * Runs a command's main, printing an error's message (not its stack) and exiting with the error's own `exitCode`
+ * (3: stopped with a checkpoint to resume from) or 2 on failure.
+ */
 export async function runMain(main: (args: string[]) => Promise<void>): Promise<void> {
   try {
     await main(Deno.args);
   } catch (e) {
     console.error(`error: ${humanMessage(e)}`);
-    Deno.exit(2);
+    Deno.exit(exitCodeOf(e));
   }
+}
+
+/** The exit code of a failure: an error's numeric `exitCode` (RunStopped's 3, RunDiverged's 2), else 2. */
+export function exitCodeOf(e: unknown): number {
+  const code = (e as { exitCode?: unknown } | null)?.exitCode;
+  return typeof code === "number" && Number.isInteger(code) && code > 0 ? code : 2;
 }
 
 const OPS: Record<string, string> = {

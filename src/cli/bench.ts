@@ -5,6 +5,12 @@
  *   model     the tiny and a Qwen2.5-0.5B-shaped model: training and decode tokens/s, bytes/parameter, hot spots
  *   train     the main job (`deno task train textcraft`) end to end: wall time, success after SFT and after RL
  *   recall    how many steps the tiny model needs to learn to copy tokens from its context (copy, induction, lookup)
+ *   faults    kills, hostile requests, an outage, and the half-working world (flaky servers, lr 1e6, overflow, a hog)
+ *   soak      a TextCraft server driven by many clients for a set time: memory, open files, threads, latency
+ *   bfcl-server  steps/s of the BFCL server under concurrent episodes
+ *   bfcl-replay  BFCL's own ground truths through the checker and the episode (fidelity on BFCL's files)
+ *   serve     the OpenAI endpoint's throughput, requests one at a time and all at once
+ *   cluster   learner plus 1-3 rollout workers over NATS JetStream against the in-process run (episodes/s, speedup)
  *
  * @example
  * ```sh
@@ -12,10 +18,15 @@
  * deno task bench model --size tiny
  * ```
  */
+import { BFCL_REPLAY_USAGE, main as bfclReplay } from "./bench/bfcl_replay.ts";
+import { ENV_SERVER_USAGE, main as bfclServer } from "./bench/env_server.ts";
+import { CLUSTER_USAGE, main as cluster } from "./bench/cluster.ts";
 import { FAULTS_USAGE, main as faults } from "./bench/faults.ts";
 import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
 import { main as model, MODEL_USAGE } from "./bench/model.ts";
 import { main as recall, RECALL_USAGE } from "./bench/recall.ts";
+import { main as soak, SOAK_USAGE } from "./bench/soak.ts";
+import { main as serve, SERVE_USAGE } from "./bench/serve.ts";
 import { main as train, TRAIN_USAGE } from "./bench/train.ts";
 import { main as vsTorch, VS_TORCH_USAGE } from "./bench/vs_torch.ts";
 
@@ -51,10 +62,35 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     usage: FAULTS_USAGE,
     run: faults,
   },
+  soak: {
+    summary: "a TextCraft server driven by many clients for a set time: memory, open files, threads, latency",
+    usage: SOAK_USAGE,
+    run: soak,
+  },
   recall: {
     summary: "steps the tiny model needs to learn copying, induction and lookup (what TextCraft's warm start asks)",
     usage: RECALL_USAGE,
     run: recall,
+  },
+  "bfcl-server": {
+    summary: "steps/s of the BFCL server under concurrent episodes playing generated tasks (default 32)",
+    usage: ENV_SERVER_USAGE,
+    run: bfclServer,
+  },
+  "bfcl-replay": {
+    summary: "BFCL's own ground truths played through the checker and the episode (needs --data-dir)",
+    usage: BFCL_REPLAY_USAGE,
+    run: bfclReplay,
+  },
+  serve: {
+    summary: "the OpenAI endpoint: N requests one at a time, then at once (continuous batching), tokens/s",
+    usage: SERVE_USAGE,
+    run: serve,
+  },
+  cluster: {
+    summary: "learner plus 1, 2, 3 rollout workers over NATS JetStream against in-process: episodes/s, speedup",
+    usage: CLUSTER_USAGE,
+    run: cluster,
   },
 };
 

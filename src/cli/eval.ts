@@ -14,21 +14,23 @@ import { loadGpuModel } from "../model/load.ts";
 import { openOnnxEngine } from "../onnx/engine.ts";
 import type { Sampler } from "../rollout/agent.ts";
 import { type AgentSettings, readAgentSettings } from "../train/agent_settings.ts";
-import { type EvalResult, evaluate } from "../train/eval.ts";
+import { coverage, type EvalResult, evaluate } from "../train/eval.ts";
 import { appendEpisodes } from "../train/metrics.ts";
 import { rolloutOptions } from "../train/rl_step.ts";
 import { checkEnv, openEnv, splitIndices } from "../train/setup.ts";
 import { dryRun, numberFlag, parseFlags } from "./args.ts";
 import { terminalReporter } from "./progress.ts";
+import { localModel } from "./model_arg.ts";
 
 const USAGE = `Usage: deno task eval --model DIR [--model DIR ...] [options]
 
 Plays every task of a split with each model (greedy by default) and prints Avg@n and Pass@n, overall and by
-category (TextCraft: depth), one row per model. A Crucible checkpoint is played with what it was trained with
+category (TextCraft: depth; BFCL: category, then involved class), one row per model. A Crucible checkpoint is played with what it was trained with
 (its crucible.json: task, prompt, round and length limits, temperature) unless a flag below says otherwise.
 
 Options:
-  --model DIR            a Hugging Face model directory or a Crucible checkpoint (repeat to compare)
+  --model DIR            a Hugging Face model directory or a Crucible checkpoint (repeat to compare), or a
+                         Hub name org/name[@revision], downloaded once into the Hugging Face cache
   --adapter DIR          a PEFT LoRA adapter (a LoRA run's checkpoint) on every --model, which is its base;
                          the adapter's crucible.json, if any, applies
   --task NAME            the task (default: the checkpoint's, else textcraft)
@@ -40,6 +42,8 @@ Options:
   --seed S               seed of the sampling streams (default 0)
   --limit N              only the first N tasks of the split (default all)
   --env-url URL          a running AgentGym server (repeatable); default Crucible's embedded TextCraft server
+  --task-option K=V      a task option for the embedded server and the task (repeatable), e.g. for BFCL's own
+                         files: --task-option data_dir=DIR
   --episodes FILE        also append every episode (turns, rewards, conversation) to FILE as JSON lines
   --json                 one JSON object per model instead of the table
   --engine NAME          wgsl (Crucible's kernels, default), onnx (onnxruntime-web's wasm backend on the CPU)
@@ -48,7 +52,7 @@ Options:
 Examples:
   deno task eval --model models/crucible-tiny
   deno task eval --model runs/textcraft-20261123-2200/checkpoints/final --model models/crucible-tiny --json
-  deno task eval --model Qwen2.5-0.5B-Instruct --adapter runs/textcraft-20261124-0900/checkpoints/final`;
+  deno task eval --model Qwen/Qwen2.5-0.5B-Instruct --adapter runs/textcraft-20261124-0900/checkpoints/final`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
@@ -66,6 +70,7 @@ export async function main(args: string[]): Promise<void> {
       "max-rounds": { type: "string" },
       limit: { type: "string" },
       "env-url": { type: "string", multiple: true },
+      "task-option": { type: "string", multiple: true },
       json: { type: "boolean" },
       episodes: { type: "string" },
       engine: { type: "string", default: "wgsl" },
@@ -74,6 +79,8 @@ export async function main(args: string[]): Promise<void> {
   });
   if (v.help) return console.log(USAGE);
   if (!v.model?.length) throw new TypeError(`--model DIR is required. ${USAGE}`);
+  const names = [...v.model]; // as given, for the table; v.model holds the local directories
+  for (const [k, m] of names.entries()) v.model[k] = await localModel(m);
   const samples = numberFlag("--samples-per-task", v["samples-per-task"], 1, { lo: 1, integer: true });
   const seed = numberFlag("--seed", v.seed, 0, { integer: true });
   const limit = numberFlag("--limit", v.limit, 0, { lo: 0, integer: true });
@@ -93,10 +100,15 @@ export async function main(args: string[]): Promise<void> {
   const overrides = [`task=${taskName}`, `data.test_split=${v.split}`];
   if (v.items) overrides.push(`data.test_items=${JSON.stringify(v.items)}`);
   if (v["env-url"]) overrides.push(`env.urls=${JSON.stringify(v["env-url"])}`);
+  for (const o of v["task-option"] ?? []) {
+    if (!/^[\w.]+=/.test(o)) throw new TypeError(`--task-option takes KEY=VALUE (e.g. data_dir=DIR), got "${o}"`);
+    overrides.push(`task_options.${o}`);
+  }
   const config = resolveConfig({ text: "", name: "eval" }, overrides);
   const env = await openEnv(config);
   const reporter = terminalReporter({ quiet: v.json });
   const results: { model: string; result: EvalResult }[] = [];
+  const splitName = v.items ? "item-file" : v.split!;
   try {
     const splits = Object.keys(env.task.splits ?? {});
     if (!v.items && !splits.includes(v.split!)) {
@@ -143,10 +155,11 @@ export async function main(args: string[]): Promise<void> {
           onEpisode: () => bar.tick(),
         },
       );
-      bar.done();
+      const scored = { ...result, split: splitName, splitTasks: all.length };
+      bar.done(`success ${(100 * result.avg).toFixed(1)}% ${coverage(scored)}`);
       if (v.episodes) await appendEpisodes(v.episodes, { phase: `eval ${dir}`, step: 0 }, trajectories, m.tokenizer);
       await release();
-      results.push({ model: dir, result });
+      results.push({ model: names[k], result: scored });
     }
   } finally {
     await env.close();
@@ -158,6 +171,7 @@ export async function main(args: string[]): Promise<void> {
     return;
   }
   console.log(table(results));
+  if (results[0]) console.log(`Scored ${coverage(results[0].result)}, ${samples} episode(s) each.`);
 }
 
 /** The length limits and KV cache a checkpoint was trained with, as rollout config keys. */
@@ -173,14 +187,16 @@ function agentLimits(a: AgentSettings) {
 /** A text table: one row per model, Avg@n and Pass@n overall and per category. */
 export function table(rows: { model: string; result: EvalResult }[]): string {
   const cats = [...new Set(rows.flatMap((r) => Object.keys(r.result.byCategory)))].sort();
+  const groups = [...new Set(rows.flatMap((r) => Object.keys(r.result.byGroup ?? {})))].sort();
   const n = rows[0]?.result.samples ?? 1;
-  const head = ["model", `Avg@${n}`, `Pass@${n}`, ...cats.map((c) => `${c} (Avg)`)];
+  const head = ["model", `Avg@${n}`, `Pass@${n}`, ...cats.concat(groups).map((c) => `${c} (Avg)`)];
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const body = rows.map((r) => [
     r.model,
     pct(r.result.avg),
     pct(r.result.pass),
     ...cats.map((c) => (r.result.byCategory[c] ? pct(r.result.byCategory[c].avg) : "")),
+    ...groups.map((g) => (r.result.byGroup?.[g] ? pct(r.result.byGroup[g].avg) : "")),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join("  ");

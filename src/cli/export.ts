@@ -7,6 +7,7 @@
  */
 import { type ExportDType, exportModel } from "../onnx/export.ts";
 import { dryRun, parseFlags } from "./args.ts";
+import { localModel } from "./model_arg.ts";
 
 const USAGE = `Usage: deno task export --model DIR [--out DIR] [--dtype f32|f16]
 
@@ -16,7 +17,7 @@ present.N.key|value), config.json, tokenizer.json, tokenizer_config.json, genera
 the agent's prompt and limits, when the checkpoint has one). Qwen2, Qwen2.5, Qwen3 and Llama models.
 
 Options:
-  --model DIR      a Hugging Face model directory or a Crucible checkpoint
+  --model DIR      a Hugging Face model directory or a Crucible checkpoint, or a Hub name org/name[@revision]
   --out DIR        where to write (default: DIR-onnx beside the model)
   --dtype T        f32 or f16: how weights are stored; arithmetic, inputs and outputs stay float32 (default f32)
   -h, --help       this text
@@ -39,8 +40,11 @@ export async function main(args: string[]): Promise<void> {
   if (v.help) return console.log(USAGE);
   if (!v.model) throw new TypeError(`--model DIR is required. ${USAGE}`);
   if (v.dtype !== "f32" && v.dtype !== "f16") throw new RangeError(`--dtype must be f32 or f16, got "${v.dtype}"`);
-  const out = v.out ?? `${v.model.replace(/\/+$/, "")}-onnx`;
+  const dir = await localModel(v.model);
+  // A Hub name's default output sits in the current folder, never inside the Hugging Face cache.
+  const out = v.out ??
+    `${(dir === v.model ? v.model : v.model.split("@")[0].split("/").pop()!).replace(/\/+$/, "")}-onnx`;
   if (dryRun(`would export ${v.model} to ${out} (${v.dtype})`)) return;
-  const r = await exportModel(v.model, out, { dtype: v.dtype as ExportDType });
+  const r = await exportModel(dir, out, { dtype: v.dtype as ExportDType });
   console.log(`Wrote ${r.path} (${(r.bytes / 2 ** 20).toFixed(1)} MiB) and the model's config and tokenizer in ${out}`);
 }

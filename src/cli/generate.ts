@@ -7,13 +7,15 @@ import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import { loadGpuModel } from "../model/load.ts";
 import { dryRun, numberFlag, parseFlags } from "./args.ts";
+import { localModel } from "./model_arg.ts";
 
 const USAGE = `Usage: deno task generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [options]
 
 Prints a model's continuation of a prompt (KV-cached sampling on the GPU).
 
 Options:
-  --model DIR          a Hugging Face model directory or a Crucible checkpoint
+  --model DIR          a Hugging Face model directory or a Crucible checkpoint, or a Hub name
+                       org/name[@revision], downloaded once into the Hugging Face cache (HF_HOME)
   --adapter DIR        a PEFT LoRA adapter (a LoRA run's checkpoint) on the model, which is its base
   --prompt TEXT        the prompt as text (tokenized with the model's tokenizer)
   --prompt-ids LIST    the prompt as token ids, comma-separated
@@ -28,7 +30,7 @@ Options:
 Examples:
   deno task generate --model models/crucible-tiny --chat --temperature 0 --max-tokens 32 \\
     --prompt $'Crafting commands:\\ncraft 1 stick using 1 bamboo\\n\\nGoal: craft stick.'
-  deno task generate --model Qwen2.5-0.5B-Instruct --prompt "Hello" --chat --max-tokens 32 --json`;
+  deno task generate --model Qwen/Qwen2.5-0.5B-Instruct --prompt "Hello" --chat --max-tokens 32 --json`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
@@ -61,7 +63,8 @@ export async function main(args: string[]): Promise<void> {
   const seed = numberFlag("--seed", v.seed, 0, { integer: true });
   if (dryRun(`would generate up to ${maxTokens} tokens with ${v.model}`)) return;
   const gpu = await getGpu();
-  const { config, model, tokenizer, stopIds } = await loadGpuModel(gpu, v.model, { adapter: v.adapter });
+  const dir = await localModel(v.model);
+  const { config, model, tokenizer, stopIds } = await loadGpuModel(gpu, dir, { adapter: v.adapter });
   let prompt: number[];
   if (v["prompt-ids"] !== undefined) {
     prompt = v["prompt-ids"].split(",").map((s) => numberFlag("--prompt-ids", s.trim(), 0, { lo: 0, integer: true }));

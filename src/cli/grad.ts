@@ -7,6 +7,7 @@
 import { Batch } from "../gpu/batch.ts";
 import { getGpu } from "../gpu/device.ts";
 import { loadGpuModel } from "../model/load.ts";
+import { localModel } from "./model_arg.ts";
 import { PackedInputs, packSequences } from "../model/packing.ts";
 import { saveSafetensors } from "../model/safetensors.ts";
 import { TensorSet } from "../model/weights.ts";
@@ -20,13 +21,13 @@ Face name with the loss (a [1] tensor named "loss"): the tool of last resort for
 with PyTorch's on the same data.
 
 Options:
-  --model DIR    a Hugging Face model directory or a Crucible checkpoint
+  --model DIR    a Hugging Face model directory or a Crucible checkpoint, or a Hub name org/name[@revision]
   --data FILE    JSONL, one {"ids": [...], "mask": [...]} per line: mask[j] = 1 makes token j a target
   --out FILE     the gradients, as safetensors
 
 Examples:
   deno task grad --model models/crucible-tiny --data probe.jsonl --out grads.safetensors
-  deno task grad --model Qwen2.5-0.5B-Instruct --data one_sequence.jsonl --out qwen_grads.safetensors`;
+  deno task grad --model Qwen/Qwen2.5-0.5B-Instruct --data one_sequence.jsonl --out qwen_grads.safetensors`;
 
 /** One example of the data file. */
 export interface GradExample {
@@ -75,7 +76,7 @@ export async function main(args: string[]): Promise<void> {
   if (!v.model || !v.data || !v.out) throw new TypeError(`--model, --data and --out are required. ${USAGE}`);
   if (dryRun(`would write ${v.model}'s gradients on ${v.data} to ${v.out}`)) return;
   const gpu = await getGpu();
-  const { config, model } = await loadGpuModel(gpu, v.model);
+  const { config, model } = await loadGpuModel(gpu, await localModel(v.model));
   const examples = parseGradData(await Deno.readTextFile(v.data), config.vocabSize, v.data);
   const count = examples.reduce((n, e) => n + e.mask.slice(1).reduce((a, b) => a + b, 0), 0);
   if (count === 0) throw new RangeError(`${v.data}: no token has mask 1 past position 0, so there is no loss`);

@@ -1,9 +1,11 @@
 /**
  * The single entry point of the bundled and compiled program: `crucible <command> [arguments]`, where command is
- * one of the deno tasks (train, eval, sft, generate, grad, serve, bench, report, export, play).
+ * one of the deno tasks (train, eval, sft, generate, grad, serve, serve-model, bench, report, export, play,
+ * worker, cluster).
  */
 import { runMain } from "./args.ts";
 import { main as bench } from "./bench.ts";
+import { main as cluster } from "./cluster.ts";
 import { main as config } from "./config.ts";
 import { main as evaluate } from "./eval.ts";
 import { main as exportOnnx } from "./export.ts";
@@ -13,9 +15,11 @@ import { main as play } from "./play.ts";
 import { main as pretrain } from "./pretrain.ts";
 import { main as report } from "./report.ts";
 import { main as serve } from "./serve.ts";
+import { main as serveModel } from "./serve_model.ts";
 import { main as sft } from "./sft.ts";
 import { main as train } from "./train.ts";
 import { runUnderOnnxLock } from "./onnx_lock.ts";
+import { main as worker } from "./worker.ts";
 
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   train,
@@ -25,11 +29,14 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   generate,
   grad,
   serve,
+  "serve-model": serveModel,
   bench,
   report,
   config,
   export: exportOnnx,
   play,
+  worker,
+  cluster,
 };
 
 /** Dispatches to a command. */

@@ -8,6 +8,7 @@ import { readDepthSkill } from "../play/skill.ts";
 import { readAgentSettings } from "../train/agent_settings.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { dryRun, numberFlag, parseFlags } from "./args.ts";
+import { localModel } from "./model_arg.ts";
 
 const USAGE = `Usage: deno task play [--model DIR] [--port N] [--host NAME]
 
@@ -41,7 +42,7 @@ export async function main(args: string[]): Promise<void> {
   if (v.help) return console.log(USAGE);
   const port = numberFlag("--port", v.port, 8000, { lo: 0, hi: 65535, integer: true });
   if (dryRun(`would serve the play page for ${v.model} on ${v.host}:${port}`)) return;
-  const dir = v.model!.replace(/\/+$/, "");
+  const dir = (await localModel(v.model!)).replace(/\/+$/, "");
   const model = await loadForExport(dir);
   if (!model.tokenizer) throw new TypeError(`${dir} has no tokenizer.json; the page needs the model's tokenizer`);
   const agent = await readAgentSettings(dir);

@@ -1,19 +1,34 @@
 /**
- * `deno task serve textcraft [options]`: runs Crucible's own TextCraft server until interrupted (`--help` lists the
- * options). Other environments are served by their upstream AgentGym servers.
+ * `deno task serve textcraft|bfcl [options]`: runs Crucible's own TextCraft or BFCL server until interrupted
+ * (`--help` lists the options). Other environments are served by their upstream AgentGym servers.
  */
 import { serveTextCraft } from "../env/textcraft/server.ts";
 import { dryRun, numberFlag, parseFlags } from "./args.ts";
+import { serveBfcl } from "../../tasks/bfcl/server.ts";
 
-const USAGE = `Usage: deno task serve textcraft [options]
+const USAGE = `Usage: deno task serve textcraft|bfcl [options]
 
-Serves Crucible's TextCraft with upstream AgentGym's routes, JSON shapes and observation strings.
+Serves Crucible's TextCraft with upstream AgentGym's routes, JSON shapes and observation strings; or BFCL's
+multi-turn function calling over the same protocol (/step also answers an "info" object with the executed calls
+and, at each user turn's end, the checker's verdict).
 
 Options:
-  --port N              port to listen on; 0 picks a free one                           (default 36001)
+  --port N              port to listen on; 0 picks a free one          (default 36001, bfcl 36002)
+  --data-dir DIR        bfcl: BFCL's data directory, laid out as gorilla's berkeley-function-call-
+                        leaderboard/bfcl_eval/data/ (BFCL_v3_multi_turn_*.json or v4 names, with
+                        possible_answer/ and multi_turn_func_doc/); default: Crucible's generated tasks
   --host NAME           interface to bind; anything beyond loopback (127.0.0.1, ::1,
-                        localhost) accepts environments from the network, and warns     (default 127.0.0.1)
+                        localhost) accepts environments from the network, warns, and
+                        needs a key (--token or CRUCIBLE_ENV_TOKEN)                     (default 127.0.0.1)
+  --token KEY           a key (16+ characters) every request must carry as
+                        Authorization: Bearer KEY; repeatable, one per client; the
+                        trainer sends CRUCIBLE_ENV_TOKEN. Default: CRUCIBLE_ENV_TOKEN,
+                        else none (loopback only)
   --max-envs N          most environments alive at once; /create errors past it         (default 4096)
+  --max-envs-per-client N  most environments one client (address, and key when several)
+                        may hold, so none can starve the rest              (default min(1024, max-envs))
+  --max-env-hours H     close an environment this old however recently it was used;
+                        0 never                                                          (default 6)
   --idle-minutes M      close an environment no request has touched for M minutes;
                         0 never closes one                                              (default 30)
   --header-timeout-s S  seconds a request's line and headers may take to arrive;
@@ -25,7 +40,9 @@ Options:
 
 Examples:
   deno task serve textcraft
-  deno task serve textcraft --host 0.0.0.0 --port 36001 --idle-minutes 120 --max-envs 16384`;
+  deno task serve bfcl --data-dir ~/gorilla/berkeley-function-call-leaderboard/bfcl_eval/data
+  deno task serve textcraft --host 0.0.0.0 --token "$KEY" --idle-minutes 120
+    (KEY=$(openssl rand -hex 16); the trainer then runs with CRUCIBLE_ENV_TOKEN="$KEY")`;
 
 /** Parses the command line and starts the named server. */
 export async function main(args: string[]): Promise<void> {
@@ -34,8 +51,12 @@ export async function main(args: string[]): Promise<void> {
     allowPositionals: true,
     options: {
       port: { type: "string" },
+      "data-dir": { type: "string" },
       host: { type: "string", default: "127.0.0.1" },
       "max-envs": { type: "string" },
+      "max-envs-per-client": { type: "string" },
+      "max-env-hours": { type: "string" },
+      token: { type: "string", multiple: true },
       "idle-minutes": { type: "string" },
       "header-timeout-s": { type: "string" },
       "body-timeout-s": { type: "string" },
@@ -44,20 +65,37 @@ export async function main(args: string[]): Promise<void> {
     },
   });
   if (values.help) return console.log(USAGE);
-  if (positionals.length !== 1 || positionals[0] !== "textcraft") {
-    throw new RangeError(`Only "textcraft" can be served, got "${positionals.join(" ")}"; --help lists the options`);
+  const name = positionals[0];
+  if (positionals.length !== 1 || (name !== "textcraft" && name !== "bfcl")) {
+    throw new RangeError(
+      `Only "textcraft" or "bfcl" can be served, got "${positionals.join(" ")}"; --help lists the options`,
+    );
+  }
+  if (values["data-dir"] !== undefined && name !== "bfcl") {
+    throw new RangeError("--data-dir is a bfcl option; textcraft reads its own recipes");
   }
   const int = { integer: true }, seconds = { lo: 0.001, hi: 3600 };
+  const maxEnvs = numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, ...int });
+  const fromEnv = Deno.env.get("CRUCIBLE_ENV_TOKEN");
   const options = {
-    port: numberFlag("--port", values.port, 36001, { lo: 0, hi: 65535, ...int }),
+    port: numberFlag("--port", values.port, name === "bfcl" ? 36002 : 36001, { lo: 0, hi: 65535, ...int }),
     hostname: values.host,
-    maxEnvs: numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, ...int }),
+    maxEnvs,
+    maxEnvsPerClient: numberFlag("--max-envs-per-client", values["max-envs-per-client"], Math.min(1024, maxEnvs), {
+      lo: 1,
+      hi: maxEnvs,
+      ...int,
+    }),
+    maxAgeMs: numberFlag("--max-env-hours", values["max-env-hours"], 6, { lo: 0, hi: 1e5 }) * 3600_000,
+    token: values.token ?? (fromEnv ? [fromEnv] : []),
     idleMs: numberFlag("--idle-minutes", values["idle-minutes"], 30, { lo: 0, hi: 1e6 }) * 60_000,
     headersTimeoutMs: numberFlag("--header-timeout-s", values["header-timeout-s"], 10, seconds) * 1000,
     bodyTimeoutMs: numberFlag("--body-timeout-s", values["body-timeout-s"], 10, seconds) * 1000,
     maxBodyBytes: numberFlag("--max-body-bytes", values["max-body-bytes"], 65536, { lo: 1, hi: 1 << 30, ...int }),
   };
-  if (dryRun(`would serve TextCraft on ${options.hostname}:${options.port}`)) return;
-  const server = await serveTextCraft(options);
-  console.log(`TextCraft listening on ${server.url}`);
+  if (dryRun(`would serve ${name} on ${options.hostname}:${options.port}`)) return;
+  const server = name === "bfcl"
+    ? await serveBfcl({ ...options, dataDir: values["data-dir"] })
+    : await serveTextCraft(options);
+  console.log(`${name === "bfcl" ? "BFCL" : "TextCraft"} listening on ${server.url}`);
 }

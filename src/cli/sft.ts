@@ -25,7 +25,7 @@ Options:
 
 Examples:
   deno task sft textcraft --out models/textcraft-sft
-  deno task sft webshop --model Qwen2.5-0.5B-Instruct --data webshop_sft.jsonl --env-url http://127.0.0.1:36003`;
+  deno task sft webshop --model Qwen/Qwen2.5-0.5B-Instruct --data webshop_sft.jsonl --env-url http://127.0.0.1:36003`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {

@@ -9,6 +9,9 @@ import { runTraining } from "../train/run.ts";
 import { writeReport } from "../train/report.ts";
 import { terminalReporter } from "./progress.ts";
 import { dryRun, parseFlags } from "./args.ts";
+import { coverage, type EvalResult } from "../train/eval.ts";
+import { connectCluster } from "../cluster/nats.ts";
+import { ClusterSource } from "../cluster/learner.ts";
 
 const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [options] [key.path=value ...]
 
@@ -19,14 +22,20 @@ SIGHUP finish the step, save a checkpoint and print how to resume; a second sign
 
 Options:
   NAME|CONFIG.yaml     a shipped config (default textcraft) or a YAML file holding what it changes
-  --model DIR          the model to start from (a Hugging Face directory or a Crucible checkpoint; config model.path)
+  --model DIR          the model to start from (a Hugging Face directory, a Crucible checkpoint or a Hub name
+                       org/name[@revision], downloaded once into the Hugging Face cache; config model.path)
   --env-url URL        a running AgentGym server (repeatable; config env.urls); default the task's embedded server
   --run-dir DIR        the run folder (default runs/<task>-<time>); it must not hold a run already
   --resume RUN_DIR     continue a run from its latest checkpoint, bit for bit
   --fresh-optimizer    with --resume: go on even if the checkpoint's optimizer state is missing
+  --cluster URL        play RL's rollouts on workers over NATS JetStream (deno task cluster up; deno task worker
+                       --cluster URL); rollout.max_staleness lets them run that many versions ahead
   key.path=value       config overrides, applied last (e.g. actor.lr=1e-5 trainer.total_steps=50)
 
-Exit codes: 0 the run completed; 3 it stopped early with a checkpoint to resume from; 2 an error.
+Exit codes: 0 the run completed; 3 it stopped early with a checkpoint that --resume continues from (a signal, an
+environment that stayed down or kept failing past env.max_step_retries / env.max_abandoned_steps /
+env.outage_minutes); 2 a bad input or a diverged run (a step that blew the weights up, trainer.max_norm_growth, or
+gradients that stayed non-finite, trainer.max_skipped_steps): nothing of it is saved and no final is written.
 
 Examples:
   deno task train textcraft
@@ -46,6 +55,7 @@ export async function main(args: string[]): Promise<void> {
       "run-dir": { type: "string" },
       resume: { type: "string" },
       "fresh-optimizer": { type: "boolean" },
+      cluster: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -67,9 +77,12 @@ export async function main(args: string[]): Promise<void> {
   runDir ??= v["run-dir"] ?? `${config.trainer.runs_dir}/${config.task}-${stamp()}`;
   if (dryRun(`would train ${config.task} for ${config.trainer.total_steps} steps into ${runDir}`)) return;
   if (!v.resume) await refuseExistingRun(runDir);
+  // Connect before anything slow, so a wrong URL fails within seconds.
+  const cluster = v.cluster ? await connectCluster(v.cluster, { name: "learner" }) : undefined;
   const stops = stopOnSignals();
   try {
     const summary = await runTraining({
+      source: cluster && ((run) => ClusterSource.start(cluster, run)),
       config,
       runDir,
       resume: v.resume !== undefined,
@@ -78,7 +91,12 @@ export async function main(args: string[]): Promise<void> {
       freshOptimizer: v["fresh-optimizer"],
     });
     const report = await writeReport(runDir);
-    const pct = (x?: { avg: number }) => (x ? `${(100 * x.avg).toFixed(1)}%` : "n/a");
+    const pct = (x?: EvalResult) => {
+      if (!x) return "n/a";
+      const left = x.envFailures + (x.overflows ?? 0);
+      const played = left > 0 ? `, over ${x.episodes} played of ${x.episodes + left}` : "";
+      return `${(100 * x.avg).toFixed(1)}% (${coverage(x)}${played})`;
+    };
     if (summary.interrupted) {
       console.log(`Interrupted. Saved ${summary.lastCheckpoint}. Resume with: deno task train --resume ${runDir}`);
       Deno.exitCode = EXIT_STOPPED;
@@ -90,6 +108,7 @@ export async function main(args: string[]): Promise<void> {
     }
   } finally {
     stops.release();
+    await cluster?.close();
   }
 }
 
@@ -97,7 +116,9 @@ export async function main(args: string[]): Promise<void> {
  * Ctrl-C, SIGTERM and SIGHUP ask a run to finish its step, save and stop; a second signal quits at once.
  * `release` removes the listeners.
  */
-export function stopOnSignals(): { requested: () => boolean; release: () => void } {
+export function stopOnSignals(
+  note = "Stopping after the current step; a checkpoint will be saved (a second signal quits at once).",
+): { requested: () => boolean; release: () => void } {
   let stops = 0;
   const onSignal = () => {
     stops++;
@@ -105,7 +126,7 @@ export function stopOnSignals(): { requested: () => boolean; release: () => void
       console.error("\nStopped without saving.");
       Deno.exit(130);
     }
-    console.error("\nStopping after the current step; a checkpoint will be saved (a second signal quits at once).");
+    console.error(`\n${note}`);
   };
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) Deno.addSignalListener(s, onSignal);

@@ -3,11 +3,17 @@
  * picks one by name; a path to a YAML file works too.
  */
 import babyai from "../../configs/babyai.yaml" with { type: "text" };
+import bfcl from "../../configs/bfcl.yaml" with { type: "text" };
+import bfclPretrain from "../../configs/bfcl_pretrain.yaml" with { type: "text" };
+import bfclStage1 from "../../configs/bfcl_stage1.yaml" with { type: "text" };
+import bfclStage2 from "../../configs/bfcl_stage2.yaml" with { type: "text" };
+import bfclStage3 from "../../configs/bfcl_stage3.yaml" with { type: "text" };
 import sciworld from "../../configs/sciworld.yaml" with { type: "text" };
 import textcraft from "../../configs/textcraft.yaml" with { type: "text" };
 import textcraftQwen from "../../configs/textcraft_qwen2.5.yaml" with { type: "text" };
 import textcraftPretrain from "../../configs/textcraft_pretrain.yaml" with { type: "text" };
 import textcraftSmoke from "../../configs/textcraft_smoke.yaml" with { type: "text" };
+import textcraftBase from "../../configs/textcraft_base.yaml" with { type: "text" };
 import webshop from "../../configs/webshop.yaml" with { type: "text" };
 import type { ConfigSource } from "./load.ts";
 
@@ -16,9 +22,15 @@ const PRESETS: Record<string, string> = {
   textcraft_smoke: textcraftSmoke,
   "textcraft_qwen2.5": textcraftQwen,
   textcraft_pretrain: textcraftPretrain,
+  textcraft_base: textcraftBase,
   webshop,
   babyai,
   sciworld,
+  bfcl,
+  bfcl_pretrain: bfclPretrain,
+  bfcl_stage1: bfclStage1,
+  bfcl_stage2: bfclStage2,
+  bfcl_stage3: bfclStage3,
 };
 
 /** Names of the shipped configs. */

@@ -75,6 +75,15 @@ const Env = z.strictObject({
   max_in_flight: int(1).default(64),
   /** How long a run waits for its environment to come back when a step's episodes mostly failed, in minutes. */
   outage_minutes: num().min(0).default(30),
+  /**
+   * Abandoned attempts of one RL step in a row (most of its episodes failed in the environment) before the run saves
+   * and stops with exit code 3.
+   */
+  max_step_retries: int(0).default(5),
+  /** Abandoned RL steps over a run (this process) before it saves and stops with exit code 3. */
+  max_abandoned_steps: int(0).default(20),
+  /** Attempts of an evaluation or demonstration episode whose environment failed, before it counts as failed. */
+  episode_retries: int(0).default(2),
 });
 
 const Data = z.strictObject({
@@ -137,6 +146,12 @@ const Rollout = z.strictObject({
    * rasteriser, about half the attention's loads; accumulation stays f32), else f32.
    */
   kv_cache: z.enum(KV_CACHE_SETTINGS).default("auto"),
+  /**
+   * Policy versions a trajectory may lag the learner (AReaL's max_head_offpolicyness, TRL's max_staleness): 0 is the
+   * on-policy step; over a cluster (train --cluster) workers may then sample up to this many versions behind, and a
+   * trajectory past the bound is dropped, counted and its prompt played again.
+   */
+  max_staleness: int().default(0),
 });
 
 const RoundsCtrl = z.strictObject({
@@ -212,6 +227,21 @@ const Actor = z.strictObject({
   kl_loss_type: z.enum(CONFIG_KL_KINDS).default("low_var_kl"),
   /** Recompute the behaviour log-probs with a forward pass (verl's default) instead of the sampler's. */
   recompute_old_logprob: z.boolean().default(true),
+  /**
+   * Truncated importance sampling (verl's and TRL's cap): each sampled token's policy-gradient term is weighted by
+   * min(π_learner / π_sampler, tis_cap), correcting for a sampler that is stale or computes differently; null = off.
+   * Needs recompute_old_logprob (the learner's own behaviour log-probs).
+   */
+  tis_cap: num().positive().nullable().default(null),
+}).superRefine((a, ctx) => {
+  if (a.tis_cap !== null && !a.recompute_old_logprob) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["tis_cap"],
+      message: "weights the sampler's log-probs against the learner's, which actor.recompute_old_logprob=false never " +
+        "computes: set actor.recompute_old_logprob=true, or actor.tis_cap=null",
+    });
+  }
 });
 
 const Critic = z.strictObject({
@@ -292,6 +322,19 @@ const Pretrain = z.strictObject({
   eval_tasks: int(1).default(64),
 });
 
+/** Settings of `train --cluster` and `worker` (NATS JetStream); the in-process run ignores them. */
+const Cluster = z.strictObject({
+  /** Seconds a worker holds a prompt without a heartbeat before JetStream hands it to another (the deadline). */
+  ack_wait_s: num().positive().default(60),
+  /** Deliveries of one prompt before JetStream gives up on it (a group that kills every worker). */
+  max_deliver: int(1).default(5),
+  /**
+   * Prompt groups a worker takes and plays at once; 0 = as many as its rollout.slots hold. Fewer spreads a step's
+   * groups over more workers.
+   */
+  max_groups: int().default(0),
+});
+
 const Trainer = z.strictObject({
   /** RL steps of the run. */
   total_steps: int(0).default(100),
@@ -311,6 +354,11 @@ const Trainer = z.strictObject({
   eval_limit: int(0).default(0),
   /** Optimizer steps skipped in a row (a non-finite gradient) that stop the run, with a checkpoint. */
   max_skipped_steps: int(1).default(5),
+  /**
+   * Largest factor by which one step may multiply the trainable weights' L2 norm; a step past it (or leaving the
+   * weights non-finite) has diverged: the run stops with exit code 2 and saves nothing of it.
+   */
+  max_norm_growth: num().gt(1).default(10),
 });
 
 /** The whole run configuration. */
@@ -339,6 +387,7 @@ export const RunConfig = z.strictObject({
   pretrain: Pretrain.default(Pretrain.parse({})),
   /** Steps, checkpoints, evaluations and where the run folder goes. */
   trainer: Trainer.default(Trainer.parse({})),
+  cluster: Cluster.default(Cluster.parse({})),
 });
 
 /** A resolved run configuration. */

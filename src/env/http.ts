@@ -24,6 +24,8 @@ export interface TransportOptions {
   maxInFlight?: number;
   /** How often a server marked down is probed, in milliseconds. Default 5000. */
   healthIntervalMs?: number;
+  /** A key sent with every request (probes too) as `Authorization: Bearer KEY`. Default none. */
+  token?: string;
 }
 
 /** A request: query parameters for GET, a JSON body for POST (none when undefined). */
@@ -48,6 +50,7 @@ export class Transport {
   readonly #backoffMs: number;
   readonly #maxInFlight: number;
   readonly #healthMs: number;
+  readonly #auth: Record<string, string>;
   #next = 0;
 
   /** Validates the settings; throws RangeError on an empty or malformed URL list or a bad number. */
@@ -64,6 +67,7 @@ export class Transport {
     this.#backoffMs = positive("backoffMs", options.backoffMs ?? 200, true);
     this.#maxInFlight = positive("maxInFlight", options.maxInFlight ?? 64);
     this.#healthMs = positive("healthIntervalMs", options.healthIntervalMs ?? 5000);
+    this.#auth = options.token ? { authorization: `Bearer ${options.token}` } : {};
   }
 
   /** The base URLs and whether each is in the rotation. */
@@ -137,7 +141,7 @@ export class Transport {
       const res = await fetch(url, {
         method,
         signal: AbortSignal.timeout(this.#timeoutMs),
-        headers: body === undefined ? {} : { "content-type": "application/json" },
+        headers: body === undefined ? this.#auth : { ...this.#auth, "content-type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       status = res.status;
@@ -182,7 +186,7 @@ export class Transport {
     s.healthy = false;
     s.probe = setInterval(async () => {
       try {
-        const res = await fetch(`${s.url}/`, { signal: AbortSignal.timeout(this.#timeoutMs) });
+        const res = await fetch(`${s.url}/`, { headers: this.#auth, signal: AbortSignal.timeout(this.#timeoutMs) });
         await res.body?.cancel();
         if (res.status === 200) {
           s.healthy = true;

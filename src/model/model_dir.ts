@@ -135,8 +135,8 @@ export async function loadModelDir(dir: string, opts: { extra?: string[] } = {})
   dir = dir.replace(/\/+$/, "");
   if (!(await exists(dir))) {
     const hub = /^[\w.-]+\/[\w.-]+$/.test(dir) && !dir.startsWith(".")
-      ? `. If "${dir}" is a Hugging Face hub id: Crucible does not download models; download it elsewhere ` +
-        "(for example `huggingface-cli download " + dir + " --local-dir DIR`) and pass the local folder"
+      ? `. If "${dir}" is a Hugging Face Hub name, the commands' --model downloads it; from code, pass it ` +
+        "through resolveModel (src/model/hub.ts) first"
       : "";
     throw new Deno.errors.NotFound(`Loading model directory ${dir}: not found${await aside(dir)}${hub}`);
   }

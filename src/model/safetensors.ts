@@ -136,8 +136,9 @@ function toF32(bytes: Uint8Array, at: number, e: Entry): Float32Array {
   const count = (e.end - e.begin) / BYTES[e.dtype];
   const abs = bytes.byteOffset + at;
   const aligned = abs % BYTES[e.dtype] === 0;
-  // Unaligned data (after an odd number of 2-byte elements, say) is copied once to an aligned buffer.
-  const buf = aligned ? bytes.buffer : bytes.slice(at, at + e.end - e.begin).buffer;
+  // Unaligned data (after an odd number of 2-byte elements, say) is copied once to an aligned buffer. The copy goes
+  // through Uint8Array's own slice: a Node Buffer's slice is a view, which would keep the misalignment.
+  const buf = aligned ? bytes.buffer : Uint8Array.prototype.slice.call(bytes, at, at + e.end - e.begin).buffer;
   const off = aligned ? abs : 0;
   switch (e.dtype) {
     case "F32":

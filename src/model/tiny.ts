@@ -6,6 +6,7 @@ import { parse } from "yaml";
 import { z } from "zod";
 import tinyYaml from "../../configs/models/tiny.yaml" with { type: "text" };
 import crucibleTinyYaml from "../../configs/models/crucible_tiny.yaml" with { type: "text" };
+import crucibleBaseYaml from "../../configs/models/crucible_base.yaml" with { type: "text" };
 import { type ModelConfig, parseModelConfig } from "./config.ts";
 import { initParams } from "./init.ts";
 import type { Tokenizer } from "./tokenizer.ts";
@@ -29,7 +30,11 @@ const TinySpec = z.object({
 export type TinySpec = z.infer<typeof TinySpec>;
 
 /** Shapes shipped in configs/models/, by name: `model.tiny` may name one instead of giving a path. */
-export const TINY_SHAPES: Readonly<Record<string, string>> = { tiny: tinyYaml, crucible_tiny: crucibleTinyYaml };
+export const TINY_SHAPES: Readonly<Record<string, string>> = {
+  tiny: tinyYaml,
+  crucible_tiny: crucibleTinyYaml,
+  crucible_base: crucibleBaseYaml,
+};
 
 /** The spec `model.tiny` names: a shipped shape's name, a YAML file's path, or null for configs/models/tiny.yaml. */
 export async function tinySpecOf(nameOrPath: string | null): Promise<TinySpec> {

@@ -49,6 +49,11 @@ export class Tokenizer {
   readonly specialIds: ReadonlySet<number>;
   /** One more than the largest id; a model's vocab_size may be larger (padding rows). */
   readonly vocabSize: number;
+  /**
+   * Ids below the largest that no token has: holes in the vocabulary (a tokenizer.json that lost entries, or belongs
+   * to another model). A model's own tokenizer has none; padding rows past the largest id are not holes.
+   */
+  readonly holes: number;
   #hf: HfTokenizer;
   #templates = new Map<string, Template>();
 
@@ -60,6 +65,9 @@ export class Tokenizer {
     let max = -1;
     for (const id of this.#hf.get_vocab(true).values()) max = Math.max(max, id);
     this.vocabSize = max + 1;
+    let holes = 0;
+    for (let id = 0; id < this.vocabSize; id++) if (this.#hf.id_to_token(id) === undefined) holes++;
+    this.holes = holes;
     const ids = new Set<number>();
     for (const [id, t] of this.#hf.get_added_tokens_decoder()) if (t.special) ids.add(id);
     this.specialIds = ids;

@@ -36,6 +36,8 @@ export interface Trajectory {
   firstObservation: string;
   turns: TurnRecord[];
   error?: string;
+  /** The policy version that sampled it, when a cluster worker did (absent: the learner's current weights). */
+  version?: number;
 }
 
 /** Whether a trajectory takes part in an update: it has a reward and at least one sampled token. */

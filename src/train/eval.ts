@@ -1,7 +1,9 @@
 /**
  * Evaluation: every task of a split played `samples` times; Avg@n (mean success over all episodes, AgentGym's
  * "Avg"), Pass@n (share of tasks solved at least once) and mean reward, overall and by category (TextCraft: depth).
- * Environment failures are counted and left out of the rates.
+ * The rates are over the episodes that played: environment failures (retried `retries` times first) and prompt
+ * overflows (the first observation did not fit max_prompt_length) are counted apart and left out; truncated episodes
+ * (max_response_length) played and count as failures, and are counted too.
  */
 import { type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
@@ -20,8 +22,18 @@ export interface Rates {
 /** One evaluation's results. */
 export interface EvalResult extends Rates {
   samples: number;
+  /** The split the tasks were drawn from and how many tasks it holds (`tasks` of them were played). */
+  split?: string;
+  splitTasks?: number;
+  /** Episodes whose environment failed (after retries), left out of the rates. */
   envFailures: number;
+  /** Episodes whose first observation overflowed max_prompt_length: never played, left out of the rates. */
+  overflows: number;
+  /** Played episodes cut at max_response_length (in the rates, as failures). */
+  truncated: number;
   byCategory: Record<string, Rates>;
+  /** Rates by the task's further groups (BFCL: by involved class); absent when the task has none. */
+  byGroup?: Record<string, Rates>;
   perTask: { task: number; category: string; successes: number; episodes: number }[];
 }
 
@@ -29,13 +41,22 @@ export interface EvalResult extends Rates {
 export async function evaluate(
   ctx: RolloutContext,
   indices: readonly number[],
-  o: RolloutOptions & { samples: number; seed: number },
+  o: RolloutOptions & { samples: number; seed: number; retries?: number },
 ): Promise<{ result: EvalResult; trajectories: Trajectory[] }> {
   const specs = indices.flatMap((task, g) =>
     Array.from({ length: o.samples }, (_, k) => ({ task, group: g, seed: o.seed + g * o.samples + k }))
   );
   const trajectories = await runRollouts(ctx, specs, o);
-  return { result: scoreEpisodes(trajectories, o.samples, (i) => ctx.task.category?.(i) ?? "all"), trajectories };
+  // An episode whose environment failed is played again, with its own seed, up to `retries` times.
+  for (let r = 0; r < (o.retries ?? 0); r++) {
+    const again = trajectories.flatMap((t, i) => (t.finish === "env_failure" ? [i] : []));
+    if (again.length === 0) break;
+    const replayed = await runRollouts(ctx, again.map((i) => specs[i]), o);
+    again.forEach((i, k) => (trajectories[i] = replayed[k]));
+  }
+  const groups = ctx.task.groups?.bind(ctx.task);
+  const category = (i: number) => ctx.task.category?.(i) ?? "all";
+  return { result: scoreEpisodes(trajectories, o.samples, category, groups), trajectories };
 }
 
 /** Scores finished episodes. */
@@ -43,11 +64,12 @@ export function scoreEpisodes(
   ts: readonly Trajectory[],
   samples: number,
   category: (task: number) => string,
+  groups?: (task: number) => string[],
 ): EvalResult {
   const byTask = new Map<number, Trajectory[]>();
   for (const t of ts) byTask.set(t.task, [...(byTask.get(t.task) ?? []), t]);
   const perTask = [...byTask].map(([task, list]) => {
-    const ok = list.filter((t) => t.finish !== "env_failure");
+    const ok = list.filter((t) => t.finish !== "env_failure" && t.finish !== "prompt_overflow");
     return {
       task,
       category: category(task),
@@ -68,11 +90,35 @@ export function scoreEpisodes(
     };
   };
   const categories = [...new Set(perTask.map((r) => r.category))].sort();
+  const byGroup = groups && Object.fromEntries(
+    [...new Set(perTask.flatMap((r) => groups(r.task)))].sort()
+      .map((g) => [g, rates(perTask.filter((r) => groups(r.task).includes(g)))]),
+  );
   return {
     ...rates(perTask),
     samples,
     envFailures: ts.filter((t) => t.finish === "env_failure").length,
+    overflows: ts.filter((t) => t.finish === "prompt_overflow").length,
+    truncated: ts.filter((t) => t.finish === "length").length,
     byCategory: Object.fromEntries(categories.map((c) => [c, rates(perTask.filter((r) => r.category === c))])),
+    ...(byGroup ? { byGroup } : {}),
     perTask: perTask.map(({ reward: _r, ...rest }) => rest),
   };
+}
+
+/**
+ * The tasks an evaluation covers, for every line that prints its rates: "on 20 of 100 test tasks" for a subset,
+ * "on all 100 test tasks" for the whole split, "on 64 tasks" when the split is unnamed.
+ *
+ * @example
+ * ```ts
+ * coverage({ tasks: 20, split: "test", splitTasks: 100 }); // "on 20 of 100 test tasks"
+ * ```
+ */
+export function coverage(r: Pick<EvalResult, "tasks" | "split" | "splitTasks">): string {
+  const split = r.split ? `${r.split} ` : "";
+  if (r.splitTasks === undefined) return `on ${r.tasks} ${split}task${r.tasks === 1 ? "" : "s"}`;
+  return r.tasks === r.splitTasks
+    ? `on all ${r.tasks} ${split}tasks`
+    : `on ${r.tasks} of ${r.splitTasks} ${split}tasks`;
 }

@@ -17,6 +17,7 @@ interface EvalLine {
   avg: number;
   byCategory: Record<string, { avg: number }>;
   copy?: { names: number; replies: number };
+  recovery?: { refused: number; recovered: number };
 }
 
 /**
@@ -112,7 +113,9 @@ four inputs per recipe, TextCraft's yields and counts, shared items, alternative
 lines, written in TextCraft's surface form; item names are drawn at random from the game's item vocabulary for every
 world, so no name carries a recipe. Each world is played by the stack policy (a depth-first plan whose replies name
 the items being crafted, their recipes and the action) through a simulator with TextCraft's rules and messages. A
-share of generic copy strings of item names (${p.copy_share} at the start) is mixed in. The generator never reads the
+share of generic copy strings of item names (${p.copy_share} at the start) is mixed in.${
+    misreadText(m.config)
+  } The generator never reads the
 game's recipe tables, and no task of TextCraft's train or test split enters pretraining. Held-out worlds come from
 seed ${p.eval_seed}, which training never draws from.
 
@@ -136,6 +139,10 @@ ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in 
 - success: ${pct(m.last?.avg)} (${depths})
 - item names copied right (teacher-forced): ${pct(m.last?.copy?.names)}; replies exactly right: ${
     pct(m.last?.copy?.replies)
+  }${
+    m.last?.recovery
+      ? `\n- refused actions whose next action was accepted (recovery): ${m.last.recovery.recovered} of ${m.last.recovery.refused}`
+      : ""
   }
 
 ## Rebuild
@@ -145,4 +152,13 @@ gives the same weights bit for bit (floating-point results can differ between GP
     partial ? `: these are its checkpoint at step ${m.step}, \`checkpoints/${checkpointName("pretrain", m.step)}\`` : ""
   }.
 `;
+}
+
+// The recovery data's sentence, when the recipe has it (task_options.synthetic_misreads).
+function misreadText(config: Record<string, Record<string, unknown>>): string {
+  const rate = config.task_options?.synthetic_misreads;
+  if (typeof rate !== "number" || rate === 0) return "";
+  return ` Recovery data: before each turn, a ${
+    (100 * rate).toFixed(0)
+  }% chance of a misread reply that the game refuses (kept as context, never trained), followed by the right one.`;
 }

@@ -7,18 +7,31 @@
 import { loadModelDir } from "../model/model_dir.ts";
 import { Transformer } from "../model/transformer.ts";
 import { ChatRenderer } from "../rollout/chat.ts";
+import { FailureBudget, mixText } from "./budget.ts";
 import { checkpointName, tidyCheckpoints } from "./checkpoint.ts";
+import { coverage } from "./eval.ts";
 import { Critic } from "./critic.ts";
+import { collapsedEntropy, DivergenceGuard } from "./divergence.ts";
 import { phaseOptimizer, SkipGuard } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { byCategory, nextPrompts, recordSignal, signalPrompts } from "./prompts.ts";
-import { groupRewards, rlStep, type RlStepContext, stepMetrics } from "./rl_step.ts";
+import { roundsAt } from "../rollout/scheduler.ts";
+import {
+  groupRewards,
+  rlStep,
+  type RlStepContext,
+  rolloutOptions,
+  scheduleOf,
+  stepMetrics,
+  stepSpecs,
+} from "./rl_step.ts";
 import type { Run } from "./run.ts";
 import { checkEnv } from "./setup.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import { lrAt } from "./schedule.ts";
 import type { TrainSequence } from "./sequences.ts";
 import { runSft, sftEpochs, sftPlan } from "./sft.ts";
+import { EnvFailed, RunDiverged, RunStopped } from "./stops.ts";
 import { agentGymSequences, augmentedEpochs, oracleEpisodes, textEpisode } from "./sft_data.ts";
 
 /** Supervised warm start; false when interrupted (a checkpoint `sft-latest` is saved to resume from). */
@@ -32,7 +45,9 @@ export async function sftPhase(run: Run): Promise<boolean> {
   const bar = run.rep.bar("sft", total);
   bar.tick(state.sftStep);
   const guard = new SkipGuard(c.trainer.max_skipped_steps, "sft.lr", c.sft.lr);
-  let diverged = false;
+  const norms = new DivergenceGuard(run.learner, c.trainer.max_norm_growth);
+  if (state.sftStep < total) await norms.start();
+  let diverged = false, collapsed: string | undefined;
   await runSft(run.learner, opt, {
     epochs,
     settings: {
@@ -44,13 +59,17 @@ export async function sftPhase(run: Run): Promise<boolean> {
     from: state.sftStep,
     onStep: async (r) => {
       state.sftStep = r.step;
-      await run.log.metric({ phase: "sft", time: new Date().toISOString(), ...r });
+      const norm = await norms.check();
+      collapsed = norm.diverged;
+      await run.log.metric({ phase: "sft", time: new Date().toISOString(), ...r, ...normField(norm.norm) });
       bar.tick(1, `loss ${r.loss.toFixed(3)}`);
       diverged = guard.record(r.applied);
-      if (c.trainer.save_freq > 0 && r.step % c.trainer.save_freq === 0 && !diverged) await saveSft(run, opt);
+      if (collapsed || diverged) return;
+      if (c.trainer.save_freq > 0 && r.step % c.trainer.save_freq === 0) await saveSft(run, opt);
     },
-    stop: () => diverged || run.stopRequested(),
+    stop: () => diverged || collapsed !== undefined || run.stopRequested(),
   });
+  if (collapsed) throw divergedError(run, `SFT step ${state.sftStep}`, collapsed, "sft.lr", c.sft.lr);
   if (diverged) {
     await saveSft(run, opt);
     opt.release();
@@ -62,15 +81,36 @@ export async function sftPhase(run: Run): Promise<boolean> {
     return false;
   }
   bar.done();
+  const sftEval = await evaluateOrStop(run, "sft", 0, () => saveSft(run, opt));
   opt.release();
-  const sftEval = await run.evaluate("sft", 0);
   state.notes.sftEval = sftEval;
   state.phase = "rl";
   // LoRA's reference is the base with the adapter off, not a saved checkpoint.
   state.reference = run.learner.model.lora ? null : "checkpoints/sft-final";
   await run.save(undefined, "sft-final");
-  run.rep.line(`After SFT: test success ${(100 * sftEval.avg).toFixed(1)}%`);
+  run.rep.line(`After SFT: test success ${(100 * sftEval.avg).toFixed(1)}% ${coverage(sftEval)}`);
   return true;
+}
+
+/**
+ * The stop of a diverged step: nothing of it is saved (no `final`), the last good checkpoint stays the latest, and
+ * the message says how to go on from it with a lower learning rate.
+ */
+function divergedError(run: Run, where: string, why: string, key: string, lr: number): RunDiverged {
+  const last = run.lastCheckpoint ?? run.resumed?.dir;
+  const from = last
+    ? `The latest checkpoint (${last}) is the last good one; resume from it with a lower learning ` +
+      `rate: deno task train --resume ${run.dir} ${key}=${lr / 10}`
+    : `No checkpoint was saved before it; start again with a lower learning rate (${key}=${lr / 10}).`;
+  return new RunDiverged(
+    `Training diverged at ${where}: ${why}. The learning rate (${key}=${lr}) is the likely cause. Nothing of this ` +
+      `step was saved and no final checkpoint was written. ${from}`,
+  );
+}
+
+/** The weights' norm as a metrics field, when it is finite (a non-finite one is said in the stop's message). */
+function normField(norm: number | undefined): { weight_norm?: number } {
+  return norm !== undefined && Number.isFinite(norm) ? { weight_norm: norm } : {};
 }
 
 function lowerLr(run: Run, key: string, lr: number): string {
@@ -95,6 +135,7 @@ async function sftData(run: Run): Promise<(epoch: number) => TrainSequence[]> {
     options,
     maxPromptLength: c.rollout.max_prompt_length,
     maxResponseLength: c.rollout.max_response_length,
+    retries: c.env.episode_retries,
     onSkipped: (n) => n > 0 && run.rep.line(`SFT: ${n} oracle plans do not fit max_response_length and are left out`),
   });
   return augmentedEpochs(new ChatRenderer(tokenizer), task.prompt, played.map(textEpisode), {
@@ -122,6 +163,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
     opt,
     stopIds: run.host.stopIds,
     lr: (k) => lrAt(c.actor.lr, c.actor.lr_schedule, k, optimizerStepsTotal),
+    source: run.source,
   };
   const sampling = c.data.prompt_sampling;
   // The run refused "signal" at its start for a task without categories.
@@ -135,29 +177,52 @@ export async function rlPhase(run: Run): Promise<boolean> {
   bar.tick(state.rlStep);
   const stepName = () => checkpointName("rl", state.rlStep);
   const guard = new SkipGuard(c.trainer.max_skipped_steps, "actor.lr", c.actor.lr);
+  const norms = new DivergenceGuard(run.learner, c.trainer.max_norm_growth);
+  if (state.rlStep < stepsTotal) await norms.start();
+  let firstEntropy: number | undefined;
+  const budget = new FailureBudget({
+    maxStepRetries: c.env.max_step_retries,
+    maxAbandoned: c.env.max_abandoned_steps,
+    outageMs: c.env.outage_minutes * 60_000,
+  });
+  const ahead = aheadOf(run, prompts);
   while (state.rlStep < stepsTotal && !run.stopRequested()) {
     const step = state.rlStep + 1;
     const position = structuredClone(state.data);
-    const r = await rlStep(ctx, step, prompts(step));
+    const r = await rlStep(ctx, step, ahead ? await ahead(step) : prompts(step));
     if (r.aborted) {
       // Most episodes failed in the environment: the step does not count; the same prompts run again once it is back.
       state.data = position;
-      await waitForEnv(run, r.trajectories, () => run.save(opt, stepName()));
+      await abandonStep(run, budget, step, r.trajectories, () => run.save(opt, stepName()));
       continue;
     }
+    budget.counted();
     state.rlStep = step;
     if (category) recordSignal(state.data, groupRewards(r.trajectories), category);
     const m = stepMetrics(r);
-    await run.log.metric({ phase: "rl", step, time: new Date().toISOString(), ...m });
-    if (r.updates.length > 0 && guard.record(r.updates.some((u) => u.applied))) {
+    const norm = r.updates.length > 0 ? await norms.check() : undefined;
+    await run.log.metric({ phase: "rl", step, time: new Date().toISOString(), ...m, ...normField(norm?.norm) });
+    if (norm?.diverged) throw divergedError(run, `RL step ${step}`, norm.diverged, "actor.lr", c.actor.lr);
+    if (r.updates.length > 0) {
+      firstEntropy ??= m.entropy;
+      const uniform = collapsedEntropy(firstEntropy, m.entropy, run.learner.model.config.vocabSize);
+      if (uniform) throw divergedError(run, `RL step ${step}`, uniform, "actor.lr", c.actor.lr);
+    }
+    const applied = r.updates.some((u) => u.applied);
+    if (r.updates.length > 0 && guard.record(applied)) {
       await run.save(opt, stepName());
       throw guard.error(lowerLr(run, "actor.lr", c.actor.lr));
     }
+    if (step === stepsTotal && r.updates.length > 0 && !applied) {
+      // The weights would be final although they no longer give finite gradients: that is no result.
+      const why = "every update of the last step was skipped for a non-finite gradient norm";
+      throw divergedError(run, `RL step ${step}`, why, "actor.lr", c.actor.lr);
+    }
     await run.log.rollouts("rl", step, r.trajectories, run.host.tokenizer);
-    bar.tick(1, `reward ${m.reward_mean.toFixed(2)} success ${(100 * m.success_rate).toFixed(0)}%`);
+    bar.tick(1, `reward ${fixed(m.reward_mean, 2)} success ${percent(m.success_rate, 0)}`);
     run.rep.line(stepLine(step, stepsTotal, m));
     if (c.trainer.test_freq > 0 && step % c.trainer.test_freq === 0 && step < stepsTotal) {
-      await run.evaluate("rl", step);
+      await evaluateOrStop(run, "rl", step, () => run.save(opt, stepName()));
     }
     if (c.trainer.save_freq > 0 && step % c.trainer.save_freq === 0) await run.save(opt, stepName());
   }
@@ -166,23 +231,76 @@ export async function rlPhase(run: Run): Promise<boolean> {
     return false;
   }
   bar.done();
-  state.notes.finalEval = await run.evaluate("final", state.rlStep);
+  state.notes.finalEval = await evaluateOrStop(run, "final", state.rlStep, () => run.save(opt, stepName()));
   await run.save(opt, "final");
   return true;
 }
 
 /**
- * Waits for the environment after a step whose episodes mostly failed: it is asked to create an environment again
- * with growing pauses (1 s, doubling to 1 min) until it answers or env.outage_minutes pass; then the run saves a
- * checkpoint and stops with an error naming the server.
+ * With a rollout source that publishes ahead and rollout.max_staleness = k > 0: the prompts of a step, after
+ * publishing those of the next k steps, so its workers play them while this step updates. The prompts are drawn in
+ * step order, as without lookahead; a checkpoint's data position then lies up to k steps ahead, so a resumed run
+ * skips those prompts (exact resume holds for k = 0 only).
  */
-async function waitForEnv(run: Run, ts: readonly Trajectory[], save: () => Promise<unknown>): Promise<void> {
-  const failed = ts.filter((t) => t.finish === "env_failure");
-  const limit = run.config.env.outage_minutes * 60_000, start = performance.now();
+function aheadOf(
+  run: Run,
+  prompts: (step: number) => number[],
+): ((step: number) => Promise<number[]>) | undefined {
+  const c = run.config, k = c.rollout.max_staleness, source = run.source;
+  if (!source?.prepare || k === 0) return undefined;
+  const drawn = new Map<number, number[]>();
+  const draw = (s: number) => drawn.get(s) ?? drawn.set(s, prompts(s)).get(s)!;
+  return async (step) => {
+    const mine = draw(step);
+    drawn.delete(step);
+    for (let s = step + 1; s <= Math.min(step + k, c.trainer.total_steps); s++) {
+      const options = rolloutOptions(c, roundsAt(scheduleOf(c), s), run.host.stopIds);
+      await source.prepare!(s, stepSpecs(c, s, draw(s)), options);
+    }
+    return mine;
+  };
+}
+
+/**
+ * An abandoned step: logged to metrics.jsonl (phase `rl_abandoned`: why, which servers, the error mix), counted
+ * against the failure budget, then the environment is waited for with growing pauses (1 s, doubling to 1 min) until
+ * a create answers or the outage allowance is spent. Past the budget the run saves a checkpoint and stops with
+ * `RunStopped` (exit code 3), naming the servers, their errors and the resume command.
+ */
+async function abandonStep(
+  run: Run,
+  budget: FailureBudget,
+  step: number,
+  ts: readonly Trajectory[],
+  save: () => Promise<unknown>,
+): Promise<void> {
+  const a = budget.abandon(ts);
+  await run.log.metric({
+    phase: "rl_abandoned",
+    step,
+    time: new Date().toISOString(),
+    attempt: a.attempt,
+    abandoned_total: a.total,
+    episodes: a.episodes,
+    env_failures: a.failed,
+    why: a.why,
+    servers: a.mix,
+  });
+  const resume = `deno task train --resume ${run.dir}`;
+  const stop = async (why: string) => {
+    await save();
+    throw new RunStopped(
+      `The environment keeps failing: ${why}. Errors by server: ${mixText(budget.mix)}. A checkpoint was saved; ` +
+        `fix or restart the server (or pass another with env.urls) and resume with: ${resume}`,
+    );
+  };
+  if (a.spent) return await stop(a.spent);
   const urls = run.env.client.transport.health().map((h) => h.url).join(", ");
+  const left = budget.outageLeftMs(), start = performance.now();
   run.rep.line(
-    `The environment failed ${failed.length} of ${ts.length} episodes (${failed[0]?.error ?? "no answer"}); ` +
-      `the step is not counted. Waiting for ${urls} (up to ${run.config.env.outage_minutes} min).`,
+    `The environment failed ${a.failed} of ${a.episodes} episodes (${mixText(a.mix)}; e.g. ${a.why}); the step is ` +
+      `not counted (attempt ${a.attempt} of ${budget.limits.maxStepRetries + 1}, ${a.total} abandoned in this run). ` +
+      `Waiting for ${urls} (up to ${(left / 60_000).toFixed(1)} min).`,
   );
   for (let pause = 1000;; pause = Math.min(60_000, pause * 2)) {
     if (run.stopRequested()) return;
@@ -191,15 +309,28 @@ async function waitForEnv(run: Run, ts: readonly Trajectory[], save: () => Promi
       run.rep.line(`The environment answers again after ${((performance.now() - start) / 1000).toFixed(0)} s.`);
       return;
     } catch {
-      if (performance.now() - start + pause > limit) break;
+      if (performance.now() - start + pause > left) break;
       await new Promise((r) => setTimeout(r, pause));
     }
   }
-  await save();
-  throw new Error(
-    `The environment at ${urls} did not answer for ${run.config.env.outage_minutes} min; a checkpoint was saved. ` +
-      `Start the server and resume with: deno task train --resume ${run.dir}`,
-  );
+  await stop(`${urls} did not answer for ${run.config.env.outage_minutes} min (env.outage_minutes)`);
+}
+
+/**
+ * An evaluation; when the environment failed too much of it, `save` keeps a checkpoint and the run stops with
+ * `RunStopped` (exit code 3), to resume once the server is back (the evaluation runs again then).
+ */
+async function evaluateOrStop(run: Run, phase: string, step: number, save: () => Promise<unknown>) {
+  try {
+    return await run.evaluate(phase, step);
+  } catch (e) {
+    if (!(e instanceof EnvFailed)) throw e;
+    await save();
+    throw new RunStopped(
+      `${e.message} A checkpoint was saved; fix or restart the server and resume with: ` +
+        `deno task train --resume ${run.dir}`,
+    );
+  }
 }
 
 /** The RL optimizer, with the moments of a resumed RL-phase checkpoint (never an SFT one's). */
@@ -239,8 +370,35 @@ async function referenceModel(run: Run): Promise<Transformer | undefined> {
   return Transformer.fromHost(run.learner.gpu, ref.config, ref.tensors);
 }
 
-function stepLine(step: number, total: number, m: Record<string, number>): string {
-  return `step ${step}/${total}  reward ${m.reward_mean.toFixed(3)}  success ${(100 * m.success_rate).toFixed(1)}%  ` +
-    `rounds ${m.rounds_mean.toFixed(1)}/${m.rounds_max}  loss ${m.policy_loss.toFixed(4)}  kl ${m.kl.toFixed(4)}  ` +
-    `entropy ${m.entropy.toFixed(3)}  grad ${m.grad_norm.toFixed(2)}  ${m.tokens_per_s.toFixed(0)} tok/s`;
+/** A logged number to a fixed number of decimals, or "–" when the step did not measure it. */
+function fixed(v: number | undefined, digits: number): string {
+  return v === undefined ? "–" : v.toFixed(digits);
+}
+
+function percent(v: number | undefined, digits: number): string {
+  return v === undefined ? "–" : `${(100 * v).toFixed(digits)}%`;
+}
+
+/**
+ * A step's line. The policy numbers appear only when the update computed them; otherwise the line says why they are
+ * missing, and a share of the tokens is named when skipped micro-batches left some out.
+ */
+export function stepLine(step: number, total: number, m: Record<string, number>): string {
+  const head = `step ${step}/${total}  reward ${fixed(m.reward_mean, 3)}  success ${percent(m.success_rate, 1)}  ` +
+    `rounds ${fixed(m.rounds_mean, 1)}/${m.rounds_max}`;
+  const speed = m.tokens_per_s === undefined ? "" : `  ${m.tokens_per_s.toFixed(0)} tok/s`;
+  if (m.policy_loss === undefined) {
+    const why = m.groups_with_signal === 0
+      ? "every group's rewards were equal, so every advantage is 0"
+      : m.episodes === m.env_failures + m.prompt_overflows
+      ? "no episode could be trained on"
+      : "the actor did not learn this step";
+    return `${head}  no policy update computed (${why})${speed}`;
+  }
+  const kl = m.kl === undefined ? "" : `  kl ${m.kl.toFixed(4)}`;
+  const part = m.computed_token_share === undefined
+    ? ""
+    : ` (on ${(100 * m.computed_token_share).toFixed(0)}% of the tokens; the rest had advantage 0)`;
+  return `${head}  loss ${m.policy_loss.toFixed(4)}${kl}  entropy ${m.entropy.toFixed(3)}${part}  ` +
+    `grad ${m.grad_norm.toFixed(2)}${speed}`;
 }

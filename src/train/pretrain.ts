@@ -158,3 +158,28 @@ export async function copyAccuracy(
   const share = (a: number, b: number) => (b === 0 ? 0 : a / b);
   return { names: share(nameRight, nameCount), replies: share(repliesRight, replies), nll: share(nll, tokens) };
 }
+
+/** Refused actions with a reply after them, and how many of those replies the environment accepted. */
+export interface Recovery {
+  refused: number;
+  recovered: number;
+}
+
+/**
+ * Counts, over episodes, the refused actions that a reply followed and the ones whose next action was accepted: the
+ * recovery rate is recovered / refused (a model that repeats a failed craft recovers none).
+ */
+export function recoveryCount(
+  episodes: readonly { turns: readonly { observation: string }[] }[],
+  refused: (observation: string) => boolean,
+): Recovery {
+  let n = 0, ok = 0;
+  for (const e of episodes) {
+    for (let i = 0; i + 1 < e.turns.length; i++) {
+      if (!refused(e.turns[i].observation)) continue;
+      n++;
+      if (!refused(e.turns[i + 1].observation)) ok++;
+    }
+  }
+  return { refused: n, recovered: ok };
+}

@@ -19,11 +19,18 @@ import {
   type TrainerState,
 } from "./checkpoint.ts";
 import { type AgentSettings, agentSettings } from "./agent_settings.ts";
-import { type EvalResult, evaluate } from "./eval.ts";
+import { coverage, type EvalResult, evaluate } from "./eval.ts";
 import { createLearner, type Learner, phaseOptimizer, SkipGuard } from "./learner.ts";
 import { RunLog } from "./metrics.ts";
 import type { AdamW } from "./optimizer.ts";
-import { type CopyAccuracy, copyAccuracy, pretrainBatch, type PretrainData, pretrainData } from "./pretrain.ts";
+import {
+  type CopyAccuracy,
+  copyAccuracy,
+  pretrainBatch,
+  type PretrainData,
+  pretrainData,
+  recoveryCount,
+} from "./pretrain.ts";
 import { rolloutOptions } from "./rl_step.ts";
 import type { RunOptions } from "./run.ts";
 import { lrAt } from "./schedule.ts";
@@ -182,21 +189,28 @@ async function endChunk(s: Session, log: RunLog, e: Evaluation): Promise<Partial
     cache: c.rollout.kv_cache,
   });
   const ctx = { generator, tokenizer: s.host.tokenizer, client: e.client, task: s.task };
-  const { result, trajectories } = await evaluate(ctx, Array.from({ length: p.eval_tasks }, (_, i) => i), {
+  const played = await evaluate(ctx, Array.from({ length: p.eval_tasks }, (_, i) => i), {
     ...rolloutOptions(c, s.task.maxRounds, s.host.stopIds, 0),
     samples: 1,
     seed: p.eval_seed,
   });
+  // Held-out tasks are drawn fresh from pretrain.eval_seed: the set is exactly eval_tasks long.
+  const result: EvalResult = { ...played.result, split: "held-out", splitTasks: p.eval_tasks };
+  const trajectories = played.trajectories;
   generator.release();
   const copy = await copyAccuracy(s.learner, s.data, e.heldOut);
+  const refused = s.data.synthetic.refused;
+  const recovery = refused ? recoveryCount(trajectories, refused) : undefined;
   s.state.notes.lastEval = { step, success: result.avg, copy };
-  await log.evaluation({ phase: "pretrain", step, time: new Date().toISOString(), ...result, copy });
+  await log.evaluation({ phase: "pretrain", step, time: new Date().toISOString(), ...result, copy, recovery });
   await log.rollouts("eval-pretrain", step, trajectories, s.host.tokenizer);
   const depths = Object.entries(result.byCategory).map(([k, r]) => `${k} ${(100 * r.avg).toFixed(0)}%`).join(", ");
   s.o.reporter.line(
-    `step ${step}: held-out success ${(100 * result.avg).toFixed(1)}% (${depths}); names copied ${
+    `step ${step}: held-out success ${(100 * result.avg).toFixed(1)}% ${coverage(result)} (${depths}); names copied ${
       (100 * copy.names).toFixed(1)
-    }%, replies exact ${(100 * copy.replies).toFixed(1)}%, reply NLL ${copy.nll.toFixed(3)}`,
+    }%, replies exact ${(100 * copy.replies).toFixed(1)}%, reply NLL ${copy.nll.toFixed(3)}${
+      recovery ? `; ${recovery.recovered} of ${recovery.refused} refused actions recovered` : ""
+    }`,
   );
   return { lastEval: result, copy, lastCheckpoint: await save(s) };
 }

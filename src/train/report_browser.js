@@ -2,6 +2,13 @@
 // and fmt(). Episodes carry `category` (TextCraft: depth), added when the report was built; "" when unknown.
 
 const pct = (v) => (typeof v === "number" ? (100 * v).toFixed(1) + "%" : "");
+/** The tasks an evaluation covers, as the terminal prints it: "20 of 100 test", "all 100 test", or just a count. */
+const covered = (ev) =>
+  typeof ev.splitTasks !== "number"
+    ? String(ev.tasks ?? "")
+    : ev.tasks === ev.splitTasks
+    ? `all ${ev.tasks} ${ev.split ?? ""}`.trim()
+    : `${ev.tasks} of ${ev.splitTasks} ${ev.split ?? ""}`.trim();
 const several = D.runs.length > 1;
 
 function evalTable() {
@@ -15,6 +22,7 @@ function evalTable() {
     ...(several ? ["run"] : []),
     "phase",
     "step",
+    "tasks",
     `success (Avg@${samples})`,
     `Pass@${samples}`,
     "mean reward",
@@ -32,6 +40,7 @@ function evalTable() {
       ...(several ? [run] : []),
       ev.phase,
       ev.step,
+      covered(ev),
       pct(ev.avg),
       pct(ev.pass),
       fmt(ev.meanReward),
@@ -105,10 +114,27 @@ function update() {
     const text = `${ep.success ? "✓" : "✗"} ${where}${stepKey(ep)} task ${ep.task}${cat} (${ep.rounds} rounds)`;
     list.appendChild(el("option", { value: String(i) }, text));
   }
-  document.getElementById("episode-count").textContent = `${shown.length} of ${EPISODES.length} episodes`;
+  document.getElementById("episode-count").textContent = `${shown.length} of ${EPISODES.length} episodes` +
+    leftOutNote();
   const still = shown.some(([, i]) => String(i) === keep);
   list.value = still ? keep : shown.length ? String(shown[0][1]) : "";
   show(list.value === "" ? -1 : Number(list.value));
+}
+
+/**
+ * What the page did not embed, so its counts match rollouts.jsonl: "; the log holds 188: not loaded 20 eval-rl" (the
+ * page keeps the first and last evaluation and the latest RL steps).
+ */
+function leftOutNote() {
+  const logged = D.runs.reduce((a, run) => a + (run.episodesLogged ?? run.episodes.length), 0);
+  if (logged === EPISODES.length) return "";
+  const byPhase = {};
+  for (const run of D.runs) {
+    for (const [p, n] of Object.entries(run.episodesLeftOut ?? {})) byPhase[p] = (byPhase[p] ?? 0) + n;
+  }
+  const parts = Object.entries(byPhase).map(([p, n]) => `${n} ${p}`).join(", ");
+  return `; the log holds ${logged}, not loaded: ${parts} (the page keeps the first and last evaluation ` +
+    "and the latest RL episodes)";
 }
 
 function show(i) {
@@ -148,8 +174,8 @@ function summary() {
     const first = run.evals.find((l) => l.phase === "sft"), final = run.evals.filter((l) => l.phase === "final").pop();
     const held = run.evals.filter((l) => l.phase === "pretrain").pop();
     const parts = [
-      first ? `Test success after SFT ${pct(first.avg)}.` : "",
-      final ? `After RL ${pct(final.avg)}.` : "",
+      first ? `Test success after SFT ${pct(first.avg)} (on ${covered(first)} tasks).` : "",
+      final ? `After RL ${pct(final.avg)} (on ${covered(final)} tasks).` : "",
       held ? `Held-out success at step ${held.step}: ${pct(held.avg)}.` : "",
       held?.copy ? `Names copied ${pct(held.copy.names)}, replies exact ${pct(held.copy.replies)}.` : "",
       rl ? `${rl} RL steps logged.` : "",

@@ -1,6 +1,9 @@
 // The report's charts, drawn with uPlot (loaded before this script as the global `uPlot`): every scalar logged in
 // metrics.jsonl and evals.jsonl, in groups, one series per metric (per run and metric when runs are compared).
-// Scalars the catalogue below does not name are charted under "Other", so nothing logged is ever left out.
+// Scalars the catalogue below does not name are charted under "Other", so nothing logged is ever left out; a chart
+// whose every point has one value is listed under "Constant over the run" instead of drawn as a flat line. With
+// smoothing the raw points stay drawn, faint, under the smoothed curve. Evaluation-only charts share the training
+// steps' x range. Compared runs differ by colour, their metrics by dash; each legend marker shows both.
 // report_browser.js runs after this script and uses D, el() and fmt().
 
 const D = JSON.parse(document.getElementById("data").textContent);
@@ -86,6 +89,15 @@ const GROUPS = [
     { title: "Clip fractions", series: [m("rl", "pg_clipfrac"), m("rl", "pg_clipfrac_lower")] },
     { title: "Gradient norm (RL)", series: [m("rl", "grad_norm")] },
     { title: "Skipped updates (non-finite gradients)", series: [m("rl", "skipped_updates")] },
+    {
+      title: "Micro-batches skipped (advantage 0 everywhere)",
+      series: [m("rl", "skipped_microbatches", "skipped")],
+    },
+    {
+      title: "Share of the update computed",
+      range: UNIT,
+      series: [m("rl", "computed_token_share", "share of the weight")],
+    },
     { title: "Learning rate (RL)", series: [m("rl", "lr")] },
     { title: "Gradient norm (SFT)", series: [m("sft", "gradNorm")] },
     { title: "Learning rate (SFT)", series: [m("sft", "lr")] },
@@ -96,17 +108,32 @@ const GROUPS = [
     { title: "Sampled tokens per step", series: [m("rl", "sampled_tokens")] },
     { title: "Truncated episodes (token budget)", series: [m("rl", "truncated")] },
   ]],
-  ["Throughput and time per phase", [
+  ["Throughput", [
     { title: "Throughput (tokens/s)", series: [m("rl", "tokens_per_s")] },
+    { title: "SFT tokens per step", series: [m("sft", "tokens"), m("sft", "targets")] },
+  ]],
+  ["Time per phase", [
     {
-      title: "Time per phase (s)",
+      title: "RL step phases (s)",
       series: [
         m("rl", "time_rollout_s", "rollout"),
         m("rl", "time_logprobs_s", "log-probs"),
         m("rl", "time_update_s", "update"),
       ],
     },
-    { title: "SFT tokens per step", series: [m("sft", "tokens"), m("sft", "targets")] },
+    {
+      title: "Rollout split (s)",
+      series: [
+        m("rl", "time_prefill_s", "prefill"),
+        m("rl", "time_decode_s", "decode"),
+        m("rl", "time_env_s", "environment"),
+      ],
+    },
+  ]],
+  ["Critic (PPO)", [
+    { title: "Value loss", series: [m("rl", "value_loss")] },
+    { title: "Value clip fraction", range: UNIT, series: [m("rl", "vf_clipfrac")] },
+    { title: "Critic gradient norm", series: [m("rl", "critic_grad_norm")] },
   ]],
   ["Environment failures", [
     {
@@ -143,7 +170,7 @@ function otherCharts() {
       for (const line of run[src]) {
         if (typeof line.phase !== "string") continue;
         for (const [k, v] of Object.entries(line)) {
-          if (k === "step" || k === "byCategory" || k === "perTask") continue;
+          if (k === "step" || k === "byCategory" || k === "perTask" || k === "splitTasks") continue;
           if (v !== null && typeof v === "object" && !Array.isArray(v)) {
             for (const [k2, v2] of Object.entries(v)) visit(src, line.phase, `${k}.${k2}`, v2);
           } else visit(src, line.phase, k, v);
@@ -211,9 +238,12 @@ function chartSeries(chart, xMode, keys) {
   return out;
 }
 
-/** uPlot's aligned data: the union of the series' x values, null where a series has no point. */
-function aligned(series) {
-  const xs = [...new Set(series.flatMap((s) => s.pts.map((p) => p[0])))].sort((a, b) => a - b);
+/**
+ * uPlot's aligned data: the union of the series' x values (and the ends of `extent`, where no series has a point),
+ * null where a series has no point.
+ */
+function aligned(series, extent) {
+  const xs = [...new Set([...series.flatMap((s) => s.pts.map((p) => p[0])), ...(extent ?? [])])].sort((a, b) => a - b);
   return [
     xs,
     ...series.map((s) => {
@@ -246,10 +276,92 @@ function axis(extra) {
 
 const drawn = [];
 
+/** A colour at some opacity over white, as a CSS rgb() string (the faint raw points under a smoothed curve). */
+function faint(hex, alpha) {
+  const n = parseInt(hex.slice(1), 16), mix = (c) => Math.round(255 - alpha * (255 - c));
+  return `rgb(${mix(n >> 16)}, ${mix((n >> 8) & 255)}, ${mix(n & 255)})`;
+}
+
+/** The single value every point of every series shares, or undefined when any two differ. */
+function constantOf(series) {
+  const ys = series.flatMap((s) => s.pts.map((p) => p[1]));
+  return ys.length > 0 && ys.every((y) => y === ys[0]) ? ys[0] : undefined;
+}
+
+/**
+ * The x extent of the training steps (RL, SFT, pretraining) in the current x mode, so a chart of evaluations alone
+ * spans the same steps as the training charts beside it; undefined when nothing was trained.
+ */
+function trainingExtent(xMode) {
+  const xs = [];
+  D.runs.forEach((run, r) => {
+    for (const line of run.metrics) {
+      const x = xMode === "time" ? (Date.parse(line.time) - T0[r]) / 60000 : valueAt(line, "step");
+      if (x !== null && Number.isFinite(x)) xs.push(x);
+    }
+  });
+  return xs.length ? [Math.min(...xs), Math.max(...xs)] : undefined;
+}
+
+/** A legend marker as a short line in the series' colour and dash, so runs and metrics both read off the legend. */
+function markerSvg(colour, dash) {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("width", "26");
+  svg.setAttribute("height", "10");
+  const line = document.createElementNS(ns, "line");
+  for (const [k, v] of [["x1", 1], ["y1", 5], ["x2", 25], ["y2", 5], ["stroke", colour], ["stroke-width", 2.5]]) {
+    line.setAttribute(k, String(v));
+  }
+  if (dash) line.setAttribute("stroke-dasharray", dash.join(" "));
+  svg.appendChild(line);
+  return svg;
+}
+
+/** Draws the raw points faintly before the series (uPlot's drawAxes hook), clipped to the plot area. */
+function rawLayer(raw) {
+  return (u) => {
+    const ctx = u.ctx, { left, top, width, height } = u.bbox;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(left, top, width, height);
+    ctx.clip();
+    for (const s of raw) {
+      ctx.strokeStyle = ctx.fillStyle = s.colour;
+      ctx.lineWidth = devicePixelRatio;
+      ctx.setLineDash(s.dash ?? []);
+      ctx.beginPath();
+      s.pts.forEach(([x, y], i) => {
+        const px = u.valToPos(x, "x", true), py = u.valToPos(y, "y", true);
+        i === 0 ? ctx.moveTo(px, py) : ctx.lineTo(px, py);
+      });
+      ctx.stroke();
+      for (const [x, y] of s.pts) {
+        ctx.beginPath();
+        ctx.arc(u.valToPos(x, "x", true), u.valToPos(y, "y", true), 1.5 * devicePixelRatio, 0, 2 * Math.PI);
+        ctx.fill();
+      }
+    }
+    ctx.restore();
+  };
+}
+
+/** Where constant charts are listed: { title, labels, value } per chart (the tests read `constants`). */
+const constants = [];
+
 function drawChart(host, chart, xMode, weight) {
   const keys = new Set();
-  const series = chartSeries(chart, xMode, keys).map((s) => ({ ...s, pts: smooth(s.pts, weight) }));
-  if (series.length === 0) return false;
+  const rawSeries = chartSeries(chart, xMode, keys);
+  if (rawSeries.length === 0) return false;
+  const value = constantOf(rawSeries);
+  if (value !== undefined) {
+    constants.push({ title: chart.title, labels: rawSeries.map((s) => s.label), value, keys: [...keys] });
+    return false;
+  }
+  const series = rawSeries.map((s) => ({ ...s, pts: smooth(s.pts, weight) }));
+  const raw = weight > 0 ? rawSeries.map((s) => ({ ...s, colour: faint(s.colour, 0.3) })) : [];
+  const evalsOnly = (chart.series ?? []).every((sp) => sp.src === "evals");
+  const extent = evalsOnly ? trainingExtent(xMode) : undefined;
   const fig = el("figure", { class: "chart", "data-chart": chart.title, "data-keys": [...keys].join("\n") });
   fig.appendChild(el("figcaption", {}, chart.title));
   host.appendChild(fig);
@@ -276,17 +388,55 @@ function drawChart(host, chart, xMode, weight) {
         value: (_u, v) => fmt(v),
       })),
     ],
+    hooks: raw.length ? { drawAxes: [rawLayer(raw)] } : {},
     legend: { live: true },
   };
-  const u = new uPlot(opts, aligned(series), fig);
-  // Each legend entry in its series' colour, marker filled; the page's CSS never overrides either.
+  const data = aligned(series, extent);
+  const u = new uPlot(opts, data, fig);
+  // Each legend entry in its series' colour; the marker a line in its colour and dash. The CSS never overrides either.
   u.root.querySelectorAll(".u-legend .u-series").forEach((row, i) => {
     if (i === 0) return;
-    row.querySelector(".u-label").style.color = series[i - 1].colour;
-    row.querySelector(".u-marker").style.background = series[i - 1].colour;
+    const s = series[i - 1], marker = row.querySelector(".u-marker");
+    row.querySelector(".u-label").style.color = s.colour;
+    marker.style.background = "none";
+    marker.style.border = "none";
+    marker.style.width = "26px";
+    marker.dataset.colour = s.colour;
+    marker.dataset.dash = s.dash ? s.dash.join(" ") : "solid";
+    marker.replaceChildren(markerSvg(s.colour, s.dash));
   });
-  drawn.push({ u, fig });
+  drawn.push({ u, fig, raw: raw.length, extent });
   return true;
+}
+
+/** Compared runs' key: each run's name in its colour, and what the dashes mean. */
+function runKey() {
+  const key = el("p", { id: "run-key" });
+  D.runs.forEach((run, r) => {
+    const item = el("span", { class: "run-key-item" });
+    item.appendChild(markerSvg(PALETTE[r % PALETTE.length]));
+    const name = el("span", {}, ` ${run.name}`);
+    name.style.color = PALETTE[r % PALETTE.length];
+    item.appendChild(name);
+    key.appendChild(item);
+  });
+  key.appendChild(el("span", { class: "muted" }, "colour: run; dash: the metric within a chart (see its legend)"));
+  return key;
+}
+
+/** The "Constant over the run" list: each chart whose points all share one value, with that value. */
+function drawConstants(root) {
+  if (constants.length === 0) return;
+  const section = el("div", { class: "group", "data-group": "Constant over the run" });
+  section.appendChild(el("h3", {}, "Constant over the run"));
+  const list = el("ul", { id: "constants" });
+  for (const c of constants) {
+    const li = el("li", { "data-keys": c.keys.join("\n") }, `${c.title}: ${fmt(c.value)}`);
+    li.title = c.labels.join(", ");
+    list.appendChild(li);
+  }
+  section.appendChild(list);
+  root.appendChild(section);
 }
 
 function drawAll() {
@@ -294,8 +444,10 @@ function drawAll() {
   const weight = Number(document.getElementById("smoothing").value);
   document.getElementById("smoothing-value").textContent = weight.toFixed(2);
   while (drawn.length) drawn.pop().u.destroy();
+  constants.length = 0;
   const root = document.getElementById("charts");
   root.textContent = "";
+  if (D.runs.length > 1) root.appendChild(runKey());
   for (const [title, charts] of CATALOGUE) {
     const section = el("div", { class: "group", "data-group": title });
     section.appendChild(el("h3", {}, title));
@@ -305,7 +457,10 @@ function drawAll() {
     const any = charts.map((c) => drawChart(grid, c, xMode, weight)).some(Boolean);
     if (!any) section.remove();
   }
-  if (drawn.length === 0) root.appendChild(el("p", { class: "muted" }, "no metrics logged yet"));
+  drawConstants(root);
+  if (drawn.length === 0 && constants.length === 0) {
+    root.appendChild(el("p", { class: "muted" }, "no metrics logged yet"));
+  }
 }
 
 document.getElementById("smoothing").addEventListener("input", drawAll);

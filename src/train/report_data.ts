@@ -19,6 +19,9 @@ export interface RunData {
   evals: LogLine[];
   /** Episodes without their full conversation text; `category` added (TextCraft: depth), "" when unknown. */
   episodes: LogLine[];
+  /** Episodes in rollouts.jsonl, and by phase those not in `episodes` (the page caps what it embeds). */
+  episodesLogged?: number;
+  episodesLeftOut?: Record<string, number>;
 }
 
 /** A JSONL file's usable lines, and a notice for each line skipped. */
@@ -109,7 +112,10 @@ function categorizer(config: string, evals: LogLine[]): (e: LogLine) => string {
   };
 }
 
-/** Episodes shown: the first and the last evaluation's, then the latest RL steps' (each part capped). */
+/**
+ * Episodes shown: the first and the last evaluation's, then the latest RL steps' (each part capped at
+ * EPISODES_PER_PART). The page counts the rest by phase, so its totals match the log.
+ */
 function chooseEpisodes(all: LogLine[]): LogLine[] {
   const evalKeys = [
     ...new Set(all.filter((e) => String(e.phase).startsWith("eval")).map((e) => `${e.phase}@${e.step}`)),
@@ -127,12 +133,23 @@ export async function readRun(runDir: string): Promise<{ run: RunData; notices: 
     ["metrics", "evals", "rollouts"].map((f) => readJsonl(`${dir}/${f}.jsonl`)),
   );
   const category = categorizer(config, evals.lines);
-  const episodes = chooseEpisodes(rollouts.lines).map(({ conversation: _c, ...rest }) => ({
-    ...rest,
-    category: category(rest),
-  }));
+  const chosen = chooseEpisodes(rollouts.lines);
+  const kept = new Set(chosen);
+  const episodesLeftOut: Record<string, number> = {};
+  for (const e of rollouts.lines) {
+    if (!kept.has(e)) episodesLeftOut[String(e.phase)] = (episodesLeftOut[String(e.phase)] ?? 0) + 1;
+  }
+  const episodes = chosen.map(({ conversation: _c, ...rest }) => ({ ...rest, category: category(rest) }));
   return {
-    run: { name: dir.split("/").pop() || dir, config, metrics: metrics.lines, evals: evals.lines, episodes },
+    run: {
+      name: dir.split("/").pop() || dir,
+      config,
+      metrics: metrics.lines,
+      evals: evals.lines,
+      episodes,
+      episodesLogged: rollouts.lines.length,
+      episodesLeftOut,
+    },
     notices: [...metrics.notices, ...evals.notices, ...rollouts.notices],
   };
 }

@@ -7,7 +7,7 @@ import type { RunConfig } from "../config/schema.ts";
 import type { Generator } from "../model/generate.ts";
 import type { Critic, CriticStep } from "./critic.ts";
 import type { Transformer } from "../model/transformer.ts";
-import { type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
+import { type EpisodeSpec, type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
 import { roundsAt, type RoundsSchedule } from "../rollout/scheduler.ts";
 import { trainable, type Trajectory } from "../rollout/trajectory.ts";
 import {
@@ -20,6 +20,7 @@ import {
   rlooAdvantages,
 } from "./advantages.ts";
 import { faultPoint } from "./faults.ts";
+import { boundStaleness, tisMetrics, tisWeights } from "./off_policy.ts";
 import type { Learner } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "./rl_update.ts";
@@ -39,6 +40,29 @@ export interface RlStepContext {
   /** Learning rate by 1-based optimizer step. */
   lr: (optimizerStep: number) => number;
   onEpisode?: (t: Trajectory) => void;
+  /** Where the step's episodes are played; absent: in this process, on the learner's own weights. */
+  source?: RolloutSource;
+}
+
+/**
+ * Plays a step's episodes somewhere else (a cluster's workers): every episode of `specs`, each group whole, sampled
+ * by a policy version at most rollout.max_staleness behind the learner's (version step − 1 for step `step`).
+ */
+export interface RolloutSource {
+  play(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<PlayedStep>;
+  /** Publishes a later step's episodes ahead of its play (rollout.max_staleness > 0): they play during updates. */
+  prepare?(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<void>;
+  /** Ends the source's connections. */
+  close?(): Promise<void>;
+}
+
+/** What a rollout source played for one step. */
+export interface PlayedStep {
+  trajectories: Trajectory[];
+  /** Sampling time on the workers, summed (prefill, decode) and their environment time. */
+  seconds: { prefill: number; decode: number; env: number };
+  /** The source's own numbers (waiting, queue depth, drops), added to the step's metrics. */
+  metrics: Record<string, number>;
 }
 
 /** A step's outcome: its trajectories and the numbers of its update. */
@@ -50,6 +74,8 @@ export interface RlStepResult {
   critic?: CriticStep[];
   rounds: number;
   updates: MiniBatchResult[];
+  /** Numbers beside the update's: off-policy corrections and a rollout source's own. */
+  extra?: Record<string, number>;
   /** Wall time per phase; the rollout's splits into prefill, decode and waiting for the environment. */
   seconds: { rollout: number; prefill: number; decode: number; env: number; logprobs: number; update: number };
 }
@@ -85,28 +111,34 @@ export function rolloutOptions(
   };
 }
 
-/** Plays and learns from one step's prompts. */
-export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly number[]): Promise<RlStepResult> {
-  const c = ctx.config, n = c.rollout.n;
-  const rounds = roundsAt(scheduleOf(c), step);
-  const t0 = performance.now();
-  const specs = prompts.flatMap((task, g) =>
+/** The episodes of a step: rollout.n per prompt, each with its own seed. */
+export function stepSpecs(c: RunConfig, step: number, prompts: readonly number[]): EpisodeSpec[] {
+  const n = c.rollout.n;
+  return prompts.flatMap((task, g) =>
     Array.from({ length: n }, (_, k) => ({ task, group: g, seed: episodeSeed(c.trainer.seed, step, g * n + k) }))
   );
-  const g = ctx.rollout.generator as Partial<Generator>, before = { ...g.timing };
-  const timing = { envSeconds: 0 };
-  const trajectories = await runRollouts(ctx.rollout, specs, {
-    ...rolloutOptions(c, rounds, ctx.stopIds),
-    onEpisode: ctx.onEpisode,
-    timing,
-  });
+}
+
+/** Plays and learns from one step's prompts. */
+export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly number[]): Promise<RlStepResult> {
+  const c = ctx.config;
+  const rounds = roundsAt(scheduleOf(c), step);
+  const t0 = performance.now();
+  const specs = stepSpecs(c, step, prompts);
+  const played = ctx.source
+    ? await ctx.source.play(step, specs, rolloutOptions(c, rounds, ctx.stopIds))
+    : await playHere(ctx, specs, rolloutOptions(c, rounds, ctx.stopIds));
   const t1 = performance.now();
-  const phase = {
-    rollout: (t1 - t0) / 1000,
-    prefill: (g.timing?.prefillSeconds ?? 0) - (before.prefillSeconds ?? 0),
-    decode: (g.timing?.decodeSeconds ?? 0) - (before.decodeSeconds ?? 0),
-    env: timing.envSeconds,
-  };
+  const phase = { rollout: (t1 - t0) / 1000, ...played.seconds };
+  const extra = { ...played.metrics };
+  let trajectories = played.trajectories;
+  if (trajectories.some((t) => t.version !== undefined)) {
+    // Version step − 1 is the learner's weights as this step starts.
+    const split = boundStaleness(trajectories, step - 1, c.rollout.max_staleness);
+    trajectories = split.kept;
+    extra.stale_dropped = (extra.stale_dropped ?? 0) + split.dropped.length;
+    for (const [k, n] of split.histogram) extra[`staleness_${k}`] = n;
+  }
   faultPoint(`rl rollout ${step}`);
   const failed = trajectories.filter((t) => t.finish === "env_failure").length;
   if (failed > trajectories.length / 2) {
@@ -115,14 +147,15 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
       rounds,
       updates: [],
       aborted: true,
+      extra,
       seconds: { ...phase, logprobs: 0, update: 0 },
     };
   }
   const train = trajectories.filter(trainable);
   if (train.length === 0) {
-    return { trajectories, rounds, updates: [], seconds: { ...phase, logprobs: 0, update: 0 } };
+    return { trajectories, rounds, updates: [], extra, seconds: { ...phase, logprobs: 0, update: 0 } };
   }
-  const seqs = await updateSequences(ctx, train);
+  const seqs = await updateSequences(ctx, train, extra);
   const t2 = performance.now();
   const critic = ctx.critic ? await criticUpdates(ctx, seqs) : [];
   // During the critic's warm-up only the critic learns.
@@ -135,7 +168,28 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
     rounds,
     updates,
     critic,
+    extra,
     seconds: { ...phase, logprobs: (t2 - t1) / 1000, update: (t3 - t2) / 1000 },
+  };
+}
+
+/** Plays the episodes in this process, on the learner's generator. */
+async function playHere(
+  ctx: RlStepContext,
+  specs: readonly EpisodeSpec[],
+  o: RolloutOptions,
+): Promise<PlayedStep> {
+  const g = ctx.rollout.generator as Partial<Generator>, before = { ...g.timing };
+  const timing = { envSeconds: 0 };
+  const trajectories = await runRollouts(ctx.rollout, specs, { ...o, onEpisode: ctx.onEpisode, timing });
+  return {
+    trajectories,
+    seconds: {
+      prefill: (g.timing?.prefillSeconds ?? 0) - (before.prefillSeconds ?? 0),
+      decode: (g.timing?.decodeSeconds ?? 0) - (before.decodeSeconds ?? 0),
+      env: timing.envSeconds,
+    },
+    metrics: {},
   };
 }
 
@@ -188,7 +242,11 @@ function samplingTemperature(c: RunConfig): number {
 }
 
 /** The trainable episodes as update sequences: advantages, behaviour and reference log-probabilities. */
-async function updateSequences(ctx: RlStepContext, train: readonly Trajectory[]): Promise<UpdateSequence[]> {
+async function updateSequences(
+  ctx: RlStepContext,
+  train: readonly Trajectory[],
+  extra: Record<string, number>,
+): Promise<UpdateSequence[]> {
   const c = ctx.config;
   const seqs: UpdateSequence[] = train.map((t) => ({
     ids: [...t.promptIds, ...t.responseIds],
@@ -222,6 +280,17 @@ async function updateSequences(ctx: RlStepContext, train: readonly Trajectory[])
   if (c.actor.recompute_old_logprob) {
     const old = await sequenceLogprobs(ctx.learner.gpu, ctx.learner.model, seqs, lp);
     seqs.forEach((q, i) => (q.oldLogp = fromPositions(q, old[i])));
+  }
+  if (c.actor.tis_cap !== null) {
+    // The schema ties tis_cap to recompute_old_logprob: oldLogp is the learner's, t.logprobs the sampler's.
+    const w = tisWeights(
+      seqs.map((q) => q.oldLogp),
+      train.map((t) => t.logprobs),
+      seqs.map((q) => q.mask),
+      c.actor.tis_cap,
+    );
+    seqs.forEach((q, i) => (q.advantages = q.advantages.map((a, j) => a * w.weights[i][j])));
+    Object.assign(extra, tisMetrics(w));
   }
   if (ctx.reference) {
     const ref = await sequenceLogprobs(ctx.learner.gpu, ctx.reference, seqs, lp);
@@ -265,11 +334,11 @@ function criticMetrics(steps: readonly CriticStep[]): Record<string, number> {
 
 /**
  * The share of prompt groups whose episodes do not all earn the same reward: GRPO's signal (a group of equal
- * rewards has every advantage 0 and teaches nothing).
+ * rewards has every advantage 0 and teaches nothing); undefined when no group has a scored episode.
  */
-export function signalShare(ts: readonly Trajectory[]): number {
+export function signalShare(ts: readonly Trajectory[]): number | undefined {
   const scored = groupRewards(ts).filter((g) => g.rewards.length > 0);
-  if (scored.length === 0) return 0;
+  if (scored.length === 0) return undefined;
   return scored.filter((g) => new Set(g.rewards).size > 1).length / scored.length;
 }
 
@@ -286,21 +355,29 @@ export function groupRewards(ts: readonly Trajectory[]): { task: number; rewards
   return [...out.values()];
 }
 
-/** Step metrics from a step's result (one JSON line of metrics.jsonl, minus time and step). */
+/**
+ * Step metrics from a step's result (one JSON line of metrics.jsonl, minus time and step). A metric the step did
+ * not measure is absent, never 0: the policy metrics when no micro-batch ran (every group's rewards equal, no
+ * trainable episode, the critic's warm-up), `kl` without a reference policy, the rates when no episode was scored.
+ * `computed_token_share` says what share of the update's weight the policy metrics cover when some micro-batches were
+ * skipped (their gradient is exactly 0).
+ */
 export function stepMetrics(r: RlStepResult): Record<string, number> {
   const ts = r.trajectories;
   const ok = ts.filter((t) => t.finish !== "env_failure" && t.finish !== "prompt_overflow");
   const rewards = ok.map((t) => t.reward ?? 0);
-  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+  const mean = (xs: number[]) => (xs.length === 0 ? undefined : xs.reduce((a, b) => a + b, 0) / xs.length);
   const mu = mean(rewards);
   const last = r.updates[r.updates.length - 1];
   const sampled = ts.reduce((a, t) => a + t.mask.reduce((x, m) => x + m, 0), 0);
   const allTokens = ts.reduce((a, t) => a + t.promptIds.length + t.responseIds.length, 0);
   const seconds = r.seconds.rollout + r.seconds.logprobs + r.seconds.update;
-  const avg = (f: (u: MiniBatchResult) => number) => mean(r.updates.map(f));
-  return {
+  const ran = r.updates.filter((u) => u.computed > 0);
+  const avg = (f: (u: MiniBatchResult) => number, of = ran) => mean(of.map(f));
+  const share = avg((u) => u.computedShare, r.updates);
+  const out: Record<string, number | undefined> = {
     reward_mean: mu,
-    reward_std: Math.sqrt(mean(rewards.map((x) => (x - mu) ** 2))),
+    reward_std: mu === undefined ? undefined : Math.sqrt(mean(rewards.map((x) => (x - mu) ** 2))!),
     success_rate: mean(ok.map((t) => (t.success ? 1 : 0))),
     groups_with_signal: signalShare(ok),
     rounds_max: r.rounds,
@@ -311,23 +388,26 @@ export function stepMetrics(r: RlStepResult): Record<string, number> {
     prompt_overflows: ts.filter((t) => t.finish === "prompt_overflow").length,
     truncated: ts.filter((t) => t.finish === "length").length,
     policy_loss: avg((u) => u.pgLoss),
-    kl: avg((u) => u.klLoss),
+    kl: avg((u) => u.klLoss, ran.filter((u) => u.withKl)),
     entropy: avg((u) => u.entropy),
     pg_clipfrac: avg((u) => u.pgClipfrac),
     pg_clipfrac_lower: avg((u) => u.pgClipfracLower),
     ppo_kl: avg((u) => u.ppoKl),
     grad_norm: avg((u) => u.gradNorm),
+    computed_token_share: share !== undefined && share < 1 ? share : undefined,
     skipped_updates: r.updates.filter((u) => !u.applied).length,
     skipped_microbatches: r.updates.reduce((n, u) => n + u.skipped, 0),
     ...criticMetrics(r.critic ?? []),
-    lr: last?.lr ?? 0,
+    lr: last?.lr,
     sampled_tokens: sampled,
-    tokens_per_s: seconds > 0 ? allTokens / seconds : 0,
+    tokens_per_s: seconds > 0 ? allTokens / seconds : undefined,
     time_rollout_s: r.seconds.rollout,
     time_prefill_s: r.seconds.prefill,
     time_decode_s: r.seconds.decode,
     time_env_s: r.seconds.env,
     time_logprobs_s: r.seconds.logprobs,
     time_update_s: r.seconds.update,
+    ...r.extra,
   };
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as Record<string, number>;
 }

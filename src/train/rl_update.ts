@@ -47,6 +47,18 @@ export interface MiniBatchResult extends PolicyMetrics {
   lr: number;
   /** Micro-batches whose gradient is exactly 0 (every advantage 0, no KL or entropy term): not computed. */
   skipped: number;
+  /**
+   * Micro-batches whose forward and backward ran. With none, the policy metrics measured nothing (they read 0) and
+   * the gradient norm is that of an all-zero gradient: the step's log leaves them out.
+   */
+  computed: number;
+  /** Whether the loss had a KL term (a reference policy); without one `klLoss` is not a measurement. */
+  withKl: boolean;
+  /**
+   * Share of the mini-batch's aggregation weight on the computed micro-batches (1 when none was skipped). `entropy`
+   * is already scaled up by its inverse, so it estimates the whole mini-batch from the tokens that ran.
+   */
+  computedShare: number;
 }
 
 /** Runs the update over `seqs`; returns one result per optimizer step taken. */
@@ -82,13 +94,17 @@ async function miniBatchStep(
   const release: (() => void)[] = [];
   // Without a KL or entropy term, a token's gradient is its weight times its advantage times the surrogate's slope.
   const advantageOnly = !s.computeAll && (s.loss.klKind === "none" || !s.loss.klCoef) && !s.loss.entropyCoef;
-  let skipped = 0;
+  let skipped = 0, weightAll = 0, weightRun = 0;
+  const weightOf = (i: number) => mini[i].mask.reduce((a, m, t) => a + m * weights[i][t], 0);
   for (const group of microBatches(mini, s.microBatchTokens)) {
     const part = group.map((i) => mini[i]);
+    const w = group.reduce((a, i) => a + weightOf(i), 0);
+    weightAll += w;
     if (advantageOnly && part.every((q) => q.advantages.every((a, j) => a === 0 || q.mask[j] === 0))) {
       skipped++; // every gradient of this micro-batch is 0: no forward or backward to run
       continue;
     }
+    weightRun += w;
     const cat = (f: (q: UpdateSequence, i: number) => ArrayLike<number>) => {
       const out: number[] = [];
       part.forEach((q, k) => out.push(...toPositions(q, f(q, group[k]))));
@@ -117,5 +133,17 @@ async function miniBatchStep(
   const read = await batch.read([opt.stats, ...statsTensors]);
   for (const r of release) r();
   const step: StepStats = opt.commit(read[0]);
-  return { ...policyMetrics(read.slice(1), s.loss), gradNorm: step.gradNorm, applied: step.applied, lr, skipped };
+  const metrics = policyMetrics(read.slice(1), s.loss);
+  const computedShare = weightAll > 0 ? weightRun / weightAll : 1;
+  if (skipped > 0 && weightRun > 0) metrics.entropy *= weightAll / weightRun;
+  return {
+    ...metrics,
+    gradNorm: step.gradNorm,
+    applied: step.applied,
+    lr,
+    skipped,
+    computed: statsTensors.length,
+    withKl: s.loss.klKind !== "none",
+    computedShare,
+  };
 }

@@ -9,6 +9,7 @@ import { stringify } from "yaml";
 import type { RunConfig } from "../config/schema.ts";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
+import { HubError } from "../model/hub.ts";
 import type { RolloutContext } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import {
@@ -21,14 +22,25 @@ import {
 } from "./checkpoint.ts";
 import { agentSettings } from "./agent_settings.ts";
 import type { Critic } from "./critic.ts";
-import { type EvalResult, evaluate } from "./eval.ts";
+import { errorMix, mixText } from "./budget.ts";
+import { coverage, type EvalResult, evaluate } from "./eval.ts";
 import { createLearner, type Learner } from "./learner.ts";
 import { checkpointAdapter, loraLine, runLora, saveMerged } from "./lora.ts";
 import { RunLog } from "./metrics.ts";
 import type { AdamW } from "./optimizer.ts";
 import { rlPhase, sftPhase } from "./phases.ts";
-import { rolloutOptions } from "./rl_step.ts";
-import { checkEnv, checkFiles, type HostModel, loadModel, openEnv, type RunEnv, splitIndices } from "./setup.ts";
+import { rolloutOptions, type RolloutSource } from "./rl_step.ts";
+import { diskFullStop, EnvFailed } from "./stops.ts";
+import {
+  checkEnv,
+  checkFiles,
+  type HostModel,
+  loadModel,
+  localModelPath,
+  openEnv,
+  type RunEnv,
+  splitIndices,
+} from "./setup.ts";
 
 /** Progress reporting, implemented by the command line. */
 export interface Reporter {
@@ -48,6 +60,8 @@ export interface RunOptions {
   stopRequested: () => boolean;
   /** Resume even when the checkpoint's optimizer state is missing, with fresh moments. */
   freshOptimizer?: boolean;
+  /** Where RL plays its episodes (train --cluster), made once the run's learner exists; default this process. */
+  source?: (run: Run) => Promise<RolloutSource>;
 }
 
 /** What a run reports at the end. */
@@ -75,10 +89,14 @@ export interface Run {
   /** The checkpoint a resumed run started from (its state as loaded, never the live one). */
   resumed?: LoadedCheckpoint;
   rollout: RolloutContext;
+  /** Where RL steps play their episodes, when not in this process. */
+  source?: RolloutSource;
   /** PPO's critic, once the RL phase made one (algorithm.adv_estimator=gae). */
   critic?: Critic;
   train: number[];
+  /** The test tasks evaluated (the first trainer.eval_limit of the split when set) and the split's size. */
   evalSet: number[];
+  testTasks: number;
   lastCheckpoint?: string;
   /** Saves a checkpoint of the learner (with the optimizer's moments when given) and remembers it. */
   save(opt: AdamW | undefined, name: string): Promise<string>;
@@ -89,6 +107,13 @@ export interface Run {
 /** Runs (or resumes) training as configured. */
 export async function runTraining(o: RunOptions): Promise<RunSummary> {
   const start = performance.now();
+  if (o.config.model.path) {
+    // A Hugging Face Hub name runs from its snapshot in the Hugging Face cache (downloaded on first use).
+    const path = await localModelPath(o.config.model.path, o.reporter).catch((e) => {
+      throw e instanceof HubError ? new HubError(`model.path: ${e.message}`, e.kind) : e;
+    });
+    if (path !== o.config.model.path) o = { ...o, config: { ...o.config, model: { ...o.config.model, path } } };
+  }
   await checkFiles(o.config);
   const created = !(await Deno.stat(o.runDir).then(() => true, () => false));
   await Deno.mkdir(o.runDir, { recursive: true });
@@ -97,6 +122,7 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
   try {
     env = await openEnv(o.config);
     run = await startRun(o, env);
+    if (o.source) run.source = await o.source(run);
   } catch (e) {
     // A run that fails before it starts leaves no folder behind.
     await env?.close();
@@ -115,7 +141,10 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
     if (run.state.phase === "sft" && !await sftPhase(run)) return done(true);
     if (o.config.trainer.total_steps === 0) return done(false);
     return done(!await rlPhase(run));
+  } catch (e) {
+    throw diskFullStop(e, o.runDir, run.lastCheckpoint ?? run.resumed?.dir);
   } finally {
+    await run.source?.close?.();
     await env.close();
   }
 }
@@ -137,6 +166,13 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
   o.reporter.line(
     `Run folder ${o.runDir}; model ${host.source} (${host.config.architecture}, vocab ${host.config.vocabSize}); ${gpu.name}`,
   );
+  if (host.tokenizer.holes > 0) {
+    o.reporter.line(
+      `warning: the tokenizer of ${host.source} has no token for ${host.tokenizer.holes} of the ids below its ` +
+        `largest (${host.tokenizer.vocabSize}): its tokenizer.json lost entries or belongs to another model, and ` +
+        "the model's replies may not decode to what it learned. Use the model's own tokenizer.json.",
+    );
+  }
   const lora = await runLora(c, host.config, resumed?.adapter);
   const learner = createLearner(gpu, host, { recompute: c.model.recompute, lora });
   if (lora) o.reporter.line(loraLine(learner)!);
@@ -172,6 +208,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
     rollout: { generator, tokenizer: host.tokenizer, client: env.client, task: env.task },
     train: await splitIndices(c, env.task, "train"),
     evalSet: c.trainer.eval_limit > 0 ? test.slice(0, c.trainer.eval_limit) : test,
+    testTasks: test.length,
     async save(opt, name) {
       state.notes.logs = await logSizes(o.runDir);
       if (run.critic) state.notes.criticStep = run.critic.opt.step;
@@ -235,18 +272,41 @@ async function resumePoint(o: RunOptions, base: () => Promise<HostModel>): Promi
 
 async function evaluateRun(run: Run, phase: string, step: number): Promise<EvalResult> {
   const c = run.config;
-  const bar = run.rep.bar(`eval ${phase}`, run.evalSet.length * c.trainer.eval_samples);
-  const { result, trajectories } = await evaluate(run.rollout, run.evalSet, {
+  const total = run.evalSet.length * c.trainer.eval_samples;
+  const bar = run.rep.bar(`eval ${phase}`, total);
+  const played = await evaluate(run.rollout, run.evalSet, {
     ...rolloutOptions(c, run.env.task.maxRounds, run.host.stopIds, c.trainer.eval_temperature),
     samples: c.trainer.eval_samples,
     seed: c.trainer.seed + 100003,
+    retries: c.env.episode_retries,
     onEpisode: (t: Trajectory) => bar.tick(1, t.success ? "solved" : t.finish),
   });
-  bar.done(`success ${(100 * result.avg).toFixed(1)}%`);
-  if (result.episodes === 0) {
-    throw new Error(
-      `The ${phase} evaluation completed no episode (${result.envFailures} environment failures): ` +
-        "an evaluation without episodes is not 0%. Check the server and resume the run.",
+  const result: EvalResult = { ...played.result, split: "test", splitTasks: run.testTasks };
+  const trajectories = played.trajectories;
+  const apart = [
+    result.envFailures > 0 ? `${result.envFailures} environment failures` : "",
+    result.overflows > 0 ? `${result.overflows} prompt overflows` : "",
+  ].filter((x) => x).join(", ");
+  bar.done(
+    `success ${(100 * result.avg).toFixed(1)}% ${coverage(result)}${
+      apart ? `, over ${result.episodes} played of ${total} episodes (${apart})` : ""
+    }`,
+  );
+  if (result.episodes === 0 && result.envFailures === 0) {
+    throw new RangeError(
+      `The ${phase} evaluation played no episode: all ${total} first observations are longer than ` +
+        `rollout.max_prompt_length=${c.rollout.max_prompt_length} tokens (prompt overflows); an evaluation without ` +
+        "episodes is not 0%. Raise rollout.max_prompt_length or shorten the prompt.",
+    );
+  }
+  if (result.envFailures > total / 2 || result.episodes === 0) {
+    throw new EnvFailed(
+      `The ${phase} evaluation lost ${result.envFailures} of ${total} episodes to the environment after ` +
+        `${c.env.episode_retries} retries each (env.episode_retries): ${
+          mixText(errorMix(
+            trajectories.filter((t) => t.finish === "env_failure").map((t) => t.error ?? ""),
+          ))
+        }; a score over the ${result.episodes} left would not be the model's.`,
     );
   }
   await run.log.evaluation({ phase, step, time: new Date().toISOString(), ...result });

@@ -15,6 +15,8 @@ export interface TrainSequence {
   promptLength: number;
   /** Per response token: 1 sampled, 0 observation. */
   mask: number[];
+  /** Per response token, 1 where the token is scored by no loss at all (a misread reply kept as context). */
+  ignore?: number[];
 }
 
 /** Spreads per-response-token values onto positions [ids.length] (0 elsewhere). */

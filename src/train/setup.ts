@@ -6,12 +6,14 @@
 import type { RunConfig } from "../config/schema.ts";
 import { envClient } from "../env/adapters/mod.ts";
 import type { EnvClient } from "../env/client.ts";
+import { resolveModel } from "../model/hub.ts";
 import { loadModelDir, stopTokenIds } from "../model/model_dir.ts";
 import type { ModelConfig } from "../model/config.ts";
 import { buildTinyModel, TINY_SHAPES, tinySpecOf } from "../model/tiny.ts";
 import type { SaveDType } from "../model/safetensors.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import { readAgentSettings } from "./agent_settings.ts";
+import type { Reporter } from "./run.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { readItemIds } from "../../tasks/splits.ts";
 import { type EmbeddedServer, loadPrompt, type Task, type TaskOptions } from "../../tasks/task.ts";
@@ -73,12 +75,29 @@ export async function checkFiles(c: RunConfig): Promise<void> {
     if (path === null) continue;
     const found = await Deno.stat(path).then(() => true, () => false);
     if (found) continue;
-    const hub = key === "model.path" && /^[\w.-]+\/[\w.-]+$/.test(path)
-      ? ` If "${path}" is a Hugging Face hub id: Crucible does not download models; download it elsewhere ` +
-        "(e.g. huggingface-cli download) and pass its local folder."
-      : "";
+    const hub = key === "model.path" ? " Pass a model directory, or a Hugging Face Hub name as org/name." : "";
     throw new Deno.errors.NotFound(`${key} names ${path}, which does not exist.${hub}`);
   }
+}
+
+/**
+ * A model argument as a local directory: a path as is, a Hugging Face Hub name (`org/name[@revision]`) from the
+ * Hugging Face cache or downloaded into it (src/model/hub.ts), with a bar in MB on `reporter`.
+ */
+export async function localModelPath(spec: string, reporter: Reporter): Promise<string> {
+  let bar: ReturnType<Reporter["bar"]> | undefined, shown = 0;
+  const dir = await resolveModel(spec, {
+    start(total, files) {
+      if (total > 0) bar = reporter.bar(`download ${spec} (${files} files, MB)`, Math.ceil(total / 1e6));
+    },
+    progress(done, file) {
+      const mb = Math.floor(done / 1e6);
+      if (bar && mb > shown) (bar.tick(mb - shown, file), shown = mb);
+    },
+    note: (text) => reporter.line(text),
+  });
+  bar?.done();
+  return dir;
 }
 
 /** Opens the task's environment: the configured servers, or the task's embedded server on a free port. */
@@ -92,7 +111,7 @@ export async function openEnv(c: RunConfig): Promise<RunEnv> {
         `Crucible has no embedded ${task.env} server; start the ${task.env} AgentGym server and pass --env-url URL`,
       );
     }
-    server = await task.serve();
+    server = await task.serve(options);
     urls = [server.url];
   }
   const client = envClient(task.env, {
@@ -100,6 +119,7 @@ export async function openEnv(c: RunConfig): Promise<RunEnv> {
     timeoutMs: c.env.timeout_ms,
     retries: c.env.retries,
     maxInFlight: c.env.max_in_flight,
+    token: envToken(),
   });
   return {
     task,
@@ -111,6 +131,15 @@ export async function openEnv(c: RunConfig): Promise<RunEnv> {
       await server?.shutdown();
     },
   };
+}
+
+/** The key of the environment servers, from CRUCIBLE_ENV_TOKEN (never from the config, which is saved in the run). */
+function envToken(): string | undefined {
+  try {
+    return Deno.env.get("CRUCIBLE_ENV_TOKEN") || undefined;
+  } catch {
+    return undefined; // no permission to read the environment: no key
+  }
 }
 
 /** Checks that an environment answers before a run spends time on it; a clear error names the URL. */

@@ -103,7 +103,8 @@ export interface SupervisedStep extends Omit<SftStep, "step" | "epoch"> {
 
 /**
  * One optimizer step on `seqs`: the mean NLL of their trained (mask 1) tokens, plus `contextWeight` times the NLL of
- * every other scored token, split into micro-batches of `microBatchTokens`; one submit and one readback.
+ * every other scored token (none of an `ignore`d one), split into micro-batches of `microBatchTokens`; one submit and
+ * one readback.
  */
 export async function supervisedStep(
   l: Learner,
@@ -125,7 +126,8 @@ export async function supervisedStep(
     // Position p scores token p + 1; the last position of each sequence scores nothing.
     const last = new Set<number>();
     part.reduce((end, q) => (last.add(end + q.ids.length - 1), end + q.ids.length), 0);
-    const w = assistant.map((m, p) => (targets === 0 || last.has(p) ? 0 : (m ? 1 : alpha) / targets));
+    const ignored = part.flatMap((q) => [...(q.ignore ? toPositions(q, q.ignore) : new Float64Array(q.ids.length))]);
+    const w = assistant.map((m, p) => targets === 0 || last.has(p) || ignored[p] ? 0 : (m ? 1 : alpha) / targets);
     const inputs = new PackedInputs(gpu, packSequences(part.map((q) => ({ ids: q.ids }))));
     const nll = nllGrad(gpu, w);
     const out = model.forward(batch, inputs, { grads, lossGrad: nll.grad });

@@ -26,6 +26,8 @@ export async function oracleEpisodes(
     maxResponseLength: number;
     /** Told how many tasks were left out because their plan does not fit max_response_length. */
     onSkipped?: (count: number) => void;
+    /** Replays of an episode whose environment failed (a transient error is no wrong demonstration). Default 0. */
+    retries?: number;
   },
 ): Promise<Trajectory[]> {
   const oracle = ctx.task.oracle;
@@ -39,18 +41,30 @@ export async function oracleEpisodes(
     fallback: "Action: inventory",
   });
   const specs = indices.map((task, i) => ({ task, group: i, seed: i }));
-  const ts = await runRollouts(
-    { generator: sampler, tokenizer: ctx.tokenizer, client: ctx.client, task: ctx.task },
-    specs,
-    {
+  const play = (chosen: typeof specs) =>
+    runRollouts({ generator: sampler, tokenizer: ctx.tokenizer, client: ctx.client, task: ctx.task }, chosen, {
       maxRounds: Math.max(...plans.map((p) => p.length)),
       maxTokensPerTurn: 1 << 20,
       maxPromptLength: o.maxPromptLength,
       maxResponseLength: o.maxResponseLength,
       sampling: {},
       stopIds: [ctx.stopId],
-    },
-  );
+    });
+  const ts = await play(specs);
+  for (let r = 0; r < (o.retries ?? 0); r++) {
+    const again = ts.flatMap((t, i) => (t.finish === "env_failure" ? [i] : []));
+    if (again.length === 0) break;
+    const replayed = await play(again.map((i) => specs[i]));
+    again.forEach((i, k) => (ts[i] = replayed[k]));
+  }
+  const envFailed = ts.filter((t) => t.finish === "env_failure");
+  if (envFailed.length > 0) {
+    throw new Error(
+      `The environment failed ${envFailed.length} of ${ts.length} demonstration episodes after ${o.retries ?? 0} ` +
+        `replays each (env.episode_retries), e.g. task ${envFailed[0].task}: ${envFailed[0].error}. Check the ` +
+        "server, or raise env.episode_retries or env.retries for a flaky one.",
+    );
+  }
   // An oracle plan longer than the token budget cannot be shown whole; such tasks are left out (and counted).
   // Any other failure means the environment or the plans are wrong, and stops the run.
   const broken = ts.filter((t) => !t.success && t.finish !== "length");
@@ -81,7 +95,8 @@ export function textEpisode(t: Trajectory): TextEpisode {
 
 /**
  * Renders an episode's text (the same layout a rollout produces): the prompt with the opening, each reply with the
- * stop id (mask 1), each observation chunk (mask 0).
+ * stop id (mask 1), each observation chunk (mask 0). A misread reply is context only: mask 0 and `ignore` 1, so
+ * not even a context loss scores it.
  */
 export function episodeSequence(
   chat: ChatRenderer,
@@ -90,17 +105,19 @@ export function episodeSequence(
   stopId: number,
 ): TrainSequence {
   const ids = chat.prompt({ user: prompt.user, assistant: prompt.assistant, observation: episode.opening });
-  const promptLength = ids.length, mask: number[] = [];
+  const promptLength = ids.length, mask: number[] = [], ignore: number[] = [];
   episode.turns.forEach((turn, k) => {
     const reply = [...chat.tokenizer.encode(turn.reply), stopId];
     ids.push(...reply);
-    mask.push(...reply.map(() => 1));
+    mask.push(...reply.map(() => (turn.misread ? 0 : 1)));
+    ignore.push(...reply.map(() => (turn.misread ? 1 : 0)));
     if (k === episode.turns.length - 1) return;
     const chunk = chat.observation(turn.observation, stopId);
     ids.push(...chunk);
     mask.push(...chunk.map(() => 0));
+    ignore.push(...chunk.map(() => 0));
   });
-  return { ids, promptLength, mask };
+  return episode.turns.some((t) => t.misread) ? { ids, promptLength, mask, ignore } : { ids, promptLength, mask };
 }
 
 /**

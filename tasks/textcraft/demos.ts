@@ -1,13 +1,13 @@
 /**
  * The oracle's demonstrations of TextCraft tasks, as replies in a chosen layout (formats.ts): the shortest plan of
- * oracle.ts for the first four layouts, the stack policy's depth-first plan (stack.ts) for `stack`. Both read the
+ * oracle.ts for the first four layouts, the stack policy's depth-first plan (stack.ts) for `stack` and `stack_tail`. Both read the
  * task's opening as Crucible's server writes it; the tag table (which items are kinds of `planks`) comes from the
  * crafting tree, as a player's knowledge of the game would.
  */
 import { TextCraftGame } from "../../src/env/textcraft/game.ts";
 import { idToName, nameToId } from "../../src/env/textcraft/python.ts";
 import type { CraftingTree } from "../../src/env/textcraft/tree.ts";
-import { type OracleFormat, oracleReply, recipeLines } from "./formats.ts";
+import { type OracleFormat, oracleReply, recipeLines, stackFrames } from "./formats.ts";
 import { solveTask } from "./oracle.ts";
 import { parseOpening, stackPlan } from "./stack.ts";
 
@@ -25,8 +25,9 @@ export function tagMembers(tree: CraftingTree): (name: string) => readonly strin
 /** The replies that solve task `index` in `format`. */
 export function demoReplies(tree: CraftingTree, index: number, format: OracleFormat): string[] {
   const opening = new TextCraftGame(tree).reset(BigInt(index));
-  if (format === "stack") {
-    return stackPlan(parseOpening(opening), { tagMembers: tagMembers(tree) }).map((t) => t.reply);
+  if (format === "stack" || format === "stack_tail") {
+    const frames = stackFrames(format);
+    return stackPlan(parseOpening(opening), { tagMembers: tagMembers(tree), frames }).map((t) => t.reply);
   }
   const actions = solveTask(tree, index).actions;
   // Formats without a quoted line ignore it.

@@ -6,19 +6,29 @@
  *   recipe   the command-list line the action works on, then the action (choosing becomes copying);
  *   tail     that line from its item on (`oak planks using 1 oak logs`), so every copied token follows a token that
  *            names its line;
- *   stack    the stack policy's replies (stack.ts): the items being crafted with their recipes, then the action.
+ *   stack    the stack policy's replies (stack.ts): the items being crafted with their recipes, then the action;
+ *   stack_tail  the same plan, each frame written as its command line from the item on (stack.ts, tail frames).
  *
- * The first four play the shortest plan of oracle.ts; `stack` plays its own depth-first plan.
+ * The first four play the shortest plan of oracle.ts; `stack` and `stack_tail` play the stack policy's plan.
  */
+import type { StackFrames } from "./stack.ts";
 
 /** The reply layouts, as task_options.oracle_format names them. */
-export const ORACLE_FORMATS = ["thought", "action", "recipe", "tail", "stack"] as const;
+export const ORACLE_FORMATS = ["thought", "action", "recipe", "tail", "stack", "stack_tail"] as const;
 
 /** One reply layout. */
 export type OracleFormat = typeof ORACLE_FORMATS[number];
 
+/** The layouts the stack policy writes. */
+export type StackFormat = "stack" | "stack_tail";
+
+/** The stack policy's frame layout of a format, or undefined when the oracle's shortest plan writes it. */
+export function stackFrames(format: OracleFormat): StackFrames | undefined {
+  return format === "stack" ? "count" : format === "stack_tail" ? "tail" : undefined;
+}
+
 /** An oracle reply: "recipe" puts the command-list line it works on (`line`) first, "tail" the line from its item. */
-export function oracleReply(action: string, format: Exclude<OracleFormat, "stack">, line?: string): string {
+export function oracleReply(action: string, format: Exclude<OracleFormat, StackFormat>, line?: string): string {
   if (format === "thought") return `Thought:\nI will ${action} next.\n\nAction:\n${action}`;
   if (format === "action" || !line) return `Action: ${action}`;
   return `Thought: ${format === "tail" ? line.replace(/^craft \d+ /, "") : line}\nAction: ${action}`;

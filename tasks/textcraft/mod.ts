@@ -9,6 +9,7 @@ import { CraftingTree } from "../../src/env/textcraft/tree.ts";
 import { type Task, upstreamSuccess } from "../task.ts";
 import { textCraftAugment } from "./augment.ts";
 import { demoReplies } from "./demos.ts";
+import { stackFrames } from "./formats.ts";
 import { parseTextCraftOptions } from "./options.ts";
 import { depthOf, parseTextCraftAction, TEXTCRAFT_PROMPT, TEXTCRAFT_SPLITS } from "./rules.ts";
 import { textCraftSynthetic } from "./synthetic.ts";
@@ -36,5 +37,11 @@ export const textcraft: Task = {
   oracle: async (index, options) =>
     demoReplies(await CraftingTree.load(), index, parseTextCraftOptions(options).oracle_format),
   augment: (options) => textCraftAugment(parseTextCraftOptions(options)),
-  synthetic: async () => textCraftSynthetic([...(await CraftingTree.load()).items].map(idToName)),
+  synthetic: async (options) => {
+    const o = parseTextCraftOptions(options);
+    return textCraftSynthetic([...(await CraftingTree.load()).items].map(idToName), {
+      frames: stackFrames(o.oracle_format),
+      misreads: o.synthetic_misreads,
+    });
+  },
 };

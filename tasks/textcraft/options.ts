@@ -20,6 +20,12 @@ const Schema = z.strictObject({
    * linearly to none in the last, so that early steps learn the lookup on short lists.
    */
   drop_distractors: share().default(0),
+  /**
+   * Pretraining's recovery data: the chance, before each turn of a synthetic episode, of a misread reply (a
+   * neighbouring line's inputs or count, or a get of an item that must be crafted) that the game refuses, kept as
+   * context but never trained, followed by the right reply (worlds.ts). 0 keeps the episodes as they were.
+   */
+  synthetic_misreads: share().default(0),
 });
 
 /** TextCraft's task options, defaults filled. */

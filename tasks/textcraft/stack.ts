@@ -7,6 +7,11 @@
  *   Thought: blue carpet 1: 2 blue wool | blue wool 2: 1 blue dye, 1 white wool | blue dye 1: 1 lapis lazuli
  *   Action: get 1 lapis lazuli
  *
+ * or, with tail frames (StackFrames), each frame its command line from the item on:
+ *
+ *   Thought: blue carpet using 2 blue wool | blue wool using 1 blue dye, 1 white wool x2 | blue dye using 1 lapis
+ *   lazuli
+ *
  * Every name follows a space, as in the command list (`Thought:` opens the reply for that reason): the word-level
  * tokenizer gives a name after a space and a name at the start of a text different tokens, and copying the goal
  * into the first frame must be a copy of the same token.
@@ -87,7 +92,18 @@ export interface StackOptions {
   tagMembers?: (name: string) => readonly string[] | undefined;
   /** Most turns to plan (a guard against plans that cannot end); default 200. */
   maxTurns?: number;
+  /** How a reply writes each frame (default "count"); see {@linkcode StackFrames}. */
+  frames?: StackFrames;
 }
+
+/**
+ * How a reply writes a frame:
+ *
+ *   count  `blue wool 2: 1 blue dye, 1 white wool`: the item, the crafts still to make, its inputs;
+ *   tail   `blue wool using 1 blue dye, 1 white wool x2`: the item's command line from the item on, verbatim (each
+ *          token a copy of what follows the name just written), then ` xK` only when K > 1 crafts are still to make.
+ */
+export type StackFrames = "count" | "tail";
 
 /**
  * The policy's turns for an opening, assuming every action succeeds. Recipes are the first line of the list for
@@ -123,12 +139,12 @@ export function stackPlan(opening: Opening, o: StackOptions = {}): StackTurn[] {
         continue;
       }
       const action = `get ${x.count} ${x.name}`;
-      turns.push({ reply: stackReply(stack, action), action });
+      turns.push({ reply: stackReply(stack, action, o.frames), action });
       top.next++;
       continue;
     }
     const action = `craft ${top.line.count} ${top.line.output} using ${ingredientsText(top.inputs)}`;
-    turns.push({ reply: stackReply(stack, action), action });
+    turns.push({ reply: stackReply(stack, action, o.frames), action });
     top.k--;
     if (top.k > 0) top.next = 0;
     else {
@@ -144,7 +160,11 @@ export function ingredientsText(inputs: readonly Ingredient[]): string {
   return inputs.map((x) => `${x.count} ${x.name}`).join(", ");
 }
 
-function stackReply(stack: readonly Frame[], action: string): string {
-  const frames = stack.map((f) => `${f.line.output} ${f.k}: ${ingredientsText(f.inputs)}`);
+function stackReply(stack: readonly Frame[], action: string, layout: StackFrames = "count"): string {
+  const frames = stack.map((f) =>
+    layout === "tail"
+      ? `${f.line.output} using ${ingredientsText(f.inputs)}${f.k > 1 ? ` x${f.k}` : ""}`
+      : `${f.line.output} ${f.k}: ${ingredientsText(f.inputs)}`
+  );
   return `Thought: ${frames.join(" | ")}\nAction: ${action}`;
 }

@@ -1,12 +1,14 @@
 /**
  * TextCraft's synthetic tasks for pretraining (the Task hook `synthetic`): random crafting worlds (worlds.ts) over
  * the item names of the game, each played by the stack policy (stack.ts), with a curriculum from shallow worlds and
- * short command lists to TextCraft's full depth and ten distractors; and a server of held-out worlds, drawn from a
+ * short command lists to TextCraft's full depth and ten distractors, and optionally misread turns that the game
+ * refuses before the right reply (recovery data); and a server of held-out worlds, drawn from a
  * seed that training never uses, for measuring success on worlds the model has not seen.
  */
 import { serveTextCraft } from "../../src/env/textcraft/server.ts";
 import { Rng } from "../../src/util/random.ts";
 import type { SyntheticTasks, TextEpisode } from "../task.ts";
+import type { StackFrames } from "./stack.ts";
 import { worldEpisode, WorldGame } from "./worlds.ts";
 
 /** Most turns of a synthetic episode: longer plans are drawn again (TextCraft's test tasks: median 5, p90 18). */
@@ -28,22 +30,33 @@ function drawDepth(rng: Rng, weights: readonly number[]): number {
   return weights.length;
 }
 
-/** Held-out world i of `seed` and its demonstration: depth 1 + i mod 4, the full ten distractors. */
-export function heldOutWorld(names: readonly string[], seed: number, i: number) {
+/**
+ * Held-out world i of `seed` and its demonstration (never with misreads): depth 1 + i mod 4, the full ten
+ * distractors.
+ */
+export function heldOutWorld(names: readonly string[], seed: number, i: number, frames?: StackFrames) {
   const rng = new Rng(Math.imul(seed, 7919) + i);
-  return worldEpisode(rng, names, { depth: 1 + (i % 4), maxTurns: SYNTHETIC_MAX_TURNS });
+  return worldEpisode(rng, names, { depth: 1 + (i % 4), maxTurns: SYNTHETIC_MAX_TURNS, frames });
+}
+
+/** How the synthetic episodes are written: the stack policy's frames, and the chance of a misread per turn. */
+export interface SyntheticOptions {
+  frames?: StackFrames;
+  misreads?: number;
 }
 
 /** TextCraft's synthetic tasks over `names` (the game's item names, tags excluded). */
-export function textCraftSynthetic(names: readonly string[]): SyntheticTasks {
+export function textCraftSynthetic(names: readonly string[], o: SyntheticOptions = {}): SyntheticTasks {
+  const { frames, misreads } = o;
   return {
     names,
     episode(rng: Rng, progress: number): TextEpisode {
       const depth = drawDepth(rng, depthWeights(progress));
       const maxDistractors = Math.min(10, 2 + Math.floor(progress * 10));
-      return worldEpisode(rng, names, { depth, maxTurns: SYNTHETIC_MAX_TURNS, maxDistractors }).episode;
+      return worldEpisode(rng, names, { depth, maxTurns: SYNTHETIC_MAX_TURNS, maxDistractors, frames, misreads })
+        .episode;
     },
-    heldOut: (seed, index) => heldOutWorld(names, seed, index).episode,
+    heldOut: (seed, index) => heldOutWorld(names, seed, index, frames).episode,
     serve(seed: number) {
       return serveTextCraft({
         port: 0,
@@ -51,7 +64,7 @@ export function textCraftSynthetic(names: readonly string[]): SyntheticTasks {
           let game: WorldGame | undefined;
           return {
             reset(index: bigint) {
-              game = new WorldGame(heldOutWorld(names, seed, Number(BigInt.asUintN(32, index))).world);
+              game = new WorldGame(heldOutWorld(names, seed, Number(BigInt.asUintN(32, index)), frames).world);
               return game.reset();
             },
             step(action: string) {
@@ -63,5 +76,6 @@ export function textCraftSynthetic(names: readonly string[]): SyntheticTasks {
       });
     },
     category: (index) => `depth ${1 + (index % 4)}`,
+    refused: (observation) => /^(Could not|Wrong item format)/.test(observation),
   };
 }

@@ -1,6 +1,7 @@
 /**
  * Everything TextCraft says and accepts, as text: each task's opening, the oracle's actions and what they get
- * back, an inventory check, and the failure messages of a few wrong moves. The built-in tiny model's word-level
+ * back, an inventory check, and the failure messages of a few wrong moves (a craft before its inputs are in hand, a
+ * get of a crafted item, an unknown command, a craft with a wrong input count). The built-in tiny model's word-level
  * vocabulary is built from it, so every word the game uses has a token.
  */
 import { TextCraftGame } from "../../src/env/textcraft/game.ts";
@@ -22,7 +23,16 @@ export function textCraftCorpus(tree: CraftingTree, extra: readonly string[] = [
     for (const wrong of [first, `get 1 ${idToName(goal.id)}`, "look around", "inventory"]) {
       texts.push(wrong, game.step(wrong).observation);
     }
-    for (const action of solveTask(tree, i).actions) texts.push(action, game.step(action).observation);
+    const actions = solveTask(tree, i).actions;
+    actions.forEach((action, k) => {
+      // Before the goal's craft, the same craft with its first input's count one short: TextCraft's answer to a
+      // misread recipe ("Could not find a valid recipe for ItemTagWithCount(...)").
+      if (k === actions.length - 1) {
+        const wrong = action.replace(/ using (\d+) /, (_, n) => ` using ${Number(n) - 1} `);
+        texts.push(wrong, game.step(wrong).observation);
+      }
+      texts.push(action, game.step(action).observation);
+    });
     texts.push(game.step("inventory").observation);
   });
   return texts;
@@ -33,6 +43,9 @@ export function textCraftCorpus(tree: CraftingTree, extra: readonly string[] = [
  * every item and tag name as one token (the model copies names from the command list).
  */
 export function textCraftVocabulary(tree: CraftingTree, prompt: Prompt): TaskVocabulary {
-  const extra = [prompt.user, prompt.assistant, oracleReply("inventory", "thought"), "Action: inventory"];
+  // " x2": how tail frames count crafts still to make (stack.ts).
+  const extra = [prompt.user, prompt.assistant, oracleReply("inventory", "thought"), "Action: inventory", " x2"];
+  // Every item's id as a craft reports it (`Crafted 1 minecraft:oak_planks`): synthetic worlds craft any item.
+  extra.push([...tree.items].join(" "));
   return { corpus: textCraftCorpus(tree, extra), phrases: [...tree.items, ...tree.tags].map(idToName) };
 }

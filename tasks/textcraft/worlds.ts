@@ -11,7 +11,15 @@
  */
 import { nameToId, pyRepr } from "../../src/env/textcraft/python.ts";
 import type { Rng } from "../../src/util/random.ts";
-import { type CommandLine, type Ingredient, parseOpening, stackPlan } from "./stack.ts";
+import {
+  type CommandLine,
+  type Ingredient,
+  ingredientsText,
+  parseOpening,
+  type StackFrames,
+  stackPlan,
+  type StackTurn,
+} from "./stack.ts";
 
 /** A generated world: its command list in order and its goal. */
 export interface World {
@@ -164,6 +172,13 @@ export class WorldGame {
     this.#craftable = new Set(world.lines.map((l) => l.output));
   }
 
+  /** A game of the same world in the same state, to try an action without touching this one. */
+  clone(): WorldGame {
+    const copy = new WorldGame(this.#world);
+    copy.#inventory = new Map(this.#inventory);
+    return copy;
+  }
+
   /** Empties the inventory and returns the opening. */
   reset(): string {
     this.#inventory = new Map();
@@ -233,13 +248,29 @@ function sameInputs(want: readonly Ingredient[], given: readonly Ingredient[]): 
   return true;
 }
 
-/** An episode as text: the opening, then each reply and what the game answered. */
+/** An episode as text: the opening, then each reply and what the game answered (`misread`: see tasks/task.ts). */
 export interface TextEpisode {
   opening: string;
-  turns: { reply: string; observation: string }[];
+  turns: { reply: string; observation: string; misread?: boolean }[];
   /** Whether the last step crafted the goal. */
   success: boolean;
 }
+
+/** How an episode is played: the plan's length bound, its reply layout, and misreads for recovery data. */
+export interface EpisodeOptions {
+  maxTurns: number;
+  /** The stack policy's frame layout (default "count"). */
+  frames?: StackFrames;
+  /**
+   * Chance, before each turn, of a misread first (at most MAX_MISREADS an episode): a reply that quotes a
+   * neighbouring line's inputs or an input's count wrong, or fetches an item that must be crafted; the game answers with its failure
+   * message and the right reply follows. Only misreads that fail are played, so the plan goes on unchanged.
+   */
+  misreads?: number;
+}
+
+/** Most misread turns in one episode. */
+export const MAX_MISREADS = 2;
 
 /**
  * A random world whose stack-policy plan (tasks/textcraft/stack.ts) takes at most `maxTurns` turns, and that plan
@@ -248,24 +279,71 @@ export interface TextEpisode {
 export function worldEpisode(
   rng: Rng,
   names: readonly string[],
-  o: WorldOptions & { maxTurns: number },
+  o: WorldOptions & EpisodeOptions,
 ): { world: World; episode: TextEpisode } {
   for (let tries = 0;; tries++) {
     const world = randomWorld(rng, names, o);
     let turns;
     try {
-      turns = stackPlan(parseOpening(worldOpening(world)), { maxTurns: o.maxTurns });
+      turns = stackPlan(parseOpening(worldOpening(world)), { maxTurns: o.maxTurns, frames: o.frames });
     } catch (e) {
       if (!(e instanceof RangeError) || tries > 1000) throw e;
       continue;
     }
     const game = new WorldGame(world);
     const episode: TextEpisode = { opening: game.reset(), turns: [], success: false };
+    let misreads = 0;
     for (const t of turns) {
+      // Draws only when misreads are asked for, so the data without them stays as it was.
+      if (o.misreads && misreads < MAX_MISREADS && rng.float() < o.misreads) {
+        const wrong = misreadTurn(rng, world, t, game);
+        if (wrong) episode.turns.push({ ...wrong, misread: true }), misreads++;
+      }
       const r = game.step(t.action);
       episode.turns.push({ reply: t.reply, observation: r.observation });
       episode.success = r.done;
     }
     return { world, episode };
   }
+}
+
+/**
+ * A wrong version of a planned turn that the game refuses, with its failure message; undefined when the drawn
+ * mistake would succeed (then no misread is played). A craft quotes a neighbouring line's inputs, or one input with
+ * another count, in its thought's last frame and its action; a get fetches an item the list crafts.
+ */
+export function misreadTurn(
+  rng: Rng,
+  world: World,
+  turn: StackTurn,
+  game: WorldGame,
+): { reply: string; observation: string } | undefined {
+  const at = turn.reply.lastIndexOf("\nAction: ");
+  const thought = turn.reply.slice(0, at);
+  const craft = /^craft (\d+) (.+?) using (.+)$/.exec(turn.action);
+  let action: string, wrongThought = thought;
+  if (craft) {
+    const index = world.lines.findIndex((l) => l.text === turn.action);
+    const near = [index - 1, index + 1].filter((i) => i >= 0 && i < world.lines.length);
+    const other = world.lines[near.length > 0 ? near[rng.int(near.length)] : rng.int(world.lines.length)];
+    const line = world.lines[index];
+    let inputs: string;
+    if (rng.float() < 0.5 || !line) inputs = ingredientsText(other.inputs);
+    else {
+      // One input's count misread (TextCraft matches input counts exactly, never the yield).
+      const j = rng.int(line.inputs.length);
+      inputs = ingredientsText(line.inputs.map((x, i) => (i === j ? { ...x, count: pick(rng, COUNTS) } : x)));
+    }
+    const k = thought.lastIndexOf(craft[3]);
+    if (inputs === craft[3] || k < 0) return undefined;
+    wrongThought = thought.slice(0, k) + inputs + thought.slice(k + craft[3].length);
+    action = `craft ${craft[1]} ${craft[2]} using ${inputs}`;
+  } else {
+    const get = /^get (\d+) (.+)$/.exec(turn.action);
+    if (!get) return undefined;
+    action = `get ${get[1]} ${world.lines[rng.int(world.lines.length)].output}`;
+  }
+  const r = game.clone().step(action);
+  if (!r.observation.startsWith("Could not")) return undefined;
+  return { reply: `${wrongThought}\nAction: ${action}`, observation: r.observation };
 }

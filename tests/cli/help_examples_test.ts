@@ -15,6 +15,9 @@ const COMMANDS = [
   "config",
   "report",
   "serve",
+  "serve-model",
+  "worker",
+  "cluster",
   "export",
   "play",
   "bench",
@@ -24,6 +27,11 @@ const COMMANDS = [
   "bench vs-torch",
   "bench faults",
   "bench recall",
+  "bench soak",
+  "bench bfcl-server",
+  "bench bfcl-replay",
+  "bench serve",
+  "bench cluster",
 ];
 
 /** Examples that run for real: cheap and harmless. The rest run as a dry run. */

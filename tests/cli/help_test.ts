@@ -11,10 +11,13 @@ const COMMANDS = [
   "generate",
   "grad",
   "serve",
+  "serve-model",
   "bench",
   "report",
   "export",
   "play",
+  "worker",
+  "cluster",
 ];
 
 async function help(args: string[]): Promise<string> {

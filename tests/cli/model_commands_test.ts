@@ -134,7 +134,10 @@ Deno.test("raw operating-system errors become sentences; hub ids and folders wit
   }
   assert.equal(humanMessage(raw), "Cannot read /nonexistent-crucible/x.json: no such file or directory");
   assert.equal(humanMessage(new Error("plain")), "plain");
-  await assert.rejects(() => loadModelDir("Qwen/Qwen2.5-0.5B-Instruct"), /hub id: Crucible does not download models/);
+  await assert.rejects(
+    () => loadModelDir("Qwen/Qwen2.5-0.5B-Instruct"),
+    /Hugging Face Hub name, the commands. --model downloads it/,
+  );
   const empty = await Deno.makeTempDir();
   await assert.rejects(() => loadModelDir(empty), /no config\.json, so it is not a model directory\. A Hugging Face/);
 });

@@ -21,7 +21,8 @@ Deno.test("deno task report rebuilds one run's report, compares several, and nam
   const help = await report(["--help"]);
   assert.equal(help.code, 0);
   assert.match(help.out, /--out FILE/);
-  assert.equal(help.out.match(/^ {2}deno task report /gm)?.length, 2, "two examples");
+  assert.match(help.out, /--tensorboard DIR/);
+  assert.equal(help.out.match(/^ {2}deno task report /gm)?.length, 3, "three examples");
 
   const dir = await Deno.makeTempDir();
   await writeTrainRun(`${dir}/a`);

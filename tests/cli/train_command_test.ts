@@ -35,13 +35,23 @@ Deno.test({
     const runDir = `${dir}/run`;
     const r = await run(["run", "-A", "src/cli/main.ts", "train", "textcraft", "--run-dir", runDir, ...budget(dir)]);
     assert.equal(r.code, 0, r.err + r.out);
-    assert.match(r.out, /Test success: [\d.]+% after SFT, [\d.]+% after RL/);
+    assert.match(
+      r.out,
+      /Test success: [\d.]+% \(on 2 of \d+ test tasks\) after SFT, [\d.]+% \(on 2 of \d+ test tasks\) after RL/,
+    );
     const lines = (f: string) => Deno.readTextFileSync(`${runDir}/${f}`).trim().split("\n").map((l) => JSON.parse(l));
     const metrics = lines("metrics.jsonl");
     const rl = metrics.filter((m) => m.phase === "rl");
     assert.deepEqual(rl.map((m) => m.step), [1, 2]);
-    for (const key of ["reward_mean", "success_rate", "policy_loss", "kl", "entropy", "grad_norm", "tokens_per_s"]) {
-      assert.equal(typeof rl[0][key], "number", key);
+    for (const key of ["reward_mean", "success_rate", "tokens_per_s"]) assert.equal(typeof rl[0][key], "number", key);
+    // Policy numbers only where the update computed them (textcraft.yaml has no KL or entropy term, so a step whose
+    // groups all had equal rewards computes none); KL never, without a reference policy.
+    for (const m of rl) {
+      const computed = m.groups_with_signal > 0;
+      for (const key of ["policy_loss", "entropy", "grad_norm"]) {
+        assert.equal(key in m, computed, `step ${m.step} ${key}`);
+      }
+      assert.ok(!("kl" in m), `step ${m.step} logs kl ${m.kl} without a reference policy`);
     }
     assert.ok(metrics.some((m) => m.phase === "sft" && typeof m.loss === "number"));
     assert.deepEqual(lines("evals.jsonl").map((e) => e.phase), ["sft", "rl", "final"]);
@@ -68,7 +78,12 @@ Deno.test({
     }).output();
     const page = new TextDecoder().decode(dom.stdout);
     const charts = page.match(/<figure class="chart"/g) ?? [];
-    assert.ok(charts.length >= 7, `charts drawn: ${charts.length}`);
+    // Charts drawn, plus those whose every point has one value (listed under "Constant over the run" instead).
+    const constant = (page.match(/<li data-keys=/g) ?? []).length;
+    assert.ok(
+      charts.length >= 4 && charts.length + constant >= 7,
+      `charts drawn: ${charts.length}, constant ${constant}`,
+    );
     assert.equal((page.match(/<canvas/g) ?? []).length, charts.length, "one canvas per chart");
     const coloured = page.match(/class="u-label" style="color: rgb\(/g) ?? [];
     assert.ok(coloured.length >= charts.length, `legend entries in colour: ${coloured.length}`);
@@ -100,7 +115,11 @@ Deno.test({
     // Outside the repository the shipped base model is not there: the error names the key to set.
     const away = await run([...args.slice(0, 5), "--run-dir", `${dir}/away`], dir);
     assert.notEqual(away.code, 0);
-    assert.match(away.err, /model\.path names models\/crucible-tiny, which does not exist/);
+    // From another folder the relative path is no directory; as a Hub name it is either unknown or unreachable here.
+    assert.match(
+      away.err,
+      /model\.path: "models\/crucible-tiny" does not exist as a directory \(.*\/models\/crucible-tiny\), and as a Hub/,
+    );
     const deadArgs = [...args.slice(0, 5), "model.path=null", "--env-url", "http://127.0.0.1:9"];
     const dead = await run([...deadArgs, "--run-dir", `${dir}/dead`], dir);
     assert.notEqual(dead.code, 0);

@@ -25,6 +25,24 @@ const FAKES: Record<string, {
     idField: "id",
     resetArg: "data_idx",
   },
+  bfcl: {
+    routes: {
+      "/create": { id: 3, observation: "created", done: false, reward: 0 },
+      "/reset": { id: 3, observation: "Here is a list of functions ...", done: false, reward: 0 },
+      "/step": {
+        observation: "{}",
+        reward: 0,
+        done: false,
+        info: { turn: 0, calls: [{ call: "go()", result: "{}" }] },
+      },
+      "/close": true,
+    },
+    first: "Here is a list of functions ...",
+    step: { observation: "{}", reward: 0, done: false },
+    closes: true,
+    idField: "id",
+    resetArg: "data_idx",
+  },
   babyai: {
     routes: {
       "/create": { id: 3 },

@@ -183,7 +183,7 @@ Deno.test("binding beyond loopback warns that the server accepts environments fr
   const local = await serveTextCraft({ port: 0, tree, warn });
   await local.shutdown();
   assert.deepEqual(warnings, []);
-  const wide = await serveTextCraft({ port: 0, hostname: "0.0.0.0", tree, warn });
+  const wide = await serveTextCraft({ port: 0, hostname: "0.0.0.0", tree, warn, token: "a-key-of-16-chars" });
   await wide.shutdown();
   assert.equal(warnings.length, 1);
   assert.match(warnings[0], /bound to 0\.0\.0\.0, beyond loopback, so it accepts environments from the network/);

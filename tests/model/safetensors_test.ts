@@ -1,5 +1,6 @@
 /** safetensors: round trips, bf16/f16 by hand, shards, and every corruption refused with file and tensor named. */
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import {
   type HostTensor,
   loadSafetensors,
@@ -170,4 +171,12 @@ Deno.test("safetensors: corrupt and truncated files throw a SyntaxError naming t
   );
   // Writing refuses data that does not match its shape.
   assert.throws(() => serializeSafetensors([["w", { shape: [3], data: new Float32Array(2) }]]), /"w" has 2 values/);
+});
+
+Deno.test("a Node Buffer at an unaligned offset parses to the same values (Buffer's slice is a view, not a copy)", () => {
+  const bytes = serializeSafetensors(new Map([["w", { shape: [3], data: new Float32Array([1, 2, 3]) }]]));
+  const pool = Buffer.alloc(bytes.byteLength + 1);
+  pool.set(bytes, 1);
+  const { tensors } = parseSafetensors(pool.subarray(1));
+  assert.deepEqual([...tensors.get("w")!.data], [1, 2, 3]);
 });

@@ -104,3 +104,14 @@ Deno.test("encode adds no BOS unless asked, even where the post-processor would 
   assert.deepEqual(plain.map((id) => tok.idToToken(id)), ["hi", " there"]);
   assert.deepEqual(tok.encode("hi there", { addSpecialTokens: true }), [0, ...plain]);
 });
+
+Deno.test("a tokenizer that lost vocabulary entries counts its holes; the model's own has none", () => {
+  assert.equal(qwen.holes, 0);
+  const json = structuredClone(qwenJson) as { model: { vocab: Record<string, number> } };
+  const lost = Object.entries(json.model.vocab).filter(([, id]) => id >= 1000 && id < 1100).map(([t]) => t);
+  assert.equal(lost.length, 100);
+  for (const token of lost) delete json.model.vocab[token];
+  const damaged = Tokenizer.fromJson(json, qwenConfig);
+  assert.equal(damaged.holes, 100);
+  assert.equal(damaged.vocabSize, qwen.vocabSize);
+});

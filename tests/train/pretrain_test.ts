@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { RunConfig } from "../../src/config/schema.ts";
 import { buildTinyModel } from "../../src/model/tiny.ts";
 import { resolveConfig } from "../../src/config/load.ts";
-import { dataSeed, pretrainBatch, pretrainData } from "../../src/train/pretrain.ts";
+import { dataSeed, pretrainBatch, pretrainData, recoveryCount } from "../../src/train/pretrain.ts";
 import { runPretraining } from "../../src/train/pretrain_run.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { textCraftVocabulary } from "../../tasks/textcraft/vocabulary.ts";
@@ -150,4 +150,89 @@ Deno.test({
     assert.equal(missing.code, 2);
     assert.match(missing.err, /no checkpoint at step 5/);
   },
+});
+
+Deno.test("recovery data: a misread reply is context, never trained, and TextCraft's refusals are words, not [UNK]", async () => {
+  const withMisreads = await textcraft.synthetic!({ oracle_format: "stack_tail", synthetic_misreads: 0.3 });
+  const d = pretrainData(textcraft, withMisreads, tok, { stopId, heldOut: [] });
+  let ignored = 0, refusals = 0;
+  for (let step = 1; step <= 6; step++) {
+    for (const q of pretrainBatch(d, settings, step).seqs) {
+      if (!q.ignore) continue;
+      q.ignore.forEach((x, j) => {
+        if (x) ignored++, assert.equal(q.mask[j], 0, "an ignored token is never trained");
+      });
+      // Each ignored run is a whole reply: it ends in the stop token, and the game's refusal follows it.
+      const text = tok.decode(q.ids);
+      assert.ok(!text.includes("[UNK]"), text);
+      refusals += (text.match(/Could not find/g) ?? []).length;
+    }
+  }
+  assert.ok(ignored > 0 && refusals > 0, `${ignored} ignored tokens, ${refusals} refusals`);
+  const valid = "Could not find a valid recipe for ItemTagWithCount(item_tag=ItemTag(tag=None, " +
+    "item_id='minecraft:hay_block'), count=1)";
+  assert.equal(tok.decode(tok.encode(valid)), valid);
+});
+
+Deno.test({
+  name: "a supervised step scores no ignored token, not even by the context loss",
+  ignore: noGpu,
+  async fn() {
+    const { createLearner } = await import("../../src/train/learner.ts");
+    const { AdamW } = await import("../../src/train/optimizer.ts");
+    const { supervisedStep } = await import("../../src/train/sft.ts");
+    const { testGpu } = await import("../no_gpu.ts");
+    const gpu = await testGpu();
+    const { initParams } = await import("../../src/model/init.ts");
+    const { parseModelConfig } = await import("../../src/model/config.ts");
+    const config = parseModelConfig({
+      model_type: "qwen2",
+      vocab_size: 64,
+      hidden_size: 32,
+      intermediate_size: 64,
+      num_hidden_layers: 1,
+      num_attention_heads: 2,
+      num_key_value_heads: 1,
+      tie_word_embeddings: true,
+      max_position_embeddings: 64,
+    });
+    const gradNorm = async (ids: number[], ignore?: number[]) => {
+      const l = createLearner(gpu, { config, tensors: initParams(config, 5, { std: 0.05 }) });
+      const opt = new AdamW(gpu, l.model.weights, l.grads, {
+        beta1: 0.9,
+        beta2: 0.99,
+        eps: 1e-8,
+        weightDecay: 0,
+        maxGradNorm: 1,
+      });
+      // Response: 4 trained tokens, then 4 context tokens (the last ones: changing them moves nothing before).
+      const q = { ids, promptLength: 4, mask: [1, 1, 1, 1, 0, 0, 0, 0], ...(ignore ? { ignore } : {}) };
+      const r = await supervisedStep(l, opt, { seqs: [q], microBatchTokens: 4096, contextWeight: 0.5, lr: () => 0 });
+      // The reported loss is the trained tokens' alone; the context loss shows in the gradient.
+      return r.gradNorm;
+    };
+    const ids = [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+    const other = [...ids.slice(0, 9), 40, 41, 42];
+    const ignore = [0, 0, 0, 0, 0, 1, 1, 1];
+    // Ignored: the last tokens' values do not reach the gradient; scored as context, they do.
+    assert.equal(await gradNorm(ids, ignore), await gradNorm(other, ignore));
+    assert.notEqual(await gradNorm(ids), await gradNorm(other));
+  },
+});
+
+Deno.test("the recovery count, by hand: a refusal followed by an accepted action recovers, a repeated one does not", () => {
+  const refused = synthetic.refused!;
+  const ep = (...observations: string[]) => ({ turns: observations.map((observation) => ({ observation })) });
+  const episodes = [
+    ep("Got 1 a", "Could not find b", "Got 1 c", "Crafted 1 minecraft:d"), // refused, then recovered
+    ep(
+      "Could not find enough items to craft minecraft:d",
+      "Could not find enough items to craft minecraft:d",
+      "Got 2 e",
+    ),
+    ep("Got 1 a", "Wrong item format: x"), // the last turn's refusal has no reply after it
+  ];
+  assert.deepEqual(recoveryCount(episodes, refused), { refused: 3, recovered: 2 });
+  assert.ok(!refused("Crafted 4 minecraft:oak_planks") && !refused("Inventory: [oak planks] (4) "));
+  assert.deepEqual(recoveryCount([ep("Got 1 a")], refused), { refused: 0, recovered: 0 });
 });

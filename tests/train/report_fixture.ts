@@ -29,10 +29,17 @@ export const RL_KEYS = [
   "sampled_tokens",
   "tokens_per_s",
   "time_rollout_s",
+  "time_prefill_s",
+  "time_decode_s",
+  "time_env_s",
   "time_logprobs_s",
   "time_update_s",
+  "skipped_microbatches",
   "mystery_metric",
 ];
+
+/** The keys a step without a computed update leaves out (fixture step 4). */
+export const POLICY_KEYS = ["policy_loss", "kl", "entropy", "pg_clipfrac", "pg_clipfrac_lower", "ppo_kl", "grad_norm"];
 
 /** A word that occurs in exactly one episode of the training run (task 2 of the final evaluation, solved). */
 export const UNIQUE_WORD = "zebrawood";
@@ -88,6 +95,8 @@ function evaluation(phase: string, step: number, avg: number) {
     step,
     time: at(step),
     tasks: 4,
+    split: "test",
+    splitTasks: 10,
     episodes: 4,
     avg,
     pass: avg,
@@ -119,7 +128,9 @@ export async function writeTrainRun(dir: string, shift = 0): Promise<void> {
     const step = i + 1;
     const line: Record<string, unknown> = { phase: "rl", step, time: at(1 + step * (0.5 + shift)) };
     RL_KEYS.forEach((k, j) => (line[k] = Math.round(1000 * (wave(j, step) + shift)) / 1000));
-    return { ...line, success_rate: Math.min(1, step / 12), groups_with_signal: 0.5, lr: 1e-5 };
+    const out = { ...line, success_rate: Math.min(1, step / 12), groups_with_signal: 0.5, lr: 1e-5 };
+    // Step 4's groups all had equal rewards: the step logs no policy numbers (absent, never 0).
+    return step === 4 ? Object.fromEntries(Object.entries(out).filter(([k]) => !POLICY_KEYS.includes(k))) : out;
   });
   await Deno.writeTextFile(`${dir}/metrics.jsonl`, jsonl([...sft, ...rl]));
   await Deno.writeTextFile(
@@ -133,7 +144,12 @@ export async function writeTrainRun(dir: string, shift = 0): Promise<void> {
   const rlEpisodes = [11, 12].flatMap((step) => [113, 218, 448].map((t, k) => episode("rl", step, t, k === step % 3)));
   await Deno.writeTextFile(
     `${dir}/rollouts.jsonl`,
-    jsonl([...evalEpisodes("eval-sft", 0, 1), ...evalEpisodes("eval-final", 12, 3), ...rlEpisodes]),
+    jsonl([
+      ...evalEpisodes("eval-sft", 0, 1),
+      ...evalEpisodes("eval-rl", 6, 2),
+      ...evalEpisodes("eval-final", 12, 3),
+      ...rlEpisodes,
+    ]),
   );
 }
 

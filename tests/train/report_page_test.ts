@@ -12,7 +12,7 @@ interface ChartSeen {
   group: string;
   keys: string[];
   canvases: number;
-  legend: { label: string; colour: string; marker: string }[];
+  legend: { label: string; colour: string; marker: string; dash: string }[];
   /** Per legend entry, how many canvas pixels are (about) its colour. */
   pixels: number[];
 }
@@ -23,7 +23,8 @@ const READ_CHARTS = `[...document.querySelectorAll("figure.chart")].map((fig) =>
   const legend = [...fig.querySelectorAll(".u-legend .u-series")].slice(1).map((row) => ({
     label: row.querySelector(".u-label").textContent,
     colour: getComputedStyle(row.querySelector(".u-label")).color,
-    marker: getComputedStyle(row.querySelector(".u-marker")).backgroundColor,
+    marker: getComputedStyle(row.querySelector(".u-marker line")).stroke,
+    dash: row.querySelector(".u-marker line").getAttribute("stroke-dasharray") ?? "solid",
   }));
   const c = canvases[0];
   const img = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
@@ -45,9 +46,23 @@ const READ_CHARTS = `[...document.querySelectorAll("figure.chart")].map((fig) =>
   };
 })`;
 
+/** Canvas pixels of chart `i` within a small distance of the first palette colour at 30% over white. */
+const faintPixels = (page: Page, i: number) =>
+  page.evaluate(`(() => {
+    const c = drawn[${i}].u.ctx.canvas, img = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let k = 0; k < img.length; k += 4) {
+      if (Math.abs(img[k] - 196) + Math.abs(img[k + 1] - 211) + Math.abs(img[k + 2] - 251) < 12) n++;
+    }
+    return n;
+  })()`) as Promise<number>;
+
 const charts = (page: Page) => page.evaluate(READ_CHARTS) as Promise<ChartSeen[]>;
 
-/** Every chart has one canvas, a legend in saturated colours matching its markers, and its colours drawn. */
+/**
+ * Every chart has one canvas, a legend in saturated colours matching its markers (a line in the series' colour and
+ * dash), and its colours drawn.
+ */
 function assertDrawn(seen: ChartSeen[]): void {
   assert.ok(seen.length > 0, "no chart on the page");
   for (const c of seen) {
@@ -88,12 +103,25 @@ Deno.test("a training run's report draws every scalar, and its controls and epis
         "Losses, KL and entropy",
         "Clip fractions and gradient norm",
         "Lengths and rounds",
-        "Throughput and time per phase",
+        "Throughput",
+        "Time per phase",
         "Environment failures",
         "Other",
       ],
     );
-    const keys = new Set(seen.flatMap((c) => c.keys));
+    // The phase timings under their own heading, the rollout's split beside the step's phases.
+    assert.deepEqual(seen.filter((c) => c.group === "Time per phase").map((c) => c.title), [
+      "RL step phases (s)",
+      "Rollout split (s)",
+    ]);
+    // Charts whose every point has one value are listed, not drawn: the evaluations' samples, the signal share.
+    const constants = await page.evaluate(
+      `[...document.querySelectorAll("#constants li")].map((li) => [li.textContent, li.dataset.keys])`,
+    ) as [string, string][];
+    assert.ok(constants.some(([t]) => t === "evaluation (test): samples: 1"), `${constants}`);
+    assert.ok(constants.some(([t]) => t === "Groups with a learning signal (share): 0.5"), `${constants}`);
+    assert.ok(!seen.some((c) => c.title.includes("samples")), "a constant chart was drawn");
+    const keys = new Set([...seen.flatMap((c) => c.keys), ...constants.flatMap(([, k]) => k.split("\n"))]);
     const expected = [
       ...RL_KEYS.map((k) => `metrics rl ${k}`),
       ...["epoch", "loss", "tokens", "targets", "gradNorm", "lr", "applied"].map((k) => `metrics sft ${k}`),
@@ -108,6 +136,10 @@ Deno.test("a training run's report draws every scalar, and its controls and epis
       0,
       1,
     ]);
+
+    // An evaluations-only chart spans the training steps too (SFT and RL steps 1-12; evaluations at 0, 6 and 12).
+    const byCategory = seen.findIndex((c) => c.title === "Test success by category");
+    assert.deepEqual(await page.evaluate(`drawn[${byCategory}].u.data[0]`), [0, 1, 6, 12]);
 
     // Hover shows values in the legend; dragging zooms the x axis.
     const over = page.locator("figure.chart .u-over").nth(success);
@@ -127,12 +159,22 @@ Deno.test("a training run's report draws every scalar, and its controls and epis
     // Smoothing changes a moving curve; wall time puts minutes on x.
     const reward = seen.findIndex((c) => c.title === "Reward");
     const raw = await page.evaluate(`drawn[${reward}].u.data[1]`);
+    const faintBefore = await faintPixels(page, reward);
     await page.locator("#smoothing").fill("0.8");
     assert.notDeepEqual(await page.evaluate(`drawn[${reward}].u.data[1]`), raw);
+    // The raw points stay drawn, faint (30% of the series' colour over white), under the smoothed curve.
+    assert.equal(await page.evaluate(`drawn[${reward}].raw`), 3);
+    const faintAfter = await faintPixels(page, reward);
+    assert.ok(faintAfter > faintBefore + 30, `faint pixels ${faintBefore} -> ${faintAfter}`);
+    await page.locator("#smoothing").fill("0");
+    assert.equal(await page.evaluate(`drawn[${reward}].raw`), 0);
+    await page.locator("#smoothing").fill("0.8");
     await page.locator('input[name="x-axis"][value="time"]').check();
     assert.equal(await page.evaluate(`drawn[${reward}].u.axes[0].label`), "minutes since start");
     const policyLoss = seen.findIndex((c) => c.title === "Policy loss");
     assert.deepEqual(await page.evaluate(`drawn[${policyLoss}].u.data[0].slice(0, 2)`), [1.5, 2]);
+    // Step 4 logged no policy loss: no point there, not a 0 (x by wall time: step 4 is at minute 3).
+    assert.ok(!(await page.evaluate(`drawn[${policyLoss}].u.data[0]`) as number[]).includes(3));
     assertDrawn(await charts(page));
     await screenshot(page, "report/train-smoothed-wall-time");
 
@@ -156,7 +198,10 @@ Deno.test("a training run's report draws every scalar, and its controls and epis
     await page.locator("#f-search").fill(UNIQUE_WORD);
     assert.deepEqual(await listed(page), ["✓ eval-final step 12 task 2 depth 2 (2 rounds)"]);
     assert.match(await page.locator("#episode").innerText(), /turn 2 · reward 1[\s\S]*zebrawood/);
-    assert.match(await page.locator("#episode-count").innerText(), /^1 of 14 episodes$/);
+    assert.match(
+      await page.locator("#episode-count").innerText(),
+      /^1 of 14 episodes; the log holds 18, not loaded: 4 eval-rl \(the page keeps the first and last evaluation/,
+    );
     await screenshot(page, "report/train-episode-search");
   });
 });
@@ -207,6 +252,18 @@ Deno.test("a comparison overlays runs: one series per run in each chart, episode
       const runs = new Set(c.legend.map((l) => l.label.split(":")[0]));
       assert.deepEqual([...runs].sort(), ["a", "b"], `${c.title}: ${c.legend.map((l) => l.label)}`);
     }
+    // The legend shows both: the run by colour, the metric by dash; every entry a different pair.
+    const clip = seen.find((c) => c.title === "Clip fractions")!;
+    const entry = (label: string) => clip.legend.find((l) => l.label === label)!;
+    const [a1, a2, b1, b2] = ["a: pg_clipfrac", "a: pg_clipfrac_lower", "b: pg_clipfrac", "b: pg_clipfrac_lower"]
+      .map(entry);
+    assert.equal(a1.colour, a2.colour);
+    assert.equal(b1.colour, b2.colour);
+    assert.notEqual(a1.colour, b1.colour);
+    assert.deepEqual([a1.dash, b1.dash], ["solid", "solid"]);
+    assert.deepEqual([a2.dash, b2.dash], ["7 4", "7 4"]);
+    const key = await page.locator("#run-key").innerText();
+    assert.match(key, /a[\s\S]*b[\s\S]*colour: run; dash: the metric/);
     await page.selectOption("#f-run", "1");
     const b = await listed(page);
     assert.ok(b.length === 14 && b.every((t) => t.slice(2).startsWith("b ")), `${b}`);

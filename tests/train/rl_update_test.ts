@@ -1,5 +1,6 @@
 // The update skips micro-batches whose gradient is exactly 0 (every advantage 0, no KL or entropy term), and the
-// weights come out bit for bit as when every micro-batch is computed; with an entropy term nothing is skipped.
+// weights come out bit for bit as when every micro-batch is computed; with an entropy term nothing is skipped. Each
+// result says how many micro-batches ran and what share of the weight they hold.
 import assert from "node:assert/strict";
 import { parseModelConfig } from "../../src/model/config.ts";
 import { initParams } from "../../src/model/init.ts";
@@ -72,6 +73,9 @@ Deno.test({
     const skip = await update(false), all = await update(true);
     assert.deepEqual(skip.results.map((r) => r.skipped), [2]);
     assert.deepEqual(all.results.map((r) => r.skipped), [0]);
+    // One micro-batch of three ran, holding a third of the token-mean weight (every sequence has 11 trained tokens).
+    assert.deepEqual(skip.results.map((r) => [r.computed, r.computedShare]), [[1, 1 / 3]]);
+    assert.deepEqual(all.results.map((r) => [r.computed, r.computedShare]), [[3, 1]]);
     assert.equal(skip.results[0].gradNorm, all.results[0].gradNorm);
     for (const [name, w] of all.weights) assert.deepEqual(skip.weights.get(name), w, name);
     const entropy = await update(false, 0.01);

@@ -7,6 +7,8 @@ import { agentGymSequences, oracleSequences } from "../../src/train/sft_data.ts"
 import { oracleReply } from "../../tasks/textcraft/formats.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { tree, withTextCraft } from "../env/helpers.ts";
+import { parseTextCraftOptions } from "../../tasks/textcraft/options.ts";
+import { faultProxy, flaky } from "../../src/cli/bench/fault_proxy.ts";
 
 const tok = wordTokenizer(textCraftCorpus(tree, [textcraft.prompt.user, textcraft.prompt.assistant, "Action: x"]));
 const stop = tok.id("<|im_end|>");
@@ -72,7 +74,7 @@ Deno.test("augmented epochs keep each episode's layout, rename consistently, and
     played.forEach((t, i) =>
       assert.deepEqual(plain[i].ids, [...t.promptIds, ...t.responseIds], "re-rendering is exact")
     );
-    const augment = await textCraftAugment({ oracle_format: "action", rename_items: 1, drop_distractors: 0 });
+    const augment = await textCraftAugment(parseTextCraftOptions({ oracle_format: "action", rename_items: 1 }));
     const epochOf = augmentedEpochs(chat, textcraft.prompt, episodes, { stopId: stop, seed: 5, epochs: 2, augment });
     const a = epochOf(0), b = epochOf(0), c = epochOf(1);
     assert.deepEqual(a, b, "same seed and epoch, same data");
@@ -119,4 +121,30 @@ Deno.test("bad SFT files: empty, a broken JSONL line (named), an entry of neithe
   });
   assert.throws(() => agentGymSequences(`${good}\n\n{"conversations": [`, tok, stop, "b.jsonl"), /b\.jsonl line 3/);
   assert.throws(() => agentGymSequences(`{"turns": []}`, tok, stop, "n.jsonl"), /entry 1: needs "conversations"/);
+});
+
+Deno.test("oracle demonstrations survive a server answering 20% of its requests with HTTP 500 (issue 32)", async () => {
+  await withTextCraft(async (server) => {
+    const proxy = faultProxy(server.url, flaky("500", 0.2, [], 7));
+    const bare = envClient("textcraft", { urls: [proxy.url], retries: 0 });
+    const client = envClient("textcraft", { urls: [proxy.url], retries: 1, backoffMs: 1 });
+    const tasks = [2, 200, 430, 5, 77, 120];
+    const settings = { options: { oracle_format: "action" }, maxPromptLength: 2000, maxResponseLength: 2000 };
+    const ctx = { tokenizer: tok, client, task: textcraft, stopId: stop };
+    try {
+      // With no retry a 500 fails its episode (task 430 takes ~30 requests): that stops, naming the environment,
+      // not a wrong demonstration. With one retry per request and replays of failed episodes, every episode plays.
+      await assert.rejects(
+        oracleSequences({ ...ctx, client: bare }, tasks, settings),
+        /environment failed .* demonstration episodes/,
+      );
+      const seqs = await oracleSequences(ctx, tasks, { ...settings, retries: 50 });
+      assert.equal(seqs.length, tasks.length);
+      assert.ok(proxy.counts["500"] > 0);
+    } finally {
+      client.close();
+      bare.close();
+      await proxy.shutdown();
+    }
+  });
 });

@@ -1,30 +1,40 @@
 /**
- * `deno task bench faults [--kills N] [--requests N] [--outage-s S] [--json]`: the larger versions of the fault
- * tests, with figures. (1) Kills: a short training run killed outright (SIGKILL) N times, at named fault points and
+ * `deno task bench faults [--kills N] [--requests N] [--outage-s S] [--only LIST] [--json]`: the larger versions of
+ * the fault tests, with figures. (1) Kills: a short training run killed outright (SIGKILL) N times, at named fault points and
  * at random moments, each resumed to the end and compared with an uninterrupted run's final weights. (2) Hostile
  * requests: N malformed, oversized, cross-origin, wrong-type and stale-id requests against a TextCraft server
  * process, its memory before and after, and a correct episode played afterwards. (3) An outage of S seconds in
- * front of a training run, which must wait it out and end with the same weights as a run without it.
+ * front of a training run, which must wait it out and end with the same weights as a run without it. (4) The
+ * half-working probes of `faults_flaky.ts`: flaky servers, a diverging learning rate, an all-overflow evaluation and
+ * one client's 5,000 creates.
  */
 import { Rng } from "../../util/random.ts";
 import { dryRun, numberFlag, parseFlags } from "../args.ts";
+import { flakyProbes, type FlakyReport } from "./faults_flaky.ts";
 import { SMOKE_MODEL_YAML, SMOKE_RUN } from "./smoke_run.ts";
 
+const SECTIONS = ["kills", "requests", "outage", "flaky"] as const;
+
 /** Usage text of the `faults` subcommand. */
-export const FAULTS_USAGE = `Usage: deno task bench faults [--kills N] [--requests N] [--outage-s S] [--json]
+export const FAULTS_USAGE =
+  `Usage: deno task bench faults [--kills N] [--requests N] [--outage-s S] [--only LIST] [--json]
 
 Fault tolerance in figures: kills resumed bit for bit, hostile requests survived with memory measured, an outage
-waited out. Takes a few minutes per dozen kills on a CPU rasteriser.
+waited out, and the half-working world: flaky servers (20% garbage, 20% HTTP 500s, 3% HTTP 500s: steps completed,
+abandoned, exit code, wall time), the warm start behind 20% 500s, actor.lr=1e6, an evaluation whose every episode
+overflows, 5,000 creates from one address. Takes a few minutes per dozen kills on a CPU rasteriser.
 
 Options:
   --kills N        kill-and-resume rounds, half at named fault points and half at random moments (default 24)
   --requests N     hostile requests against a TextCraft server process (default 10000)
   --outage-s S     seconds the environment stays down in the outage run (default 60)
+  --only LIST      comma-separated sections to run, of ${SECTIONS.join(", ")} (default all)
   --json           one JSON object
 
 Examples:
   deno task bench faults
-  deno task bench faults --kills 6 --requests 2000 --outage-s 20 --json`;
+  deno task bench faults --kills 6 --requests 2000 --outage-s 20 --json
+  deno task bench faults --only flaky`;
 
 function budget(dir: string): string[] {
   return [
@@ -43,8 +53,8 @@ function budget(dir: string): string[] {
 
 /** The figures of a run (the JSON object). */
 export interface FaultsReport {
-  kills: { rounds: number; identical: number; debris: number; duplicatedLines: number; moments: string[] };
-  requests: {
+  kills?: { rounds: number; identical: number; debris: number; duplicatedLines: number; moments: string[] };
+  requests?: {
     sent: number;
     statuses: Record<string, number>;
     failures: number;
@@ -52,7 +62,8 @@ export interface FaultsReport {
     rssAfterMiB: number;
     playsAfter: boolean;
   };
-  outage: { seconds: number; completed: boolean; identical: boolean; waitedLines: number };
+  outage?: { seconds: number; completed: boolean; identical: boolean; waitedLines: number };
+  flaky?: FlakyReport;
 }
 
 async function cli(args: string[], env: Record<string, string> = {}) {
@@ -79,6 +90,7 @@ export async function main(args: string[]): Promise<void> {
       kills: { type: "string" },
       requests: { type: "string" },
       "outage-s": { type: "string" },
+      only: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
     },
@@ -91,11 +103,17 @@ export async function main(args: string[]): Promise<void> {
   if (dryRun(`would run ${kills} kills, ${requests} requests and a ${outage} s outage`)) return;
   const dir = await Deno.makeTempDir({ prefix: "crucible-faults-" });
   await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
-  const report: FaultsReport = {
-    kills: await killRounds(dir, kills, say),
-    requests: await hostile(requests, say),
-    outage: await outageRun(dir, outage, say),
-  };
+  const only = (v.only ?? SECTIONS.join(",")).split(",").map((x) => x.trim());
+  const unknown = only.filter((x) => !(SECTIONS as readonly string[]).includes(x));
+  if (unknown.length > 0) throw new RangeError(`--only takes ${SECTIONS.join(", ")}; got "${unknown.join(", ")}"`);
+  const report: FaultsReport = {};
+  if (only.includes("kills")) report.kills = await killRounds(dir, kills, say);
+  if (only.includes("requests")) report.requests = await hostile(requests, say);
+  if (only.includes("outage")) report.outage = await outageRun(dir, outage, say);
+  if (only.includes("flaky")) {
+    say("half-working:");
+    report.flaky = await flakyProbes(dir, cli, say);
+  }
   if (v.json) console.log(JSON.stringify(report));
 }
 

@@ -39,6 +39,8 @@ export interface TrainBenchReport {
   /** (final - SFT) x 100. */
   gapPoints: number | null;
   testTasks: number | null;
+  /** The test split's size when the evaluations covered only part of it (trainer.eval_limit), else null. */
+  testSplitTasks?: number | null;
   interrupted: boolean;
   /** Whether the run meets the main job's bar: gap >= 15 points or final >= 90%, and at most 30 minutes. */
   meetsBar: boolean | null;
@@ -163,6 +165,7 @@ export function trainReport(r: {
     finalSuccess: final,
     gapPoints,
     testTasks: r.final?.tasks ?? r.sft?.tasks ?? null,
+    testSplitTasks: r.final?.splitTasks ?? r.sft?.splitTasks ?? null,
     interrupted: r.interrupted,
     meetsBar: final === null || gapPoints === null
       ? null
@@ -179,6 +182,11 @@ export function trainReport(r: {
   };
 }
 
+/** "20 of 100 test tasks" for a part of the split, "100 test tasks" for all of it or when the split's size is unknown. */
+function tasksCovered(tasks: number, split?: number | null): string {
+  return split && split !== tasks ? `${tasks} of ${split} test tasks` : `${tasks} test tasks`;
+}
+
 /** The few lines of the text report. */
 export function reportLines(r: TrainBenchReport): string[] {
   const pct = (x: number | null) => (x === null ? "n/a" : `${(100 * x).toFixed(1)}%`);
@@ -191,7 +199,9 @@ export function reportLines(r: TrainBenchReport): string[] {
     `bench train: ${r.config}${r.overrides.length ? ` with ${r.overrides.join(" ")}` : ""} on ${r.adapter}`,
     `  wall time        ${min.toFixed(1)} min (${r.wallSeconds.toFixed(0)} s)${r.interrupted ? ", interrupted" : ""}`,
     `  test success     ${pct(r.baseSuccess)} base, ${pct(r.sftSuccess)} after SFT, ${pct(r.finalSuccess)} final` +
-    `${r.testTasks === null ? "" : ` (${r.testTasks} test tasks, greedy Avg@1)`}; Pass@4 ${pct(r.pass4)}`,
+    `${r.testTasks === null ? "" : ` (${tasksCovered(r.testTasks, r.testSplitTasks)}, greedy Avg@1)`}; Pass@4 ${
+      pct(r.pass4)
+    }`,
     ...Object.entries(r.byDepth).filter(([, d]) => Object.keys(d).length > 0).map(([k, d]) =>
       `  by depth (${k})${" ".repeat(Math.max(1, 6 - k.length))}${
         Object.entries(d).map(([c, x]) => `${c} ${pct(x)}`).join(", ")

@@ -4,6 +4,7 @@ import { EnvClient } from "../client.ts";
 import type { TransportOptions } from "../http.ts";
 import { alfworldAdapter } from "./alfworld.ts";
 import { babyaiAdapter } from "./babyai.ts";
+import { bfclAdapter } from "./bfcl.ts";
 import { sciworldAdapter } from "./sciworld.ts";
 import { searchqaAdapter } from "./searchqa.ts";
 import { sqlgymAdapter } from "./sqlgym.ts";
@@ -21,6 +22,7 @@ export const ADAPTERS = {
   sqlgym: sqlgymAdapter,
   searchqa: searchqaAdapter,
   webarena: webarenaAdapter,
+  bfcl: bfclAdapter,
 } as const satisfies Record<string, Adapter>;
 
 /** An environment name. */

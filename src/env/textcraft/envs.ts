@@ -5,7 +5,9 @@
  * are kept in order of last use, so reaping the ones idle longer than `idleMs` walks from the front and stops at the
  * first fresh one: O(1) per request, amortized. Reaping runs on every lookup and insertion rather than on a timer, so
  * an environment idle past the limit is gone for every later request, and a server that gets no requests holds no
- * timer.
+ * timer. Touching an environment cannot keep it forever: one older than `maxAgeMs` is reaped however recently it was
+ * used (a second map in order of creation, walked the same way). Each entry has an owner (the client that created
+ * it), and the table counts live entries per owner so that the server can hold every client to a quota.
  *
  * @example
  * ```ts
@@ -19,6 +21,8 @@
 export interface EnvTableOptions {
   /** An entry not looked up for this long is dropped; 0 or Infinity never drops one. */
   idleMs: number;
+  /** An entry older than this is dropped however recently it was used; 0 or Infinity never. Default Infinity. */
+  maxAgeMs?: number;
   /** The clock, in milliseconds (tests). Default `performance.now`. */
   now?: () => number;
 }
@@ -26,18 +30,27 @@ export interface EnvTableOptions {
 interface Entry<T> {
   value: T;
   touched: number;
+  born: number;
+  owner: string;
 }
 
 /** Environments by unguessable id, reaped when idle. */
 export class EnvTable<T> {
   readonly #entries = new Map<bigint, Entry<T>>();
+  /** The same entries in order of creation. */
+  readonly #byAge = new Map<bigint, Entry<T>>();
+  readonly #owned = new Map<string, number>();
   readonly #idleMs: number;
+  readonly #maxAgeMs: number;
   readonly #now: () => number;
 
   /** A table dropping entries idle for `options.idleMs`; throws RangeError on a negative or NaN limit. */
   constructor(options: EnvTableOptions) {
     if (!(options.idleMs >= 0)) throw new RangeError(`The idle limit must be >= 0 ms, got ${options.idleMs}`);
     this.#idleMs = options.idleMs === 0 ? Infinity : options.idleMs;
+    const age = options.maxAgeMs ?? Infinity;
+    if (!(age >= 0)) throw new RangeError(`The age limit must be >= 0 ms, got ${age}`);
+    this.#maxAgeMs = age === 0 ? Infinity : age;
     this.#now = options.now ?? (() => performance.now());
   }
 
@@ -47,12 +60,21 @@ export class EnvTable<T> {
     return this.#entries.size;
   }
 
-  /** Stores `value` under a fresh random id and returns the id. */
-  add(value: T): bigint {
+  /** Live entries of `owner`, after reaping. */
+  owned(owner: string): number {
+    this.reap();
+    return this.#owned.get(owner) ?? 0;
+  }
+
+  /** Stores `value` under a fresh random id for `owner` (default "") and returns the id. */
+  add(value: T, owner = ""): bigint {
     this.reap();
     let id = randomId();
     while (this.#entries.has(id)) id = randomId();
-    this.#entries.set(id, { value, touched: this.#now() });
+    const now = this.#now(), entry = { value, touched: now, born: now, owner };
+    this.#entries.set(id, entry);
+    this.#byAge.set(id, entry);
+    this.#owned.set(owner, (this.#owned.get(owner) ?? 0) + 1);
     return id;
   }
 
@@ -71,19 +93,33 @@ export class EnvTable<T> {
   /** Removes `id`; false when it was not live. */
   delete(id: bigint): boolean {
     this.reap();
-    return this.#entries.delete(id);
+    return this.#drop(id);
   }
 
-  /** Drops every entry idle for `idleMs` or longer; returns how many. */
+  /** Drops every entry idle for `idleMs` or longer, or older than `maxAgeMs`; returns how many. */
   reap(): number {
-    const cutoff = this.#now() - this.#idleMs;
+    const now = this.#now(), idle = now - this.#idleMs, old = now - this.#maxAgeMs;
     let dropped = 0;
     for (const [id, entry] of this.#entries) {
-      if (entry.touched > cutoff) break;
-      this.#entries.delete(id);
-      dropped++;
+      if (entry.touched > idle) break;
+      dropped += this.#drop(id) ? 1 : 0;
+    }
+    for (const [id, entry] of this.#byAge) {
+      if (entry.born > old) break;
+      dropped += this.#drop(id) ? 1 : 0;
     }
     return dropped;
+  }
+
+  #drop(id: bigint): boolean {
+    const entry = this.#entries.get(id);
+    if (!entry) return false;
+    this.#entries.delete(id);
+    this.#byAge.delete(id);
+    const n = (this.#owned.get(entry.owner) ?? 1) - 1;
+    if (n > 0) this.#owned.set(entry.owner, n);
+    else this.#owned.delete(entry.owner);
+    return true;
   }
 }
 

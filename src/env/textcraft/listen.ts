@@ -20,6 +20,12 @@
  */
 import http from "node:http";
 
+/** A web-standard handler that is also told the client's address (the TCP peer, without port). */
+export type Handler = (req: Request, client: { address: string }) => Promise<Response>;
+
+/** Methods a `Request` cannot carry (the fetch standard forbids them): answered 405 before the handler. */
+const FORBIDDEN = new Set(["CONNECT", "TRACE", "TRACK"]);
+
 /** Where and how long to wait. */
 export interface ListenOptions {
   hostname: string;
@@ -43,7 +49,7 @@ export interface Listening {
  * request's own); it is called once per request, after listening, so it may depend on the port.
  */
 export async function listen(
-  handler: (req: Request) => Promise<Response>,
+  handler: Handler,
   base: () => string,
   options: ListenOptions,
 ): Promise<Listening> {
@@ -77,24 +83,32 @@ export async function listen(
   };
 }
 
-async function answer(
-  handler: (req: Request) => Promise<Response>,
-  base: string,
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-): Promise<void> {
+async function answer(handler: Handler, base: string, req: http.IncomingMessage, res: http.ServerResponse) {
   let response: Response;
   try {
     const method = req.method ?? "GET";
+    if (FORBIDDEN.has(method.toUpperCase())) {
+      const detail = `Method ${method} is not served; TextCraft answers GET and POST.`;
+      response = new Response(JSON.stringify({ detail }), {
+        status: 405,
+        headers: { "content-type": "application/json", allow: "GET, POST" },
+      });
+      return send(req, res, response);
+    }
     const headers = new Headers();
     for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
     const url = URL.parse(req.url ?? "/", base) ?? new URL("/", base);
     const body = method === "GET" || method === "HEAD" ? undefined : bodyOf(req);
-    response = await handler(new Request(url, { method, headers, body }));
+    response = await handler(new Request(url, { method, headers, body }), { address: req.socket.remoteAddress ?? "" });
   } catch (e) {
-    console.error(e);
+    // A bug of the server (client errors are answered before this): its stack for the operator, nothing to the client.
+    console.error(`TextCraft: ${req.method} ${req.url} failed:`, e);
     response = new Response("Internal Server Error", { status: 500 });
   }
+  await send(req, res, response);
+}
+
+async function send(req: http.IncomingMessage, res: http.ServerResponse, response: Response): Promise<void> {
   const bytes = new Uint8Array(await response.arrayBuffer());
   res.writeHead(response.status, { ...Object.fromEntries(response.headers), "content-length": String(bytes.length) });
   // A refusal that leaves the body unread asks to close: drop the socket once the answer is out.

@@ -16,7 +16,7 @@
  * ```
  */
 import { EnvTable } from "./envs.ts";
-import { TextCraftGame, type TextCraftStep } from "./game.ts";
+import { TextCraftGame } from "./game.ts";
 import { json, readJson, refuseCrossOrigin, refuseNonJson, text } from "./guard.ts";
 import { listen } from "./listen.ts";
 import { PythonError } from "./python.ts";
@@ -31,6 +31,18 @@ export interface TextCraftServerOptions {
   hostname?: string;
   /** Most environments alive at once; `/create` answers an error past it. Default 4096. */
   maxEnvs?: number;
+  /**
+   * Most environments one client may hold at once (a client is its address, and its key's place in `token` when
+   * several keys are given), so that one client cannot starve the rest. Default min(1024, maxEnvs).
+   */
+  maxEnvsPerClient?: number;
+  /** An environment older than this is closed however recently it was used; 0 never. Default 6 hours. */
+  maxAgeMs?: number;
+  /**
+   * Keys, one of which every request must carry as `Authorization: Bearer KEY` (401 otherwise); required when
+   * binding beyond loopback. Default none: no key asked.
+   */
+  token?: string | readonly string[];
   /** Largest request body accepted, in bytes; larger gets a 413. Default 65536. */
   maxBodyBytes?: number;
   /** Time for a request body to arrive once its headers have, in milliseconds; then a 408. Default 10000. */
@@ -47,12 +59,22 @@ export interface TextCraftServerOptions {
   tree?: CraftingTree;
   /** Games to serve instead of TextCraft's own over the tree (e.g. synthetic worlds, one per task index). */
   games?: () => ServedGame;
+  /** The environment's name in `GET /` and the bind warning; default "TextCraft" (another task's served games). */
+  title?: string;
+}
+
+/** One step of a served game: TextCraft's three fields, and an `info` object where the game has one (BFCL). */
+export interface ServedStep {
+  observation: string;
+  reward: number;
+  done: boolean;
+  info?: Record<string, unknown>;
 }
 
 /** What the server plays: a game that resets to a task index and steps actions, with TextCraft's messages. */
 export interface ServedGame {
   reset(index: bigint): string;
-  step(action: string): TextCraftStep;
+  step(action: string): ServedStep;
 }
 
 /** A running server. */
@@ -95,12 +117,15 @@ const PATHS = new Set(Object.keys(MODELS).concat("GET /").map((r) => r.split(" "
 export function textCraftHandler(
   source: CraftingTree | (() => ServedGame),
   options: TextCraftServerOptions = {},
-): (req: Request) => Promise<Response> {
+): (req: Request, client?: { address: string }) => Promise<Response> {
   const newGame = typeof source === "function" ? source : () => new TextCraftGame(source);
   const maxEnvs = options.maxEnvs ?? 4096;
+  const perClient = options.maxEnvsPerClient ?? Math.min(1024, maxEnvs);
+  const keys = typeof options.token === "string" ? [options.token] : [...(options.token ?? [])];
   const limits = { maxBytes: options.maxBodyBytes ?? 65536, timeoutMs: options.bodyTimeoutMs ?? 10_000 };
   const idleMs = options.idleMs ?? 30 * 60_000;
-  const envs = new EnvTable<Env>({ idleMs });
+  const title = options.title ?? "TextCraft";
+  const envs = new EnvTable<Env>({ idleMs, maxAgeMs: options.maxAgeMs ?? 6 * 3600_000 });
   const origin = options.origin ?? "";
   const ownOrigin = typeof origin === "string" ? () => origin : origin;
   // Upstream's message first, so clients that match on it still do; then what may have happened.
@@ -110,15 +135,22 @@ export function textCraftHandler(
       `run of a server that has restarted since (ids are random and never reused). Create a new environment.`,
   });
 
-  const routes: Record<string, (input: Record<string, unknown>) => unknown> = {
-    "GET /": () => "This is environment TextCraft.",
-    "POST /create": () => {
+  const routes: Record<string, (input: Record<string, unknown>, owner: string) => unknown> = {
+    "GET /": () => `This is environment ${title}.`,
+    "POST /create": (_, owner) => {
       if (envs.size >= maxEnvs) {
         return { error: `Too many live environments (${envs.size} of ${maxEnvs}); close some with /close first.` };
       }
+      const held = envs.owned(owner);
+      if (held >= perClient) {
+        return {
+          error: `Too many live environments for this client (${held} of ${perClient} per client); close some ` +
+            "with /close first.",
+        };
+      }
       const game = newGame();
       const env: Env = { game, info: { observation: "", done: false, reward: 0, deleted: false } };
-      const id = envs.add(env);
+      const id = envs.add(env, owner);
       // Upstream resets a new environment to the task whose index is its own id (so id mod the task count here);
       // `commands` and `goal` are unused.
       env.info.observation = game.reset(id);
@@ -135,24 +167,37 @@ export function textCraftHandler(
     "POST /step": ({ id, action }) => {
       const env = envs.get(id as bigint);
       if (!env) return notValid(id as bigint);
-      let out: TextCraftStep;
+      let out: ServedStep;
       try {
         out = env.game.step(action as string);
       } catch (e) {
         if (e instanceof PythonError) return { error: e.message };
         throw e;
       }
-      Object.assign(env.info, out);
-      return { observation: out.observation, reward: out.reward, done: out.done };
+      const body = { observation: out.observation, reward: out.reward, done: out.done };
+      Object.assign(env.info, body);
+      return out.info ? { ...body, info: out.info } : body;
     },
     "GET /observation": ({ id }) => envs.get(id as bigint)?.info.observation ?? notValid(id as bigint),
     "GET /detail": ({ id }) => envs.get(id as bigint)?.info ?? notValid(id as bigint),
     "POST /close": ({ id }) => envs.delete(id as bigint),
   };
 
-  return async (req: Request): Promise<Response> => {
+  return async (req: Request, client?: { address: string }): Promise<Response> => {
     const refused = refuseCrossOrigin(req, ownOrigin());
     if (refused) return refused;
+    const key = keys.length > 0 ? keyIndex(req, keys) : 0;
+    if (key < 0) {
+      return json(
+        {
+          detail: "This server needs a key: send the header Authorization: Bearer KEY, with the key the server was " +
+            "started with (serve --token, or CRUCIBLE_ENV_TOKEN on both sides).",
+        },
+        401,
+        { "www-authenticate": "Bearer" },
+      );
+    }
+    const owner = `${client?.address ?? ""}${keys.length > 1 ? ` key ${key}` : ""}`;
     const url = new URL(req.url);
     const route = `${req.method} ${url.pathname}`;
     if (!(route in MODELS) && route !== "GET /") {
@@ -168,7 +213,7 @@ export function textCraftHandler(
     if (!checked.ok) return json({ detail: checked.problems }, 422);
     // Upstream's wrapper has no get_commands or get_goal, so these routes always fail inside the handler.
     if (route === "GET /commands" || route === "GET /goal") return text("Internal Server Error", 500);
-    return json(routes[route](checked.values), 200);
+    return json(routes[route](checked.values, owner), 200);
   };
 }
 
@@ -181,6 +226,15 @@ export async function serveTextCraft(options: TextCraftServerOptions = {}): Prom
   // The origin (and the base of request URLs) needs the port; it is set before any request can be answered.
   let url = "";
   const handler = textCraftHandler(source, { ...options, origin: () => url });
+  const keys = typeof options.token === "string" ? [options.token] : options.token ?? [];
+  if (keys.some((k) => k.length < 16)) throw new RangeError("A server key must be at least 16 characters long");
+  if (!isLoopback(hostname) && keys.length === 0) {
+    throw new RangeError(
+      `Binding ${hostname}, beyond loopback, needs a key that every request must carry: pass --token KEY or set ` +
+        "CRUCIBLE_ENV_TOKEN (the trainer sends CRUCIBLE_ENV_TOKEN too), or bind 127.0.0.1.",
+    );
+  }
+  const title = options.title ?? "TextCraft";
   const server = await listen(handler, () => url, {
     hostname,
     port: options.port ?? 36001,
@@ -190,12 +244,24 @@ export async function serveTextCraft(options: TextCraftServerOptions = {}): Prom
   url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${server.port}`;
   if (!isLoopback(hostname)) {
     (options.warn ?? console.error)(
-      `warning: TextCraft is bound to ${hostname}, beyond loopback, so it accepts environments from the network: ` +
-        `anyone who can reach port ${server.port} can create, step and close environments (there is no ` +
-        `authentication). Bind 127.0.0.1 (the default) unless that is what you want.`,
+      `warning: ${title} is bound to ${hostname}, beyond loopback, so it accepts environments from the network: ` +
+        `anyone who can reach port ${server.port} and holds the key can create, step and close environments, and ` +
+        `the key travels unencrypted over HTTP. Bind 127.0.0.1 (the default) unless that is what you want.`,
     );
   }
   return { url, port: server.port, shutdown: server.shutdown };
+}
+
+/** The index of the key a request carries as `Authorization: Bearer KEY`, or -1; compared in constant time. */
+function keyIndex(req: Request, keys: readonly string[]): number {
+  const got = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
+  let found = -1;
+  keys.forEach((k, i) => {
+    let diff = k.length ^ got.length;
+    for (let j = 0; j < k.length; j++) diff |= k.charCodeAt(j) ^ got.charCodeAt(j % Math.max(1, got.length));
+    if (diff === 0) found = i;
+  });
+  return found;
 }
 
 /** Whether `hostname` is a loopback address or name (127.0.0.0/8, ::1, localhost). */

@@ -82,3 +82,27 @@ Deno.test("the stack policy solves every one of TextCraft's 544 tasks through th
   }
   assert.ok(tagged > 50, `tasks that craft with a tag member: ${tagged}`);
 });
+
+Deno.test("tail frames: each frame is its command line from the item on, xK only while more than one craft is left", () => {
+  const replies = stackPlan(parseOpening(OPENING), { frames: "tail" }).map((t) => t.reply);
+  const carpet = "Thought: blue carpet using 2 blue wool";
+  const wool = (k: number) => `blue wool using 1 blue dye, 1 white wool${k > 1 ? ` x${k}` : ""}`;
+  const round = (k: number) => [
+    `${carpet} | ${wool(k)} | blue dye using 1 lapis lazuli\nAction: get 1 lapis lazuli`,
+    `${carpet} | ${wool(k)} | blue dye using 1 lapis lazuli\nAction: craft 1 blue dye using 1 lapis lazuli`,
+    `${carpet} | ${wool(k)} | white wool using 4 string\nAction: get 4 string`,
+    `${carpet} | ${wool(k)} | white wool using 4 string\nAction: craft 1 white wool using 4 string`,
+    `${carpet} | ${wool(k)}\nAction: craft 1 blue wool using 1 blue dye, 1 white wool`,
+  ];
+  assert.deepEqual(replies, [...round(2), ...round(1), `${carpet}\nAction: craft 3 blue carpet using 2 blue wool`]);
+  // The same actions as the count frames: only the thought's layout differs.
+  const actions = (frames: "count" | "tail") => stackPlan(parseOpening(OPENING), { frames }).map((t) => t.action);
+  assert.deepEqual(actions("tail"), actions("count"));
+  // Each frame's text after the name is a verbatim copy of what follows that name in its line.
+  for (const r of replies) {
+    for (const frame of r.split("\n")[0].replace("Thought: ", "").split(" | ")) {
+      const tail = frame.replace(/ x\d+$/, "");
+      assert.ok(OPENING.split("\n").some((l) => l.endsWith(` ${tail}`)), frame);
+    }
+  }
+});

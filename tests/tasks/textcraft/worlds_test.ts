@@ -97,3 +97,36 @@ Deno.test("the world's game answers as TextCraft's does, message for message, on
   }
   assert.ok(compared > 40, `tasks compared: ${compared}`);
 });
+
+Deno.test("misreads: refused by the game, never two in a row, the plan unchanged around them; none drawn at rate 0", () => {
+  let misreads = 0, episodes = 0;
+  const kinds = new Set<string>();
+  for (let n = 0; n < 200; n++) {
+    const depth = 1 + (n % 4);
+    const plain = worldEpisode(new Rng(100 + n), NAMES, { depth, maxTurns: 24 });
+    // Asking for none draws exactly the episodes of before (the option consumes no randomness at 0).
+    assert.deepEqual(worldEpisode(new Rng(100 + n), NAMES, { depth, maxTurns: 24, misreads: 0 }), plain);
+    const { world, episode } = worldEpisode(new Rng(100 + n), NAMES, { depth, maxTurns: 24, misreads: 0.2 });
+    assert.deepEqual(world, plain.world);
+    // Without its misreads, the episode is the plain one: the right replies and the game's answers are unchanged.
+    assert.deepEqual(episode.turns.filter((t) => !t.misread), plain.episode.turns);
+    assert.ok(episode.success);
+    const wrong = episode.turns.filter((t) => t.misread);
+    assert.ok(wrong.length <= 2);
+    episode.turns.forEach((t, i) => {
+      if (!t.misread) return;
+      assert.match(t.observation, /^Could not (find|execute)/, t.reply);
+      assert.ok(!episode.turns[i + 1].misread, "a right reply follows every misread");
+      assert.notEqual(t.reply, episode.turns[i + 1].reply);
+      kinds.add(/Action: (get|craft)/.exec(t.reply)![1] + ":" + t.observation.split(" ").slice(0, 5).join(" "));
+    });
+    misreads += wrong.length, episodes += wrong.length > 0 ? 1 : 0;
+  }
+  assert.ok(episodes > 50, `${episodes} episodes of 200 have a misread`);
+  // All three of TextCraft's refusals occur: a craftable item fetched, too few inputs, a recipe that does not match.
+  const seen = [...kinds].join("\n");
+  for (const k of ["get:Could not find", "craft:Could not find enough items", "craft:Could not find a valid"]) {
+    assert.ok(seen.includes(k), `${k} in\n${seen}`);
+  }
+  assert.ok(misreads > episodes);
+});

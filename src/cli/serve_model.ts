@@ -1,0 +1,90 @@
+/**
+ * `deno task serve-model --model DIR [--adapter DIR] [--port N]`: serves a model (a Hugging Face directory, a Crucible
+ * checkpoint or a Hub name) as an OpenAI-compatible API (src/serve/openai.ts) on Crucible's own KV-cached sampler,
+ * concurrent requests batched into shared decode blocks, until interrupted.
+ */
+import { getGpu } from "../gpu/device.ts";
+import { Generator } from "../model/generate.ts";
+import { KV_CACHE_SETTINGS } from "../config/schema.ts";
+import type { CacheSetting } from "../model/infer.ts";
+import { loadGpuModel } from "../model/load.ts";
+import { DecodeBatcher } from "../serve/batcher.ts";
+import { serveOpenAI } from "../serve/openai.ts";
+import { dryRun, numberFlag, parseFlags } from "./args.ts";
+import { localModel } from "./model_arg.ts";
+
+const USAGE = `Usage: deno task serve-model --model DIR [--adapter DIR] [options]
+
+Serves a model as an OpenAI-compatible API: POST /v1/chat/completions (the model's chat template; tools passed to
+it, and <tool_call> blocks returned as OpenAI tool_calls), POST /v1/completions, GET /v1/models; streaming with
+"stream": true. Concurrent requests share decode blocks (continuous batching) on Crucible's KV-cached sampler.
+
+Options:
+  --model DIR        a Hugging Face model directory, a Crucible checkpoint, or a Hub name org/name[@revision]
+  --adapter DIR      a PEFT LoRA adapter (a LoRA run's checkpoint) on the model
+  --name NAME        the model name /v1/models lists and replies echo (default: --model as given)
+  --port N           port to listen on; 0 picks a free one                               (default 8000)
+  --host NAME        interface to bind; beyond loopback anyone on the network may use it  (default 127.0.0.1)
+  --slots N          sequences decoded at once; more requests wait for a slot            (default 8)
+  --max-len N        tokens per sequence, prompt and reply together                      (default 4096, at most
+                     the model's max_position_embeddings)
+  --max-tokens N     reply tokens when a request names no max_tokens                     (default 256)
+  --kv-cache TYPE    ${KV_CACHE_SETTINGS.join(", ")}                                          (default auto)
+  --block-steps N    tokens sampled per sequence per GPU round trip                      (default 8)
+  -h, --help         this text
+
+Examples:
+  deno task serve-model --model models/crucible-tiny --port 8000
+  deno task serve-model --model Qwen/Qwen2.5-0.5B-Instruct --adapter runs/textcraft-20261124-0900/checkpoints/final
+Then, with the openai package: new OpenAI({ baseURL: "http://127.0.0.1:8000/v1", apiKey: "none" })`;
+
+/** Runs the command until interrupted. */
+export async function main(args: string[]): Promise<void> {
+  const { values: v } = parseFlags("deno task serve-model", {
+    args,
+    options: {
+      model: { type: "string" },
+      adapter: { type: "string" },
+      name: { type: "string" },
+      port: { type: "string" },
+      host: { type: "string", default: "127.0.0.1" },
+      slots: { type: "string" },
+      "max-len": { type: "string" },
+      "max-tokens": { type: "string" },
+      "kv-cache": { type: "string", default: "auto" },
+      "block-steps": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (v.help) return console.log(USAGE);
+  if (!v.model) throw new TypeError(`--model DIR is required. ${USAGE}`);
+  const port = numberFlag("--port", v.port, 8000, { lo: 0, hi: 65535, integer: true });
+  const slots = numberFlag("--slots", v.slots, 8, { lo: 1, hi: 1024, integer: true });
+  const blockSteps = numberFlag("--block-steps", v["block-steps"], 8, { lo: 1, hi: 256, integer: true });
+  const maxTokens = numberFlag("--max-tokens", v["max-tokens"], 256, { lo: 1, integer: true });
+  if (!(KV_CACHE_SETTINGS as readonly string[]).includes(v["kv-cache"]!)) {
+    throw new RangeError(`--kv-cache must be one of ${KV_CACHE_SETTINGS.join(", ")}, got "${v["kv-cache"]}"`);
+  }
+  if (dryRun(`would serve ${v.model} on port ${port}`)) return;
+  const dir = await localModel(v.model);
+  const gpu = await getGpu();
+  const g = await loadGpuModel(gpu, dir, { adapter: v.adapter });
+  if (!g.tokenizer) throw new TypeError(`${dir} has no tokenizer.json; serving text needs the model's tokenizer`);
+  const maxLen = numberFlag("--max-len", v["max-len"], Math.min(4096, g.config.maxPositions), {
+    lo: 2,
+    hi: g.config.maxPositions,
+    integer: true,
+  });
+  const generator = new Generator(g.model, { slots, maxLen, blockSteps, cache: v["kv-cache"] as CacheSetting });
+  const server = serveOpenAI({
+    batcher: new DecodeBatcher(generator),
+    tokenizer: g.tokenizer,
+    stopIds: g.stopIds,
+    modelName: v.name ?? v.model,
+    maxLen,
+    defaultMaxTokens: maxTokens,
+  }, { port, hostname: v.host });
+  const local = ["127.0.0.1", "::1", "localhost"].includes(v.host!);
+  if (!local) console.error(`warning: serving on ${v.host}: anyone who can reach it can use the model`);
+  console.log(`Serving ${v.model} (OpenAI API) at ${server.url}; ${slots} slots of ${maxLen} tokens. Ctrl-C stops.`);
+}

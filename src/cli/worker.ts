@@ -1,0 +1,63 @@
+/**
+ * `deno task worker --cluster URL [--name NAME] [NAME|CONFIG.yaml] [key=value ...]`: a rollout worker for a learner
+ * started with `train --cluster URL`.
+ */
+import { resolveConfig } from "../config/load.ts";
+import { configSource } from "../config/presets.ts";
+import { runWorker } from "../cluster/worker.ts";
+import { stopOnSignals } from "./train.ts";
+import { dryRun, parseFlags } from "./args.ts";
+
+const USAGE = `Usage: deno task worker --cluster URL [--name NAME] [NAME|CONFIG.yaml] [key.path=value ...]
+
+Plays rollouts for the learner of deno task train ... --cluster URL: takes prompt groups from the JetStream work
+queue, plays every episode of a group on the newest policy version (its SHA-256 checked), and publishes them. The
+run's config (task, model, rollout settings) comes from the learner; a config given here must name the same task
+and model, or the worker is refused. With the tiny model or model.path, the same files must exist here.
+Ctrl-C finishes the group in progress and stops.
+
+Options:
+  --cluster URL   the NATS server (deno task cluster up prints it)
+  --name NAME     this worker's name in the learner's metrics (letters, digits, - and _; default worker-PID)
+  NAME|CONFIG     optional: the config this worker expects (checked against the learner's task and model)
+  key.path=value  optional: overrides of that config
+
+Examples:
+  deno task worker --cluster nats://127.0.0.1:4222 --name a
+  deno task worker --cluster nats://learner-host:4222 --name gpu2 textcraft`;
+
+/** Runs the command. */
+export async function main(args: string[]): Promise<void> {
+  const { values: v, positionals } = parseFlags("deno task worker", {
+    args,
+    allowPositionals: true,
+    options: {
+      cluster: { type: "string" },
+      name: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (v.help) return console.log(USAGE);
+  if (!v.cluster) throw new TypeError(`worker needs --cluster URL (deno task cluster up prints one). ${USAGE}`);
+  const name = v.name ?? `worker-${Deno.pid}`;
+  if (!/^[\w-]+$/.test(name)) throw new RangeError(`--name must be letters, digits, - and _, got "${name}"`);
+  const overrides = positionals.filter((p) => p.includes("="));
+  const names = positionals.filter((p) => !p.includes("="));
+  const config = names.length > 0 || overrides.length > 0
+    ? resolveConfig(await configSource(names[0] ?? "textcraft"), overrides)
+    : undefined;
+  if (dryRun(`would join ${v.cluster} as ${name}`)) return;
+  const stops = stopOnSignals("Stopping after the group in progress (a second signal quits at once).");
+  try {
+    const groups = await runWorker({
+      url: v.cluster,
+      name,
+      config,
+      line: (t) => console.error(t),
+      stop: stops.requested,
+    });
+    console.error(`Worker ${name} stopped after ${groups} groups.`);
+  } finally {
+    stops.release();
+  }
+}

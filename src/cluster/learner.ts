@@ -1,0 +1,220 @@
+/**
+ * The learner's side of the cluster, a rollout source for rlStep: it publishes policy version step − 1 (once per
+ * step), then the step's prompt groups, and collects the played groups until it has every group of the step,
+ * exactly `data.train_batch_size` of them, in group order. A group played twice (a redelivered prompt whose first
+ * worker published before it died) is dropped by its (step, group); a group sampled more than
+ * rollout.max_staleness versions behind is dropped, counted, and its prompt published again. With
+ * rollout.max_staleness = k > 0 the trainer publishes the prompts of the next k steps ahead (`prepare`), so workers
+ * play them while the learner updates.
+ */
+import type { EpisodeSpec, RolloutOptions } from "../rollout/agent.ts";
+import type { Trajectory } from "../rollout/trajectory.ts";
+import type { PlayedStep, RolloutSource } from "../train/rl_step.ts";
+import type { Run } from "../train/run.ts";
+import { decodeGroup, encode, type GroupMessage, type PromptMessage } from "./messages.ts";
+import { type Cluster, prepareStreams, PROMPT_SUBJECT, queueDepth, retrying, TRAJECTORIES } from "./nats.ts";
+import { publishVersion } from "./weights.ts";
+import type { RunInfo } from "./worker.ts";
+
+/** How often the learner says it is still waiting for groups. */
+const WAIT_NOTE_MS = 30_000;
+
+/** The cluster rollout source of a run. */
+export class ClusterSource implements RolloutSource {
+  readonly id = crypto.randomUUID();
+  /** Groups received and not yet taken by a step, by `${step}-${group}`. */
+  #groups = new Map<string, GroupMessage>();
+  /** Keys of groups a step took: a later copy is a duplicate. */
+  #taken = new Set<string>();
+  /** Prompt ids whose group was dropped as stale: their late copies are duplicates too. */
+  #droppedIds = new Set<string>();
+  #prompts = new Map<string, PromptMessage>();
+  #published = new Set<number>();
+  #version = -1;
+  #wake: () => void = () => {};
+  #counts = { duplicates: 0, stale: 0 };
+  #closed = false;
+  #reader?: Promise<void>;
+
+  private constructor(readonly cluster: Cluster, readonly run: Run) {}
+
+  /** Prepares the streams for a new run, announces it in KV and starts reading played groups. */
+  static async start(cluster: Cluster, run: Run): Promise<ClusterSource> {
+    const c = run.config;
+    if (run.learner.model.lora) {
+      throw new RangeError(
+        "train --cluster publishes full parameters; a LoRA run (model.lora_rank > 0) over the cluster is not " +
+          "supported yet: train it in one process (drop --cluster)",
+      );
+    }
+    await prepareStreams(cluster, { ackWaitSeconds: c.cluster.ack_wait_s, maxDeliver: c.cluster.max_deliver });
+    const s = new ClusterSource(cluster, run);
+    const info: RunInfo = { id: s.id, config: c };
+    await cluster.kv.delete("version").catch(() => {});
+    await cluster.kv.put("run", JSON.stringify(info));
+    s.#reader = s.#read();
+    return s;
+  }
+
+  async #read(): Promise<void> {
+    const consumer = await this.cluster.js.consumers.get(TRAJECTORIES);
+    const messages = await consumer.consume();
+    const closed = () => this.#closed;
+    for await (const m of messages) {
+      if (closed()) break;
+      let g: GroupMessage;
+      try {
+        g = decodeGroup(m.data);
+      } catch (e) {
+        this.run.rep.line(`Dropped an unreadable group message: ${(e as Error).message}`);
+        continue;
+      }
+      if (g.run !== this.id) continue;
+      const key = `${g.step}-${g.group}`;
+      if (this.#taken.has(key) || this.#groups.has(key) || this.#droppedIds.has(g.id)) {
+        this.#counts.duplicates++;
+        continue;
+      }
+      this.#groups.set(key, g);
+      this.#wake();
+    }
+  }
+
+  /** Publishes policy version `version` (the learner's current weights) unless it is out already. */
+  async #publishVersion(version: number): Promise<number> {
+    if (version <= this.#version) return 0;
+    const t0 = performance.now();
+    const w = this.run.learner.model.weights;
+    const host = await w.toHost();
+    const shaped = new Map(w.specs.map((s) => [s.name, { shape: s.shape, data: host.get(s.name)! }]));
+    const keep = this.run.config.rollout.max_staleness + 2;
+    await retrying(
+      `Publishing policy version ${version}`,
+      () => publishVersion(this.cluster, version, shaped, { keep }),
+    );
+    this.#version = version;
+    return (performance.now() - t0) / 1000;
+  }
+
+  /** Publishes a step's prompt groups (once): one message per group, all rollout.n seeds in it. */
+  async prepare(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<void> {
+    if (this.#published.has(step)) return;
+    this.#published.add(step);
+    const { onEpisode: _, timing: __, ...options } = o;
+    const byGroup = new Map<number, EpisodeSpec[]>();
+    for (const s of specs) byGroup.set(s.group, [...(byGroup.get(s.group) ?? []), s]);
+    const messages = [...byGroup].map(([group, list]): PromptMessage => ({
+      run: this.id,
+      id: `${this.id}-s${step}-g${group}-r0`,
+      step,
+      group,
+      groups: byGroup.size,
+      task: list[0].task,
+      seeds: list.map((s) => s.seed),
+      minVersion: Math.max(0, step - 1 - this.run.config.rollout.max_staleness),
+      options,
+    }));
+    await Promise.all(messages.map((p) => this.#publishPrompt(p)));
+  }
+
+  async #publishPrompt(p: PromptMessage): Promise<void> {
+    this.#prompts.set(`${p.step}-${p.group}`, p);
+    await retrying("Publishing a prompt", () => this.cluster.js.publish(PROMPT_SUBJECT, encode(p), { msgID: p.id }));
+  }
+
+  /** Plays a step over the cluster: see the module header. */
+  async play(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<PlayedStep> {
+    const publishSeconds = await this.#publishVersion(step - 1);
+    await this.prepare(step, specs, o);
+    const groups = [...new Set(specs.map((s) => s.group))];
+    const counts0 = { ...this.#counts };
+    const t0 = performance.now();
+    let noted = t0, replayed = 0;
+    const bound = this.run.config.rollout.max_staleness;
+    for (;;) {
+      for (const g of groups) {
+        const got = this.#groups.get(`${step}-${g}`);
+        if (!got || step - 1 - got.version <= bound) continue;
+        // Sampled too long ago: drop, count, and play the prompt again on a newer version.
+        this.#groups.delete(`${step}-${g}`);
+        this.#droppedIds.add(got.id);
+        this.#counts.stale += got.trajectories.length;
+        const p = this.#prompts.get(`${step}-${g}`)!;
+        const retry = Number(p.id.slice(p.id.lastIndexOf("-r") + 2)) + 1;
+        await this.#publishPrompt({
+          ...p,
+          id: `${p.id.slice(0, p.id.lastIndexOf("-r"))}-r${retry}`,
+          minVersion: step - 1,
+        });
+      }
+      if (groups.every((g) => this.#groups.has(`${step}-${g}`))) break;
+      const woke = new Promise<void>((r) => (this.#wake = r));
+      await Promise.race([woke, new Promise((r) => setTimeout(r, 1000))]);
+      if (performance.now() - noted > WAIT_NOTE_MS) {
+        noted = performance.now();
+        const have = groups.filter((g) => this.#groups.has(`${step}-${g}`)).length;
+        this.run.rep.line(
+          `Step ${step}: ${have} of ${groups.length} groups in after ${((noted - t0) / 1000).toFixed(0)} s; ` +
+            `is a worker running? deno task worker --cluster ${this.cluster.url}`,
+        );
+      }
+    }
+    const waited = (performance.now() - t0) / 1000;
+    const played = groups.map((g) => {
+      const key = `${step}-${g}`, m = this.#groups.get(key)!;
+      this.#groups.delete(key);
+      this.#taken.add(key);
+      if (m.deliveries > 1) replayed++;
+      return m;
+    });
+    const trajectories: Trajectory[] = played.flatMap((m) => m.trajectories);
+    const depth = await queueDepth(this.cluster).catch(() => undefined);
+    const metrics: Record<string, number> = {
+      cluster_wait_s: waited,
+      cluster_publish_s: publishSeconds,
+      duplicates_dropped: this.#counts.duplicates - counts0.duplicates,
+      prompts_replayed: replayed,
+      ...(depth ? { queue_pending: depth.pending, queue_playing: depth.playing } : {}),
+      ...workerMetrics(played, step - 1),
+    };
+    // Groups dropped as stale before this step's rlStep sees them: rlStep adds its own drops to this count.
+    if (this.#counts.stale > counts0.stale) metrics.stale_dropped = this.#counts.stale - counts0.stale;
+    const sum = (f: (m: GroupMessage) => number) => played.reduce((a, m) => a + f(m), 0);
+    return {
+      trajectories,
+      seconds: {
+        prefill: sum((m) => m.seconds.prefill),
+        decode: sum((m) => m.seconds.decode),
+        env: sum((m) => m.seconds.env),
+      },
+      metrics,
+    };
+  }
+
+  /** Stops reading and leaves the streams as they are (a resumed learner purges them). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#wake();
+    await this.cluster.close();
+    await this.#reader?.catch(() => {});
+  }
+}
+
+/** Per worker of a step: episodes per second of its play time, and how many versions behind it sampled. */
+export function workerMetrics(played: readonly GroupMessage[], learnerVersion: number): Record<string, number> {
+  const by = new Map<string, { episodes: number; seconds: number; behind: number; groups: number }>();
+  for (const m of played) {
+    const w = by.get(m.worker) ?? { episodes: 0, seconds: 0, behind: 0, groups: 0 };
+    w.episodes += m.trajectories.length;
+    w.seconds += m.seconds.play;
+    w.behind += learnerVersion - m.version;
+    w.groups++;
+    by.set(m.worker, w);
+  }
+  const out: Record<string, number> = { workers: by.size };
+  for (const [name, w] of by) {
+    if (w.seconds > 0) out[`worker_${name}_episodes_per_s`] = w.episodes / w.seconds;
+    out[`worker_${name}_versions_behind`] = w.behind / w.groups;
+  }
+  return out;
+}

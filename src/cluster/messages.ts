@@ -1,0 +1,76 @@
+/**
+ * What travels over the cluster's streams, as JSON: a prompt group for a worker to play, and the group it played.
+ * JSON keeps every number exact (a float64 prints as the shortest text that reads back to the same bits), so
+ * sampler log-probabilities reach the learner as the worker computed them.
+ */
+import type { RolloutOptions } from "../rollout/agent.ts";
+import type { Trajectory } from "../rollout/trajectory.ts";
+
+/** One prompt group: all rollout.n episodes of one prompt, played by one worker. */
+export interface PromptMessage {
+  /** The learner's run id: a worker drops prompts of a run that is not the current one. */
+  run: string;
+  /** Unique per publication (step, group and replay), the dedup id on the server. */
+  id: string;
+  step: number;
+  group: number;
+  /** Groups in the step (a worker that takes one waits briefly for the others to be published). */
+  groups: number;
+  task: number;
+  /** One seed per episode. */
+  seeds: number[];
+  /** The oldest policy version that may sample it: step − 1 − rollout.max_staleness. */
+  minVersion: number;
+  options: Omit<RolloutOptions, "onEpisode" | "timing">;
+}
+
+/** A played group. */
+export interface GroupMessage {
+  run: string;
+  /** The prompt's id. */
+  id: string;
+  step: number;
+  group: number;
+  /** The policy version that sampled every episode of the group. */
+  version: number;
+  worker: string;
+  /** How many times JetStream had delivered the prompt when this worker played it (> 1: a replay). */
+  deliveries: number;
+  seconds: { play: number; prefill: number; decode: number; env: number };
+  trajectories: Trajectory[];
+}
+
+const enc = new TextEncoder(), dec = new TextDecoder();
+
+/** A message's bytes. */
+export function encode(m: PromptMessage | GroupMessage): Uint8Array {
+  return enc.encode(JSON.stringify(m));
+}
+
+/** A prompt message from bytes; a SyntaxError names what is missing. */
+export function decodePrompt(bytes: Uint8Array): PromptMessage {
+  return check(JSON.parse(dec.decode(bytes)), [
+    "run",
+    "id",
+    "step",
+    "group",
+    "groups",
+    "task",
+    "seeds",
+    "minVersion",
+    "options",
+  ]);
+}
+
+/** A group message from bytes. */
+export function decodeGroup(bytes: Uint8Array): GroupMessage {
+  return check(JSON.parse(dec.decode(bytes)), ["run", "id", "step", "group", "version", "worker", "trajectories"]);
+}
+
+function check<T>(value: Record<string, unknown>, keys: readonly string[]): T {
+  const missing = keys.filter((k) => !(k in value));
+  if (missing.length > 0) {
+    throw new SyntaxError(`A cluster message lacks ${missing.join(", ")}: another version sent it`);
+  }
+  return value as T;
+}

@@ -1,0 +1,74 @@
+/**
+ * BFCL multi-turn function calling: the user asks for things turn by turn, the model calls the tools of BFCL's API
+ * classes until it answers in plain text, and BFCL's checker judges each turn. The task's parts, reached by the
+ * trainer only through the Task hooks: the embedded server (BFCL's files from `task_options.data_dir`, else the
+ * generated tasks), per-category and per-class results, the oracle's demonstrations from ground truth, the tiny
+ * model's vocabulary, and synthetic tasks for pretraining a base model (synthetic.ts).
+ */
+import type { Task } from "../task.ts";
+import type { EpisodeOptions } from "./episode.ts";
+import { oracleReplies } from "./oracle.ts";
+import { type BfclOptions, parseBfclOptions } from "./options.ts";
+import { BFCL_PROMPT } from "./prompt.ts";
+import { bfclSynthetic } from "./synthetic.ts";
+import { type BfclSource, bfclSource, GENERATED, generatedSource, serveBfcl } from "./server.ts";
+import { bfclVocabulary } from "./vocabulary.ts";
+
+const range = (lo: number, n: number) => Array.from({ length: n }, (_, i) => lo + i);
+
+/** The entries the last served source holds (BFCL's files once a data directory was served, else generated). */
+let served: BfclSource | undefined;
+const source = () => served ?? generatedSource();
+
+/** The episode rules the options ask for. */
+export function episodeOptions(o: BfclOptions): EpisodeOptions {
+  return {
+    format: o.call_format === "envtuning" ? "envtuning" : "auto",
+    formatErrors: o.format_errors,
+    strictEmptyTurns: o.strict_empty_turns,
+    rewards: o.rewards,
+    feedback: o.feedback,
+  };
+}
+
+export { oracleReplies };
+
+/** The BFCL task. 60 rounds: BFCL allows 20 steps a turn; generated entries need at most about 10 in all. */
+export const bfcl: Task = {
+  name: "bfcl",
+  env: "bfcl",
+  prompt: BFCL_PROMPT,
+  parseAction: (text) => ({ action: text }),
+  // BFCL's pass, and EnvTuning's progress of 1 (every turn passed). Under the stage 1-2 format reward (0..2) a reward
+  // of 1 is not a pass: evaluate such a run's checkpoints with task_options.rewards=pass.
+  isSuccess: (reward) => reward === 1,
+  maxRounds: 60,
+  // train/test: the generated tasks; bfcl: BFCL's own 800 multi-turn entries (4 categories x 200) when
+  // task_options.data_dir holds them.
+  splits: {
+    train: range(0, GENERATED.train),
+    test: range(GENERATED.train, GENERATED.test),
+    bfcl: range(0, 800),
+  },
+  category: (index) => source().entries[index]?.category ?? "unknown",
+  groups: (index) => (source().entries[index]?.involvedClasses ?? []).map((c) => `class ${c}`),
+  parseOptions: parseBfclOptions,
+  async serve(options) {
+    const o = parseBfclOptions(options);
+    served = await bfclSource(o.data_dir ?? undefined);
+    return await serveBfcl({
+      port: 0,
+      source: served,
+      episode: episodeOptions(o),
+    });
+  },
+  vocabulary: (prompt) => Promise.resolve(bfclVocabulary(generatedSource(), prompt)),
+  oracle: async (index, options) => {
+    const o = parseBfclOptions(options);
+    return oracleReplies(o.data_dir ? await bfclSource(o.data_dir) : generatedSource(), index, o);
+  },
+  synthetic: (options) => {
+    const o = parseBfclOptions(options);
+    return Promise.resolve(bfclSynthetic(o, episodeOptions(o)));
+  },
+};

@@ -1,0 +1,107 @@
+/**
+ * BFCL served over AgentGym's protocol with TextCraft's server (its routes, JSON shapes, id table and request
+ * guards): `/create`, `/reset {id, data_idx}`, `/step {id, action}` answering `observation`, `reward`, `done` and an
+ * `info` object (the executed calls with their results, and at a user turn's end the checker's verdict). Entries are
+ * BFCL's own, in file order, from a data directory, or Crucible's generated tasks (train indices first, then the
+ * held-out ones). Every environment owns its instances. A step never throws: whatever goes wrong inside is answered
+ * as an observation and the episode goes on.
+ *
+ * @example
+ * ```ts
+ * const server = await serveBfcl({ port: 0 });
+ * // POST /create -> {id, observation: "Here is a list of functions ..."}; POST /step {id, action: "[ls(a=True)]"}
+ * await server.shutdown();
+ * ```
+ */
+import {
+  type ServedGame,
+  serveTextCraft,
+  type TextCraftServer,
+  type TextCraftServerOptions,
+} from "../../src/env/textcraft/server.ts";
+import { CLASS_NAMES, newInstance } from "./classes/api.ts";
+import { type BfclEntry, type FunctionDoc, loadBfclDir } from "./entries.ts";
+import { BfclEpisode, type EpisodeOptions } from "./episode.ts";
+import { generateEntries } from "./generator.ts";
+import { GENERATED_DOCS } from "./tool_docs.ts";
+
+/** What the server plays: entries by index and the tool documents of their classes. */
+export interface BfclSource {
+  entries: readonly BfclEntry[];
+  docs: Readonly<Record<string, readonly FunctionDoc[]>>;
+  /** Named index ranges (the generated tasks' train and test). */
+  splits?: Readonly<Record<string, readonly number[]>>;
+}
+
+/** The generated task set: its seed and split sizes. */
+export const GENERATED = { seed: 0, train: 400, test: 100 } as const;
+
+let generated: BfclSource | undefined;
+
+/** Crucible's generated tasks: GENERATED.train train entries, then GENERATED.test held-out ones (built once). */
+export function generatedSource(): BfclSource {
+  if (generated) return generated;
+  const classes = CLASS_NAMES;
+  const train = generateEntries({ seed: GENERATED.seed, count: GENERATED.train, split: "train", classes }, newInstance);
+  const test = generateEntries({ seed: GENERATED.seed, count: GENERATED.test, split: "test", classes }, newInstance);
+  const range = (lo: number, n: number) => Array.from({ length: n }, (_, i) => lo + i);
+  generated = {
+    entries: [...train, ...test],
+    docs: GENERATED_DOCS,
+    splits: { train: range(0, train.length), test: range(train.length, test.length) },
+  };
+  return generated;
+}
+
+/** BFCL's files from `dataDir`, or the generated tasks when none is given. */
+export async function bfclSource(dataDir?: string): Promise<BfclSource> {
+  return dataDir ? await loadBfclDir(dataDir) : generatedSource();
+}
+
+/** A served game over `source`: reset picks entry `index mod size`. */
+export function bfclGame(source: BfclSource, options: EpisodeOptions = {}): ServedGame {
+  let episode: BfclEpisode | undefined;
+  return {
+    reset(index: bigint) {
+      const n = BigInt(source.entries.length);
+      const entry = source.entries[Number(((index % n) + n) % n)];
+      episode = new BfclEpisode(entry, source.docs, newInstance, options);
+      return episode.reset();
+    },
+    step(action: string) {
+      if (!episode) return { observation: "Reset the environment before stepping it.", reward: 0, done: true };
+      try {
+        return episode.step(action);
+      } catch (e) {
+        // A defect of ours, not the model's: answered, logged, and the episode goes on.
+        console.error(`bfcl: step of ${episode.entry.id} failed: ${(e as Error).stack ?? e}`);
+        return {
+          observation: `Error during execution: ${(e as Error).message}`,
+          reward: 0,
+          done: false,
+          info: { internal_error: String((e as Error).message) },
+        };
+      }
+    },
+  };
+}
+
+/** Server settings: TextCraft's, the source's data directory and the episode options. */
+export interface BfclServerOptions extends Omit<TextCraftServerOptions, "games" | "tree" | "title"> {
+  /** BFCL's data directory (laid out as `bfcl_eval/data/`); default: the generated tasks. */
+  dataDir?: string;
+  /** Entries to serve instead (tests, embedding); overrides dataDir. */
+  source?: BfclSource;
+  episode?: EpisodeOptions;
+}
+
+/** Starts a BFCL server; resolves once it listens. */
+export async function serveBfcl(options: BfclServerOptions = {}): Promise<TextCraftServer> {
+  const source = options.source ?? await bfclSource(options.dataDir);
+  return serveTextCraft({
+    ...options,
+    port: options.port ?? 36002,
+    title: "BFCL",
+    games: () => bfclGame(source, options.episode),
+  });
+}

@@ -1,0 +1,177 @@
+// A learner and rollout workers over a real nats-server on loopback: two workers train 3 steps of the smoke model
+// to the same parameters as the in-process run, bit for bit (rollout.max_staleness=0); a worker SIGKILLed in the
+// middle of a group has its prompt replayed by another, and the run still takes exactly the batch size per step,
+// counts nothing twice and ends with the same parameters.
+import assert from "node:assert/strict";
+import { noGpu } from "../no_gpu.ts";
+import { sha } from "../train/cli_run.ts";
+import { end, learnerArgs, metrics, natsServer, noNats, spawnCli } from "./helpers.ts";
+
+const FINAL = "checkpoints/final/model.safetensors";
+
+async function inProcess(dir: string): Promise<string> {
+  const run = `${dir}/inproc`;
+  const p = spawnCli(["train", ...await learnerArgs(dir), "--run-dir", run]);
+  const s = await p.done;
+  assert.equal(s.code, 0, p.output());
+  return await sha(`${run}/${FINAL}`);
+}
+
+Deno.test({
+  name: "cluster: a learner and two workers train 3 steps to the in-process run's parameters, bit for bit",
+  ignore: noGpu || noNats,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const want = await inProcess(dir);
+    const server = await natsServer(dir);
+    const workers = ["a", "b"].map((name) => spawnCli(["worker", "--cluster", server.url, "--name", name]));
+    try {
+      const run = `${dir}/cluster`;
+      const learner = spawnCli(["train", ...await learnerArgs(dir), "--run-dir", run, "--cluster", server.url]);
+      const s = await learner.done;
+      assert.equal(s.code, 0, learner.output());
+      assert.equal(await sha(`${run}/${FINAL}`), want, "cluster and in-process parameters differ");
+      const m = await metrics(run);
+      assert.deepEqual(m.map((x) => x.episodes), [4, 4, 4]);
+      assert.deepEqual(m.map((x) => x.staleness_0), [4, 4, 4]);
+      assert.deepEqual(m.map((x) => x.stale_dropped), [0, 0, 0]);
+      assert.ok(m.every((x) => x.workers >= 1 && x.cluster_wait_s > 0), JSON.stringify(m));
+      const names = new Set(m.flatMap((x) => Object.keys(x).filter((k) => k.endsWith("_episodes_per_s"))));
+      assert.ok(names.size >= 1, "per-worker episodes/s are reported");
+    } finally {
+      await Promise.all(workers.map(end));
+      await server.stop();
+    }
+    for (const w of workers) assert.match(w.output(), /stopped after \d+ groups/);
+    await Deno.remove(dir, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "cluster: a worker SIGKILLed mid-group has its prompt replayed; exact batch, nothing counted twice",
+  ignore: noGpu || noNats,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const want = await inProcess(dir);
+    const server = await natsServer(dir);
+    // Worker a alone takes step 1's groups and kills itself (SIGKILL) after the group's first episode.
+    const a = spawnCli(["worker", "--cluster", server.url, "--name", "a"], { CRUCIBLE_KILL_AT: "worker mid-group" });
+    let b;
+    try {
+      const run = `${dir}/cluster`;
+      const learner = spawnCli(["train", ...await learnerArgs(dir), "--run-dir", run, "--cluster", server.url]);
+      const killed = await a.done;
+      assert.equal(killed.signal, "SIGKILL", a.output());
+      b = spawnCli(["worker", "--cluster", server.url, "--name", "b"]);
+      const s = await learner.done;
+      assert.equal(s.code, 0, learner.output());
+      const m = await metrics(run);
+      assert.deepEqual(m.map((x) => x.episodes), [4, 4, 4], "exactly train_batch_size × n per step");
+      // Worker a held one or both of step 1's groups (it takes what the queue holds) when it died.
+      assert.ok([1, 2].includes(m[0].prompts_replayed), "the killed worker's prompts, replayed");
+      assert.deepEqual(m.slice(1).map((x) => x.prompts_replayed), [0, 0]);
+      assert.ok(m.every((x) => x.duplicates_dropped === 0 && x.worker_a_episodes_per_s === undefined));
+      const episodes = (await Deno.readTextFile(`${run}/rollouts.jsonl`)).trim().split("\n")
+        .map((l) => JSON.parse(l)).filter((e) => e.phase === "rl");
+      assert.equal(episodes.length, 12);
+      assert.equal(new Set(episodes.map((e) => `${e.step}-${e.group}-${e.conversation}`)).size, 12);
+      // The replay samples the same seeds on the same version: the run is still the in-process one.
+      assert.equal(await sha(`${run}/${FINAL}`), want);
+    } finally {
+      if (b) await end(b);
+      await end(a);
+      await server.stop();
+    }
+    await Deno.remove(dir, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "cluster: max_staleness=1 with TIS plays ahead within the bound, exact batches, TIS metrics reported",
+  ignore: noGpu || noNats,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const server = await natsServer(dir);
+    const workers = ["a", "b"].map((name) => spawnCli(["worker", "--cluster", server.url, "--name", name]));
+    try {
+      const run = `${dir}/cluster`;
+      const extra = ["rollout.max_staleness=1", "actor.recompute_old_logprob=true", "actor.tis_cap=2"];
+      const learner = spawnCli(["train", ...await learnerArgs(dir, extra), "--run-dir", run, "--cluster", server.url]);
+      const s = await learner.done;
+      assert.equal(s.code, 0, learner.output());
+      const m = await metrics(run);
+      assert.deepEqual(m.map((x) => x.episodes), [4, 4, 4]);
+      for (const x of m) {
+        assert.equal((x.staleness_0 ?? 0) + (x.staleness_1 ?? 0), 4, JSON.stringify(x));
+        assert.equal(x.stale_dropped, 0);
+        assert.ok(x.tis_clipfrac >= 0 && x.tis_clipfrac <= 1 && x.tis_weight_mean > 0 && x.tis_weight_mean <= 2);
+      }
+      assert.equal(m[0].staleness_0, 4, "step 1 plays version 0, the only one");
+    } finally {
+      await Promise.all(workers.map(end));
+      await server.stop();
+    }
+    await Deno.remove(dir, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "cluster: the NATS server restarted mid-run; learner and worker reconnect and end as the in-process run",
+  ignore: noGpu || noNats,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const want = await inProcess(dir);
+    let server = await natsServer(dir);
+    const port = Number(new URL(server.url.replace("nats:", "http:")).port);
+    const worker = spawnCli(["worker", "--cluster", server.url, "--name", "a"]);
+    try {
+      const run = `${dir}/cluster`;
+      const learner = spawnCli(["train", ...await learnerArgs(dir), "--run-dir", run, "--cluster", server.url]);
+      // After step 1 is logged: stop the server and start it again on its port and data directory.
+      for (let i = 0; i < 1200; i++) {
+        const logged = await Deno.readTextFile(`${run}/metrics.jsonl`).catch(() => "");
+        if (logged.includes('"step":1')) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await server.stop();
+      await new Promise((r) => setTimeout(r, 1000));
+      server = await natsServer(dir, { port });
+      const s = await learner.done;
+      assert.equal(s.code, 0, learner.output());
+      const m = await metrics(run);
+      assert.deepEqual(m.map((x) => x.episodes), [4, 4, 4]);
+      assert.equal(await sha(`${run}/${FINAL}`), want);
+    } finally {
+      await end(worker);
+      await server.stop();
+    }
+    await Deno.remove(dir, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "cluster: a learner killed mid-run and resumed continues from its checkpoint to the in-process parameters",
+  ignore: noGpu || noNats,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const want = await inProcess(dir);
+    const server = await natsServer(dir);
+    const worker = spawnCli(["worker", "--cluster", server.url, "--name", "a"]);
+    try {
+      const run = `${dir}/cluster`;
+      const args = ["train", ...await learnerArgs(dir, ["trainer.save_freq=1"]), "--run-dir", run];
+      const killed = spawnCli([...args, "--cluster", server.url], { CRUCIBLE_KILL_AT: "rl update 2" });
+      assert.equal((await killed.done).signal, "SIGKILL", killed.output());
+      const resumed = spawnCli(["train", "--resume", run, "--cluster", server.url]);
+      const s = await resumed.done;
+      assert.equal(s.code, 0, resumed.output());
+      const m = await metrics(run);
+      assert.deepEqual(m.map((x) => [x.step, x.episodes]), [[1, 4], [2, 4], [3, 4]]);
+      assert.equal(await sha(`${run}/${FINAL}`), want);
+    } finally {
+      await end(worker);
+      await server.stop();
+    }
+    await Deno.remove(dir, { recursive: true });
+  },
+});
