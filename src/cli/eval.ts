@@ -79,8 +79,6 @@ export async function main(args: string[]): Promise<void> {
   });
   if (v.help) return console.log(USAGE);
   if (!v.model?.length) throw new TypeError(`--model DIR is required. ${USAGE}`);
-  const names = [...v.model]; // as given, for the table; v.model holds the local directories
-  for (const [k, m] of names.entries()) v.model[k] = await localModel(m);
   const samples = numberFlag("--samples-per-task", v["samples-per-task"], 1, { lo: 1, integer: true });
   const seed = numberFlag("--seed", v.seed, 0, { integer: true });
   const limit = numberFlag("--limit", v.limit, 0, { lo: 0, integer: true });
@@ -93,6 +91,8 @@ export async function main(args: string[]): Promise<void> {
     );
   }
   if (dryRun(`would evaluate ${v.model.join(", ")} on the ${v.split} split (engine ${v.engine})`)) return;
+  const names = [...v.model]; // as given, for the table; v.model holds the local directories
+  for (const [k, m] of names.entries()) v.model[k] = await localModel(m);
   // A checkpoint's own settings (crucible.json) apply unless a flag says otherwise; an adapter's before its base's.
   const own = v.adapter ? await readAgentSettings(v.adapter) : undefined;
   const agents = await Promise.all(v.model.map(async (dir) => own ?? await readAgentSettings(dir)));

@@ -40,11 +40,11 @@ export async function main(args: string[]): Promise<void> {
   if (v.help) return console.log(USAGE);
   if (!v.model) throw new TypeError(`--model DIR is required. ${USAGE}`);
   if (v.dtype !== "f32" && v.dtype !== "f16") throw new RangeError(`--dtype must be f32 or f16, got "${v.dtype}"`);
+  if (dryRun(`would export ${v.model} (${v.dtype})${v.out ? ` to ${v.out}` : ""}`)) return;
   const dir = await localModel(v.model);
   // A Hub name's default output sits in the current folder, never inside the Hugging Face cache.
   const out = v.out ??
     `${(dir === v.model ? v.model : v.model.split("@")[0].split("/").pop()!).replace(/\/+$/, "")}-onnx`;
-  if (dryRun(`would export ${v.model} to ${out} (${v.dtype})`)) return;
   const r = await exportModel(dir, out, { dtype: v.dtype as ExportDType });
   console.log(`Wrote ${r.path} (${(r.bytes / 2 ** 20).toFixed(1)} MiB) and the model's config and tokenizer in ${out}`);
 }

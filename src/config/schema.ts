@@ -387,6 +387,7 @@ export const RunConfig = z.strictObject({
   pretrain: Pretrain.default(Pretrain.parse({})),
   /** Steps, checkpoints, evaluations and where the run folder goes. */
   trainer: Trainer.default(Trainer.parse({})),
+  /** `train --cluster` and `worker`: how prompts are handed to workers over NATS JetStream. */
   cluster: Cluster.default(Cluster.parse({})),
 });
 
