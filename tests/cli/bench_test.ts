@@ -95,7 +95,8 @@ Deno.test({
     assert.equal(rows.length, 1, r.out);
     const m = rows[0] as Record<string, Record<string, unknown>> & { model: string; vocab: number; params: number };
     assert.equal(m.model, "tiny");
-    assert.ok(m.vocab > 500 && m.vocab < 2000, `tiny vocabulary ${m.vocab}`);
+    // TextCraft's word vocabulary: its words, item names and item ids' words (about 2,100 with bench's prompt).
+    assert.ok(m.vocab > 500 && m.vocab < 2500, `tiny vocabulary ${m.vocab}`);
     assert.ok(positive(m.params));
     assert.equal(m.train.tokens, 128);
     assert.equal(m.train.seqs, 2);
