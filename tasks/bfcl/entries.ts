@@ -15,7 +15,7 @@
  * ```
  */
 
-import type { FunctionDoc } from "./classes/docs.ts";
+import { DOC_FILES, type FunctionDoc } from "./classes/docs.ts";
 
 /** One chat message of a user turn. */
 export interface Message {
@@ -44,18 +44,6 @@ export interface BfclEntry {
 
 /** BFCL's four multi-turn categories, in the order entries are served. */
 export const BFCL_CATEGORIES = ["base", "miss_func", "miss_param", "long_context"] as const;
-
-/** BFCL's tool-document file of each class. */
-export const FUNC_DOC_FILES: Readonly<Record<string, string>> = {
-  GorillaFileSystem: "gorilla_file_system.json",
-  MathAPI: "math_api.json",
-  MessageAPI: "message_api.json",
-  TwitterAPI: "posting_api.json",
-  TicketAPI: "ticket_api.json",
-  TradingBot: "trading_bot.json",
-  TravelAPI: "travel_booking.json",
-  VehicleControlAPI: "vehicle_control.json",
-};
 
 /** A data directory's entries and the tool documents of every class it names. */
 export interface BfclData {
@@ -187,12 +175,12 @@ export async function loadBfclDir(dir: string): Promise<BfclData> {
   }
   const docs: Record<string, FunctionDoc[]> = {};
   for (const cls of new Set(entries.flatMap((e) => e.involvedClasses))) {
-    const file = FUNC_DOC_FILES[cls];
+    const file = DOC_FILES[cls];
     const entry = entries.find((e) => e.involvedClasses.includes(cls))!;
     if (!file) {
       throw new SyntaxError(
         `Entry ${entry.id}, field "involved_classes": unknown class ${cls}; expected one of ` +
-          Object.keys(FUNC_DOC_FILES).join(", "),
+          Object.keys(DOC_FILES).join(", "),
       );
     }
     const path = `${dir}/multi_turn_func_doc/${file}`;

@@ -4,7 +4,7 @@
 // held-out function arrives with BFCL's sentence, and BFCL's own files from a data directory are served.
 import assert from "node:assert/strict";
 import { CLASS_NAMES, newInstance } from "../../../tasks/bfcl/classes/api.ts";
-import { FUNC_DOC_FILES } from "../../../tasks/bfcl/entries.ts";
+import { DOC_FILES } from "../../../tasks/bfcl/classes/docs.ts";
 import { ADDITIONAL_FUNCTION_SENTENCE } from "../../../tasks/bfcl/episode.ts";
 import { generateEntries } from "../../../tasks/bfcl/generator.ts";
 import { type BfclSource, serveBfcl } from "../../../tasks/bfcl/server.ts";
@@ -134,7 +134,7 @@ Deno.test("BFCL's own files from a data directory are served in file order", asy
   );
   for (const [cls, docs] of Object.entries(GENERATED_DOCS)) {
     const text = docs.map((d) => JSON.stringify(d)).join("\n");
-    await Deno.writeTextFile(`${dir}/multi_turn_func_doc/${FUNC_DOC_FILES[cls]}`, text);
+    await Deno.writeTextFile(`${dir}/multi_turn_func_doc/${DOC_FILES[cls]}`, text);
   }
   const server = await serveBfcl({ port: 0, dataDir: dir });
   try {
