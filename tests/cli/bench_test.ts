@@ -163,11 +163,13 @@ Deno.test({
       assert.equal(rows.length, 1, r.out);
       const t = rows[0];
       assert.ok(positive(t.wallSeconds));
-      for (const k of ["sftSuccess", "finalSuccess", "pass4"]) {
+      for (const k of ["sftSuccess", "finalSuccess", "pass4", "trainSplitSuccess"]) {
         assert.ok(typeof t[k] === "number" && t[k] >= 0 && t[k] <= 1, `${k} ${t[k]}`);
       }
       assert.ok(Math.abs(Number(t.gapPoints) - 100 * (Number(t.finalSuccess) - Number(t.sftSuccess))) < 1e-9);
       assert.equal(t.testTasks, 2);
+      assert.equal(t.trainSplitTasks, 2, "the train split is evaluated under the same eval_limit");
+      assert.ok(Number(t.trainSplitSize) > 2, `the train split's size ${t.trainSplitSize}`);
       assert.equal(typeof t.meetsBar, "boolean");
       assert.deepEqual(t.overrides, overrides);
       await Deno.stat(`${dir}/run/report.html`);
@@ -207,4 +209,16 @@ Deno.test("bench train's report: the gap in points, the main job's bar, and n/a 
   assert.equal(noRl.gapPoints, null);
   assert.equal(noRl.meetsBar, null);
   assert.match(reportLines(noRl).join("\n"), /40\.0% after SFT, n\/a final/);
+  assert.doesNotMatch(reportLines(noRl).join("\n"), /train split/, "not measured: no line, never 0%");
+  const train = { avg: 0.25, tasks: 374, split: "train", splitTasks: 374, byCategory: { "1": { avg: 0.5 } } };
+  const both = trainReport({
+    ...base,
+    wallSeconds: 60,
+    final: evalOf(0.2),
+    trainSplit: train as unknown as EvalResult,
+  });
+  assert.equal(both.trainSplitSuccess, 0.25);
+  const text = reportLines(both).join("\n");
+  assert.match(text, /train split\s+25\.0% final \(374 train tasks, greedy Avg@1/);
+  assert.match(text, /by depth \(final, train split\) 1 50\.0%/);
 });

@@ -16,7 +16,8 @@ import { dryRun, parseFlags } from "../args.ts";
 
 /** Usage text of the `train` subcommand. */
 export const TRAIN_USAGE = "Usage: deno task bench train [--json] [--run-dir DIR] [--no-extra] [key.path=value ...]\n" +
-  "  --no-extra      skip the evaluations outside the timed job (the base model's success, the final Pass@4)\n" +
+  "  --no-extra      skip the evaluations outside the timed job (the base model's success, the final Pass@4,\n" +
+  "                  the final checkpoint's greedy success on the train split)\n" +
   "  key.path=value  overrides of configs/textcraft.yaml, e.g. trainer.total_steps=1 sft.epochs=0.01 " +
   "trainer.eval_limit=2\n" +
   "  --run-dir DIR   the run folder (default: <trainer.runs_dir>/bench-train-<time>; it must not exist)\n" +
@@ -54,6 +55,12 @@ export interface TrainBenchReport {
   byDepth: Record<string, Record<string, number>>;
   /** The final checkpoint's Pass@4 (4 samples per task at temperature 1). */
   pass4: number | null;
+  /** The final checkpoint's greedy Avg@1 on the train split (what RL trained on), beside the test's: learning, not
+   * memorising, shows as both rising together. Null when not measured. */
+  trainSplitSuccess: number | null;
+  /** How many train-split tasks that covered, and the split's size. */
+  trainSplitTasks: number | null;
+  trainSplitSize: number | null;
 }
 
 function depths(e?: EvalResult): Record<string, number> {
@@ -109,6 +116,9 @@ export async function main(args: string[]): Promise<void> {
     pass4: summary.lastCheckpoint
       ? await evalJson([summary.lastCheckpoint, "--samples-per-task", "4", "--temperature", "1", ...limit])
       : undefined,
+    trainSplit: summary.lastCheckpoint
+      ? await evalJson([summary.lastCheckpoint, "--split", config.data.train_split, ...limit])
+      : undefined,
   };
   const report = trainReport({
     ...extra,
@@ -141,6 +151,7 @@ async function evalJson(args: string[]): Promise<EvalResult> {
 export function trainReport(r: {
   base?: EvalResult;
   pass4?: EvalResult;
+  trainSplit?: EvalResult;
   phases?: Record<string, number>;
   signal?: number | null;
   config: string;
@@ -177,14 +188,18 @@ export function trainReport(r: {
       base: depths(r.base),
       sft: depths(r.sft),
       final: depths(r.final),
+      ...(r.trainSplit ? { "final, train split": depths(r.trainSplit) } : {}),
     },
     pass4: r.pass4?.pass ?? null,
+    trainSplitSuccess: r.trainSplit?.avg ?? null,
+    trainSplitTasks: r.trainSplit?.tasks ?? null,
+    trainSplitSize: r.trainSplit?.splitTasks ?? r.trainSplit?.tasks ?? null,
   };
 }
 
 /** "20 of 100 test tasks" for a part of the split, "100 test tasks" for all of it or when the split's size is unknown. */
-function tasksCovered(tasks: number, split?: number | null): string {
-  return split && split !== tasks ? `${tasks} of ${split} test tasks` : `${tasks} test tasks`;
+function tasksCovered(tasks: number, split?: number | null, name = "test"): string {
+  return split && split !== tasks ? `${tasks} of ${split} ${name} tasks` : `${tasks} ${name} tasks`;
 }
 
 /** The few lines of the text report. */
@@ -202,6 +217,11 @@ export function reportLines(r: TrainBenchReport): string[] {
     `${r.testTasks === null ? "" : ` (${tasksCovered(r.testTasks, r.testSplitTasks)}, greedy Avg@1)`}; Pass@4 ${
       pct(r.pass4)
     }`,
+    ...(r.trainSplitSuccess === null || r.trainSplitTasks === null ? [] : [
+      `  train split      ${pct(r.trainSplitSuccess)} final (${
+        tasksCovered(r.trainSplitTasks, r.trainSplitSize, "train")
+      }, greedy Avg@1: the prompts RL saw, beside the test's)`,
+    ]),
     ...Object.entries(r.byDepth).filter(([, d]) => Object.keys(d).length > 0).map(([k, d]) =>
       `  by depth (${k})${" ".repeat(Math.max(1, 6 - k.length))}${
         Object.entries(d).map(([c, x]) => `${c} ${pct(x)}`).join(", ")
