@@ -14,10 +14,11 @@
  * norm and rotation the plan lists, the same way for every one.
  *
  * Places a model feature must be written: 1, this file. A bias on any projection, a per-head norm on q, k or v,
- * RoPE's frequencies (where scaling would go) are plan entries that all readers already honour; tests/model/
+ * RoPE's frequencies (where scaling would go) are plan entries that all readers already honour; tests/onnx/
  * plan_test.ts switches on a feature no architecture has (biases on the MLP) and checks that training, KV-cached
- * inference and the ONNX graph move together. A feature that needs a new primitive (sliding-window attention: a
- * key range per token) adds that primitive once per backend, a GPU kernel and an ONNX subgraph, and its entry here.
+ * inference and the ONNX graph move together, and that the config's architecture fields are read here alone. A
+ * feature that needs a new primitive (sliding-window attention: a key range per token) adds its entry here and
+ * that primitive once per backend (a GPU kernel or range rule, an ONNX subgraph).
  */
 import { ropeInvFreq } from "../ops/rope.ts";
 import type { ModelConfig } from "./config.ts";
