@@ -3,7 +3,8 @@
 // (packed batch, activations kept for the backward), the KV-cached inference (prefill and continuations through
 // the cache) and the ONNX graph (onnxruntime-web) together: their logits agree with one another and all differ
 // from the same model with the flag off. A path that ignored the flag would give the flag-off logits and fail the
-// agreement. And the architecture fields of the config are read in one file, the plan.
+// agreement. The training backward reaches the new tensors, checked against finite differences of the f64
+// reference (which has the toy too). And the architecture fields of the config are read in one file, the plan.
 import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
 import { zeros } from "../../src/gpu/tensor.ts";
@@ -18,7 +19,10 @@ import { createSession, loadOrt } from "../../src/onnx/runtime.ts";
 import { OnnxSampler } from "../../src/onnx/sampler.ts";
 import { Rng } from "../../src/util/random.ts";
 import { assertClose, type Tolerance } from "../reference/check.ts";
-import { sftGrad } from "../model/golden.ts";
+import { numericGrad } from "../reference/finite_diff.ts";
+import { modelLogprobRef, modelLossRef } from "../reference/model.ts";
+import { ARCHS, BASE as GOLDEN, GRAD, LOGITS, randomParams, SEQS, sftGrad, toF32 } from "../model/golden.ts";
+import { parseModelConfig } from "../../src/model/config.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
 import { testModels } from "./models.ts";
 
@@ -137,6 +141,38 @@ Deno.test({
       const g = on.gradients.get(name);
       assert.ok(g && g.some((v) => v !== 0) && g.every(Number.isFinite), `gradient of ${name}`);
     }
+  },
+});
+
+Deno.test({
+  name: "decoder plan: the toy feature's logits and gradients match the f64 reference (finite differences)",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    const llama = ARCHS.find(([name]) => name.startsWith("llama"))![1];
+    const config = { ...parseModelConfig({ ...GOLDEN, ...llama }), mlpBias: true };
+    const ref = randomParams(config, 9);
+    const model = Transformer.fromHost(gpu, config, toF32(ref));
+    const packed = packSequences(SEQS.map((ids) => ({ ids })));
+    const inputs = new PackedInputs(gpu, packed);
+    const expected = modelLogprobRef(config, ref, { seqs: SEQS });
+    const logits = zeros(gpu, [packed.tokens, config.vocabSize]);
+    let batch = new Batch(gpu);
+    model.forward(batch, inputs, { logits });
+    const [got] = await batch.read([logits]);
+    assertClose("logits", got, expected.logits, LOGITS);
+    const grads = TensorSet.zeros(gpu, config);
+    batch = new Batch(gpu);
+    model.forward(batch, inputs, { grads, lossGrad: sftGrad(gpu, expected.mask) });
+    await batch.submit();
+    const host = await grads.toHost();
+    const biases = paramTable(config).filter((spec) => /\.mlp\.\w+_proj\.bias$/.test(spec.name));
+    assert.equal(biases.length, 3 * config.numLayers);
+    for (const spec of biases) {
+      const loss = (x: Float64Array) => modelLossRef(config, new Map(ref).set(spec.name, x), { seqs: SEQS });
+      assertClose(`d ${spec.name}`, host.get(spec.name)!, numericGrad(loss, ref.get(spec.name)!, 1e-5), GRAD);
+    }
+    model.weights.release();
   },
 });
 
