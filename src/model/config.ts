@@ -32,6 +32,11 @@ export interface ModelConfig {
   attentionBias: boolean;
   /** RMSNorm of each q and k head before RoPE (Qwen3). */
   qkNorm: boolean;
+  /**
+   * Bias on the MLP's gate, up and down projections. No checkpoint Crucible loads has it (config.json's mlp_bias is
+   * refused): tests switch it on to check that training, inference and the ONNX export follow one plan (plan.ts).
+   */
+  mlpBias?: boolean;
   maxPositions: number;
   /** A critic: one value per position from `score.weight`/`score.bias` instead of an LM head. */
   valueHead: boolean;
@@ -155,6 +160,7 @@ export function toHfConfig(c: ModelConfig): Record<string, unknown> {
     torch_dtype: "float32",
   };
   if (c.architecture !== "qwen2") out.attention_bias = false;
+  if (c.mlpBias) out.mlp_bias = true;
   if (c.valueHead) Object.assign(out, { id2label: { "0": "LABEL_0" }, label2id: { LABEL_0: 0 } });
   if (c.bosTokenId !== undefined) out.bos_token_id = c.bosTokenId;
   if (c.eosTokenIds.length > 0) out.eos_token_id = c.eosTokenIds.length === 1 ? c.eosTokenIds[0] : c.eosTokenIds;

@@ -1,7 +1,8 @@
 /**
  * The inference forward with a KV cache: any number of new tokens of any sequences (a prefill, a continuation,
  * or one token per sequence when decoding). Each new token's key and value are written to its cache row first,
- * then every token attends to its range of cache rows, so earlier history is never recomputed.
+ * then every token attends to its range of cache rows, so earlier history is never recomputed. The layers are
+ * layer.ts's, over the cache as their KV source: the same plan as training and the ONNX export.
  *
  * Cache layout per layer: k and v [S, KV, D] with S = slots · maxLen; slot s owns rows [s · maxLen, (s+1) · maxLen).
  */
@@ -9,13 +10,11 @@ import type { Batch } from "../gpu/batch.ts";
 import type { KV_CACHE_SETTINGS } from "../config/schema.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { fromHost, type Tensor, zeros } from "../gpu/tensor.ts";
-import { attentionForward, rangeFacts } from "../ops/attention.ts";
+import { rangeFacts } from "../ops/attention.ts";
 import { embeddingForward } from "../ops/embedding.ts";
-import { kvcacheWrite } from "../ops/kvcache.ts";
 import { rmsnormForward } from "../ops/rmsnorm.ts";
-import { swigluForward } from "../ops/swiglu.ts";
+import { layerForward } from "./layer.ts";
 import { act, linear } from "./linear.ts";
-import { EMBED, FINAL_NORM, layerNames } from "./params.ts";
 import type { Transformer } from "./transformer.ts";
 
 /** A KV cache's element type, or auto: f16 where the adapter has shader-f16, else f32. */
@@ -79,7 +78,7 @@ export interface InferTokens {
  * `ids` may instead be a GPU tensor (the previous decode step's samples), so decoding needs no readback.
  */
 export function inferForward(batch: Batch, cache: KvCache, t: InferTokens, ids?: Tensor): Tensor {
-  const gpu = batch.gpu, model = cache.model, c = model.config, w = model.weights, eps = c.rmsNormEps;
+  const gpu = batch.gpu, model = cache.model, c = model.config, w = model.weights, eps = model.plan.eps;
   const { x, host } = layers(batch, cache, t, ids);
   const M = t.select.length, T = t.positions.length, C = c.hiddenSize;
   let last = x;
@@ -92,11 +91,11 @@ export function inferForward(batch: Batch, cache: KvCache, t: InferTokens, ids?:
     x.release();
   }
   const nf = act(batch, [M, C]), rstdF = act(batch, [M]);
-  rmsnormForward(batch, { x: last, w: w.get(FINAL_NORM), y: nf, rstd: rstdF, eps });
+  rmsnormForward(batch, { x: last, w: w.get(model.plan.finalNorm.weight), y: nf, rstd: rstdF, eps });
   last.release();
   rstdF.release();
   const logits = act(batch, [M, c.vocabSize], "logits");
-  linear(batch, nf, w.head, logits);
+  linear(batch, nf, w.stored(model.plan.head), logits);
   nf.release();
   // Host-written tensors return to the pool only after this batch is submitted (pool invariant).
   for (const h of host) h.release();
@@ -115,9 +114,8 @@ export function inferPrefill(batch: Batch, cache: KvCache, t: Omit<InferTokens, 
 
 /** The decoder layers over new tokens, keys and values written to the cache: hidden states [T, C]. */
 function layers(batch: Batch, cache: KvCache, t: InferTokens, ids?: Tensor): { x: Tensor; host: Tensor[] } {
-  const gpu = batch.gpu, model = cache.model, c = model.config, w = model.weights;
-  const T = t.positions.length, C = c.hiddenSize, H = c.numHeads, KV = c.numKvHeads, D = c.headDim;
-  const I = c.intermediateSize, eps = c.rmsNormEps;
+  const gpu = batch.gpu, model = cache.model, plan = model.plan;
+  const T = t.positions.length, C = plan.hidden;
   const u32 = (a: Uint32Array) => fromHost(gpu, a, [a.length], "u32");
   const posRows = new Uint32Array(2 * T);
   posRows.set(t.positions);
@@ -126,56 +124,17 @@ function layers(batch: Batch, cache: KvCache, t: InferTokens, ids?: Tensor): { x
   const [idx, kvStart, kvEnd] = host;
   const idTensor = ids ?? u32(t.ids);
   if (!ids) host.push(idTensor);
-  const rope = model.rope(cache.maxLen);
+  const ctx = model.layerContext(cache.maxLen);
   // Decoding (one query per sequence) picks the lane attention kernel on CPU rasterisers.
   const ranges = rangeFacts(t.kvStart, t.kvEnd);
   let x = act(batch, [T, C]);
-  embeddingForward(batch, idTensor, w.stored(EMBED), x);
-  for (let l = 0; l < c.numLayers; l++) {
-    const n = layerNames(l);
-    const n1 = act(batch, [T, C]), rstd = act(batch, [T]);
-    rmsnormForward(batch, { x, w: w.get(n.inputNorm), y: n1, rstd, eps });
-    const bias = (name: string) => (c.attentionBias ? w.get(name) : undefined);
-    const lora = (weight: string) => model.lora?.pair(weight);
-    const proj = (heads: number, weight: string, b: string, qkNorm?: string) => {
-      const out = act(batch, [T, heads, D]);
-      linear(batch, n1, w.stored(weight), out.reshape([T, heads * D]), { bias: bias(b), lora: lora(weight) });
-      if (!qkNorm) return out;
-      const normed = act(batch, [T, heads, D]), r = act(batch, [T * heads]);
-      rmsnormForward(batch, { x: out, w: w.get(qkNorm), y: normed, rstd: r, eps });
-      out.release();
-      r.release();
-      return normed;
-    };
-    const q = proj(H, n.q, n.qBias, c.qkNorm ? n.qNorm : undefined);
-    const k = proj(KV, n.k, n.kBias, c.qkNorm ? n.kNorm : undefined);
-    const v = proj(KV, n.v, n.vBias);
-    n1.release();
-    kvcacheWrite(batch, { q, k, v, idx, table: rope, kCache: cache.k[l], vCache: cache.v[l] });
-    k.release();
-    v.release();
-    const o = act(batch, [T, H, D]), lse = act(batch, [T, H]);
-    attentionForward(batch, { q, k: cache.k[l], v: cache.v[l], kvStart, kvEnd, o, lse, ranges });
-    q.release();
-    lse.release();
-    const x2 = act(batch, [T, C]);
-    linear(batch, o.reshape([T, H * D]), w.stored(n.o), x2, { residual: x, lora: lora(n.o) });
-    o.release();
+  embeddingForward(batch, idTensor, model.weights.stored(plan.embed), x);
+  for (let l = 0; l < plan.layers.length; l++) {
+    const kv = { kind: "cache", idx, kvStart, kvEnd, ranges, k: cache.k[l], v: cache.v[l] } as const;
+    const out = act(batch, [T, C]);
+    layerForward(batch, ctx, { layer: l, x, out, kv });
     x.release();
-    const n2 = act(batch, [T, C]);
-    rmsnormForward(batch, { x: x2, w: w.get(n.postNorm), y: n2, rstd, eps });
-    rstd.release();
-    const g = act(batch, [T, I]), up = act(batch, [T, I]), h = act(batch, [T, I]);
-    linear(batch, n2, w.stored(n.gate), g, { lora: lora(n.gate) });
-    linear(batch, n2, w.stored(n.up), up, { lora: lora(n.up) });
-    n2.release();
-    swigluForward(batch, g, up, h);
-    g.release();
-    up.release();
-    x = act(batch, [T, C]);
-    linear(batch, h, w.stored(n.down), x, { residual: x2, lora: lora(n.down) });
-    h.release();
-    x2.release();
+    x = out;
   }
   return { x, host };
 }

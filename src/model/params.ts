@@ -3,6 +3,7 @@
  * is initialised and decayed. Allocation, parameter counts, checkpoint I/O and optimizer state all derive from it.
  */
 import type { ModelConfig } from "./config.ts";
+import { decoderPlan, layerTensorList } from "./plan.ts";
 
 /**
  * How a fresh parameter is filled. "kaiming" is PEFT's LoRA A: uniform in ±1/√fan_in (kaiming_uniform with a = √5),
@@ -20,30 +21,7 @@ export interface ParamSpec {
   decay: boolean;
 }
 
-/** Names of one layer's tensors, for the transformer's code. */
-export function layerNames(l: number) {
-  const p = `model.layers.${l}`;
-  return {
-    inputNorm: `${p}.input_layernorm.weight`,
-    q: `${p}.self_attn.q_proj.weight`,
-    qBias: `${p}.self_attn.q_proj.bias`,
-    k: `${p}.self_attn.k_proj.weight`,
-    kBias: `${p}.self_attn.k_proj.bias`,
-    v: `${p}.self_attn.v_proj.weight`,
-    vBias: `${p}.self_attn.v_proj.bias`,
-    qNorm: `${p}.self_attn.q_norm.weight`,
-    kNorm: `${p}.self_attn.k_norm.weight`,
-    o: `${p}.self_attn.o_proj.weight`,
-    postNorm: `${p}.post_attention_layernorm.weight`,
-    gate: `${p}.mlp.gate_proj.weight`,
-    up: `${p}.mlp.up_proj.weight`,
-    down: `${p}.mlp.down_proj.weight`,
-  };
-}
-
-export const EMBED = "model.embed_tokens.weight";
-export const FINAL_NORM = "model.norm.weight";
-export const LM_HEAD = "lm_head.weight";
+export { EMBED, FINAL_NORM, layerNames, LM_HEAD } from "./plan.ts";
 /** A critic's value head, as Hugging Face's *ForTokenClassification with one label names it (verl's critic). */
 export const VALUE_HEAD = "score.weight";
 export const VALUE_BIAS = "score.bias";
@@ -53,31 +31,24 @@ export const VALUE_BIAS = "score.bias";
  * value head) has `score.weight` and `score.bias` instead of an LM head.
  */
 export function paramTable(c: ModelConfig): ParamSpec[] {
-  const C = c.hiddenSize, I = c.intermediateSize, D = c.headDim;
-  const HD = c.numHeads * D, KD = c.numKvHeads * D;
+  const C = c.hiddenSize;
   const matrix = (name: string, shape: number[]): ParamSpec => ({ name, shape, init: "normal", decay: true });
   const norm = (name: string, n: number): ParamSpec => ({ name, shape: [n], init: "ones", decay: false });
   const bias = (name: string, n: number): ParamSpec => ({ name, shape: [n], init: "zeros", decay: false });
-  const out: ParamSpec[] = [matrix(EMBED, [c.vocabSize, C])];
-  for (let l = 0; l < c.numLayers; l++) {
-    const n = layerNames(l);
-    out.push(norm(n.inputNorm, C));
-    out.push(matrix(n.q, [HD, C]));
-    if (c.attentionBias) out.push(bias(n.qBias, HD));
-    out.push(matrix(n.k, [KD, C]));
-    if (c.attentionBias) out.push(bias(n.kBias, KD));
-    out.push(matrix(n.v, [KD, C]));
-    if (c.attentionBias) out.push(bias(n.vBias, KD));
-    if (c.qkNorm) out.push(norm(n.qNorm, D), norm(n.kNorm, D));
-    out.push(matrix(n.o, [C, HD]));
-    out.push(norm(n.postNorm, C));
-    out.push(matrix(n.gate, [I, C]), matrix(n.up, [I, C]), matrix(n.down, [C, I]));
+  const plan = decoderPlan(c);
+  const out: ParamSpec[] = [matrix(plan.embed, [c.vocabSize, C])];
+  for (const layer of plan.layers) {
+    for (const t of layerTensorList(layer)) {
+      if (t.kind === "norm") out.push(norm(t.name, t.shape[0]));
+      else if (t.kind === "bias") out.push(bias(t.name, t.shape[0]));
+      else out.push(matrix(t.name, t.shape));
+    }
   }
-  out.push(norm(FINAL_NORM, C));
+  out.push(norm(plan.finalNorm.weight, C));
   if (c.valueHead) {
     // A zero value head: a fresh critic predicts 0 everywhere and learns from the returns.
     out.push({ name: VALUE_HEAD, shape: [1, C], init: "zeros", decay: true }, bias(VALUE_BIAS, 1));
-  } else if (!c.tieWordEmbeddings) out.push(matrix(LM_HEAD, [c.vocabSize, C]));
+  } else if (plan.head !== plan.embed) out.push(matrix(plan.head, [c.vocabSize, C]));
   return out;
 }
 

@@ -14,14 +14,15 @@ import type { Gpu } from "../gpu/device.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { embeddingBackward, embeddingForward } from "../ops/embedding.ts";
 import { rmsnormBackward, rmsnormForward } from "../ops/rmsnorm.ts";
-import { type RopeTable, ropeTable } from "../ops/rope.ts";
+import { type RopeTable, ropeTableOf } from "../ops/rope.ts";
 import type { ModelConfig } from "./config.ts";
 import { type HeadGrad, headPass } from "./head.ts";
 import { type LayerActs, layerBackward, type LayerContext, layerForward, releaseActs } from "./layer.ts";
 import { act, linear, linearBackward } from "./linear.ts";
 import type { LoraAdapters } from "./lora.ts";
 import type { PackedInputs } from "./packing.ts";
-import { EMBED, FINAL_NORM, LM_HEAD, VALUE_BIAS, VALUE_HEAD } from "./params.ts";
+import { VALUE_BIAS, VALUE_HEAD } from "./params.ts";
+import { type DecoderPlan, decoderPlan } from "./plan.ts";
 import { TensorSet } from "./weights.ts";
 
 /** Options of one forward. */
@@ -47,6 +48,8 @@ export interface ForwardResult {
 
 /** A Qwen2-family transformer bound to its parameters on the GPU. */
 export class Transformer {
+  /** The layers' description, derived once from the config (plan.ts). */
+  readonly plan: DecoderPlan;
   #rope: RopeTable | undefined;
 
   constructor(
@@ -54,7 +57,9 @@ export class Transformer {
     readonly config: ModelConfig,
     readonly weights: TensorSet,
     readonly options: { recompute?: boolean; lora?: LoraAdapters } = {},
-  ) {}
+  ) {
+    this.plan = decoderPlan(config);
+  }
 
   /** The LoRA adapter on this model's projections, if any. */
   get lora(): LoraAdapters | undefined {
@@ -77,9 +82,14 @@ export class Transformer {
       this.#rope?.cos.release();
       this.#rope?.sin.release();
       const positions = Math.max(256, 2 ** Math.ceil(Math.log2(needed)));
-      this.#rope = ropeTable(this.gpu, this.config.ropeTheta, this.config.headDim, positions);
+      this.#rope = ropeTableOf(this.gpu, this.plan.ropeInvFreq, positions);
     }
     return this.#rope;
+  }
+
+  /** What a layer computes with, RoPE tables covering positions [0, needed). */
+  layerContext(needed: number): LayerContext {
+    return { plan: this.plan, weights: this.weights, rope: this.rope(needed), lora: this.lora };
   }
 
   /**
@@ -94,7 +104,7 @@ export class Transformer {
     const result = { logp: act(batch, [T], "logp"), entropy: act(batch, [T], "entropy") };
     const g = o.grads;
     const dnf = g ? act(batch, [T, C], "dnf") : undefined;
-    const head = c.tieWordEmbeddings ? EMBED : LM_HEAD;
+    const head = this.plan.head;
     headPass(batch, {
       nf: trunk.nf,
       head: w.stored(head),
@@ -134,25 +144,26 @@ export class Transformer {
 
   /** Embedding, every layer and the final norm; the activations the backward needs are kept when training. */
   #trunk(batch: Batch, inputs: PackedInputs, training: boolean): Trunk {
-    const c = this.config, w = this.weights, T = inputs.tokens, C = c.hiddenSize;
+    const c = this.config, plan = this.plan, w = this.weights, T = inputs.tokens, C = c.hiddenSize;
     let maxPos = 0;
     for (const p of inputs.batch.positions) maxPos = Math.max(maxPos, p);
-    const ctx: LayerContext = { config: c, weights: w, rope: this.rope(maxPos + 1), lora: this.lora };
+    const ctx = this.layerContext(maxPos + 1);
     const recompute = training && this.options.recompute === true;
+    const kv = { kind: "packed", inputs, keep: training && !recompute } as const;
     // xs[l] is the input of layer l; xs[L] the output of the last one.
     const xs: Tensor[] = [act(batch, [T, C], "x0")];
-    embeddingForward(batch, inputs.ids, w.stored(EMBED), xs[0]);
+    embeddingForward(batch, inputs.ids, w.stored(plan.embed), xs[0]);
     const saved: LayerActs[] = [];
     for (let l = 0; l < c.numLayers; l++) {
       xs.push(act(batch, [T, C], `x${l + 1}`));
-      const acts = layerForward(batch, ctx, l, inputs, xs[l], xs[l + 1]);
-      if (training && !recompute) saved.push(acts);
-      else releaseActs(acts);
+      const acts = layerForward(batch, ctx, { layer: l, x: xs[l], out: xs[l + 1], kv });
+      if (acts) saved.push(acts);
       if (!training) xs[l].release();
     }
     const nf = act(batch, [T, C], "nf");
     const rstd = act(batch, [T]);
-    rmsnormForward(batch, { x: xs[c.numLayers], w: w.get(FINAL_NORM), y: nf, rstd, eps: c.rmsNormEps });
+    const final = w.get(plan.finalNorm.weight);
+    rmsnormForward(batch, { x: xs[c.numLayers], w: final, y: nf, rstd, eps: plan.eps });
     return { ctx, xs, saved, nf, rstd, recompute };
   }
 
@@ -165,21 +176,23 @@ export class Transformer {
     }
     const g = back.grads;
     const dX = act(batch, [T, C], "dX");
-    const final = { w: w.get(FINAL_NORM), dw: g.find(FINAL_NORM), betaW: 1 };
+    const fn = this.plan.finalNorm.weight;
+    const final = { w: w.get(fn), dw: g.find(fn), betaW: 1 };
     rmsnormBackward(batch, { dy: back.dnf, r: t.xs[L], rstd: t.rstd, dr: dX, ...final });
     for (const x of [t.nf, t.rstd, back.dnf, t.xs[L]]) x.release();
     for (let l = L - 1; l >= 0; l--) {
       let acts = t.saved[l];
       if (t.recompute) {
         const scratch = act(batch, [T, C]);
-        acts = layerForward(batch, t.ctx, l, inputs, t.xs[l], scratch);
+        const kv = { kind: "packed", inputs, keep: true } as const;
+        acts = layerForward(batch, t.ctx, { layer: l, x: t.xs[l], out: scratch, kv })!;
         scratch.release();
       }
-      layerBackward(batch, t.ctx, l, inputs, acts, dX, g);
+      layerBackward(batch, t.ctx, { layer: l, inputs, acts, dX, grads: g });
       releaseActs(acts);
       t.xs[l].release();
     }
-    const dEmbed = g.findStored(EMBED);
+    const dEmbed = g.findStored(this.plan.embed);
     if (dEmbed) embeddingBackward(batch, inputs.buckets, dX, dEmbed);
     dX.release();
   }

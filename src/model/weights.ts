@@ -19,7 +19,8 @@ import {
 } from "../gpu/split.ts";
 import { bindingBytes, type DType, type HostArray, sizeOf, type Tensor, write, zeros } from "../gpu/tensor.ts";
 import type { ModelConfig } from "./config.ts";
-import { EMBED, LM_HEAD, type ParamSpec, paramTable } from "./params.ts";
+import { type ParamSpec, paramTable } from "./params.ts";
+import { decoderPlan } from "./plan.ts";
 
 /**
  * GPU tensors by Hugging Face name, in table order. The table is the model's (paramTable) unless another is given:
@@ -104,7 +105,7 @@ export class TensorSet {
 
   /** The output projection: lm_head, or the embedding when tied. */
   get head(): StoredTensor {
-    return this.stored(this.config.tieWordEmbeddings ? EMBED : LM_HEAD);
+    return this.stored(decoderPlan(this.config).head);
   }
 
   /** Records zero fills of every tensor (of each arena chunk at once). */

@@ -1,7 +1,8 @@
 /**
- * The ONNX graph of a Crucible model: the same decoder as src/model/layer.ts (RMSNorm, q/k/v projections with
- * Qwen2's bias, Qwen3's per-head q/k norm, split-halves RoPE, grouped-query attention, SwiGLU, tied or untied
- * head), as a KV-cached decoder in the layout Optimum exports and transformers.js runs:
+ * The ONNX graph of a Crucible model, built by walking the decoder plan (src/model/plan.ts) that the GPU layers
+ * walk too: every projection with its bias where the plan has one, every per-head norm and RoPE rotation it lists,
+ * grouped-query attention and SwiGLU, the plan's LM head, as a KV-cached decoder in the layout Optimum exports and
+ * transformers.js runs:
  *
  *   in   input_ids [B, T] int64, attention_mask [B, P+T] int64, position_ids [B, T] int64,
  *        past_key_values.{l}.key|value [B, KV, P, D] f32
@@ -14,7 +15,7 @@
  * graph (onnxruntime folds the casts at load): half the file, float32 arithmetic and float32 inputs and outputs.
  */
 import type { ModelConfig } from "../model/config.ts";
-import { EMBED, FINAL_NORM, layerNames, LM_HEAD } from "../model/params.ts";
+import { decoderPlan, type HeadProjection, type Norm, type Projection } from "../model/plan.ts";
 import { Graph } from "./graph.ts";
 
 /** Names of the past and present tensors of layer l, as Optimum and transformers.js spell them. */
@@ -32,8 +33,8 @@ const MASKED = -1e9;
 
 /** Builds the decoder graph over a model's parameters (by Hugging Face name). */
 export function decoderGraph(c: ModelConfig, tensors: ReadonlyMap<string, Float32Array>, o: { f16?: boolean } = {}) {
-  const g = new Graph();
-  const H = c.numHeads, KV = c.numKvHeads, D = c.headDim, C = c.hiddenSize, G = H / KV, V = c.vocabSize;
+  const g = new Graph(), plan = decoderPlan(c);
+  const H = plan.heads, KV = plan.kvHeads, D = plan.headDim, C = plan.hidden, G = H / KV, V = plan.vocab;
   const weights = new Map<string, string>();
   const w = (name: string, dims: number[]) => {
     let v = weights.get(name);
@@ -51,18 +52,20 @@ export function decoderGraph(c: ModelConfig, tensors: ReadonlyMap<string, Float3
   const bt = g.op("Shape", [ids]);
   const shape = (...rest: number[]) => g.op("Concat", [bt, g.ints(rest)], { axis: 0 });
   const unsqueeze = (x: string, axes: number[]) => g.op("Unsqueeze", [x, g.ints(axes)]);
-  const rms = (x: string, weight: string, n: number) => {
+  // RMSNorm over the last dimension (n.size).
+  const rms = (x: string, n: Norm) => {
     const ms = g.op("ReduceMean", [g.op("Mul", [x, x])], { axes: [-1], keepdims: 1 });
-    const rstd = g.op("Reciprocal", [g.op("Sqrt", [g.op("Add", [ms, g.floats([c.rmsNormEps])])])]);
-    return g.op("Mul", [g.op("Mul", [x, rstd]), w(weight, [n])]);
+    const rstd = g.op("Reciprocal", [g.op("Sqrt", [g.op("Add", [ms, g.floats([plan.eps])])])]);
+    return g.op("Mul", [g.op("Mul", [x, rstd]), w(n.weight, [n.size])]);
   };
-  // y [N, out] = x [N, in] · W[out, in]ᵀ (+ b).
-  const linear = (x: string, weight: string, dims: number[], bias?: string) =>
-    g.op("Gemm", bias ? [x, w(weight, dims), w(bias, [dims[0]])] : [x, w(weight, dims)], { transB: 1 });
+  // y [N, rows] = x [N, cols] · W[rows, cols]ᵀ (+ b).
+  const linear = (x: string, p: Projection) => {
+    const dims = [p.rows, p.cols];
+    return g.op("Gemm", p.bias ? [x, w(p.weight, dims), w(p.bias, [p.rows])] : [x, w(p.weight, dims)], { transB: 1 });
+  };
 
   // RoPE tables for this call's positions: [B, 1, T, D], each half repeating the D/2 frequencies.
-  const invFreq = Array.from({ length: D / 2 }, (_, i) => 1 / Math.pow(c.ropeTheta, (2 * i) / D));
-  const freqs = g.op("Mul", [unsqueeze(g.op("Cast", [pos], { to: FLOAT }), [2]), g.floats(invFreq)]);
+  const freqs = g.op("Mul", [unsqueeze(g.op("Cast", [pos], { to: FLOAT }), [2]), g.floats([...plan.ropeInvFreq])]);
   const angles = unsqueeze(g.op("Concat", [freqs, freqs], { axis: -1 }), [1]);
   const cos = g.op("Cos", [angles]), sin = g.op("Sin", [angles]);
   const half = (x: string, from: number, to: number) => g.op("Slice", [x, g.ints([from]), g.ints([to]), g.ints([3])]);
@@ -80,20 +83,18 @@ export function decoderGraph(c: ModelConfig, tensors: ReadonlyMap<string, Float3
   const allowed = g.op("And", [causal, unsqueeze(g.op("Cast", [mask], { to: BOOL }), [1])]);
   const bias = unsqueeze(g.op("Where", [allowed, g.floats([0]), g.floats([MASKED])]), [1, 2]);
 
-  let x = g.op("Reshape", [g.op("Gather", [w(EMBED, [V, C]), ids], { axis: 0 }), g.ints([-1, C])]);
-  for (let l = 0; l < c.numLayers; l++) {
-    const n = layerNames(l), cache = cacheNames(l);
-    const b = (name: string) => (c.attentionBias ? name : undefined);
-    const n1 = rms(x, n.inputNorm, C);
-    // [N, heads·D] -> [B, T, heads, D] (Qwen3: norm each head) -> [B, heads, T, D].
-    const heads = (weight: string, biasName: string, count: number, norm?: string) => {
-      let t = g.op("Reshape", [linear(n1, weight, [count * D, C], b(biasName)), shape(count, D)]);
-      if (norm) t = rms(t, norm, D);
-      return g.op("Transpose", [t], { perm: [0, 2, 1, 3] });
+  let x = g.op("Reshape", [g.op("Gather", [w(plan.embed, [V, C]), ids], { axis: 0 }), g.ints([-1, C])]);
+  for (const [l, lp] of plan.layers.entries()) {
+    const cache = cacheNames(l);
+    const n1 = rms(x, lp.inputNorm);
+    // [N, heads·D] -> [B, T, heads, D] (norm each head where the plan says) -> [B, heads, T, D] (rotated where it says).
+    const heads = (h: HeadProjection) => {
+      let t = g.op("Reshape", [linear(n1, h.proj), shape(h.heads, D)]);
+      if (h.norm) t = rms(t, h.norm);
+      t = g.op("Transpose", [t], { perm: [0, 2, 1, 3] });
+      return h.rope ? rope(t) : t;
     };
-    const q = rope(heads(n.q, n.qBias, H, c.qkNorm ? n.qNorm : undefined));
-    const k = rope(heads(n.k, n.kBias, KV, c.qkNorm ? n.kNorm : undefined));
-    const v = heads(n.v, n.vBias, KV);
+    const q = heads(lp.q), k = heads(lp.k), v = heads(lp.v);
     const pastK = g.input(cache.pastKey, "float32", ["batch_size", KV, "past_sequence_length", D]);
     const pastV = g.input(cache.pastValue, "float32", ["batch_size", KV, "past_sequence_length", D]);
     const keys = g.op("Concat", [pastK, k], { axis: 2 }), values = g.op("Concat", [pastV, v], { axis: 2 });
@@ -110,14 +111,14 @@ export function decoderGraph(c: ModelConfig, tensors: ReadonlyMap<string, Float3
       g.op("Transpose", [g.op("Reshape", [o5, g.ints([0, H, -1, D])])], { perm: [0, 2, 1, 3] }),
       g.ints([-1, H * D]),
     ]);
-    x = g.op("Add", [x, linear(o2, n.o, [C, H * D])]);
-    const n2 = rms(x, n.postNorm, C);
-    const gate = linear(n2, n.gate, [c.intermediateSize, C]), up = linear(n2, n.up, [c.intermediateSize, C]);
+    x = g.op("Add", [x, linear(o2, lp.o)]);
+    const n2 = rms(x, lp.postNorm);
+    const gate = linear(n2, lp.gate), up = linear(n2, lp.up);
     const h = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), up]);
-    x = g.op("Add", [x, linear(h, n.down, [C, c.intermediateSize])]);
+    x = g.op("Add", [x, linear(h, lp.down)]);
   }
-  const nf = rms(x, FINAL_NORM, C);
-  const logits = linear(nf, c.tieWordEmbeddings ? EMBED : LM_HEAD, [V, C]);
+  const nf = rms(x, plan.finalNorm);
+  const logits = linear(nf, { weight: plan.head, rows: V, cols: C });
   g.output("logits", g.op("Reshape", [logits, shape(V)]), "float32", ["batch_size", "sequence_length", V]);
   return g;
 }

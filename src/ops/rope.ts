@@ -23,31 +23,45 @@ export interface RopeTable {
   headDim: number;
 }
 
+/** Plain RoPE's inverse frequencies θ^(-2i/D) for i < D/2, f64. */
+export function ropeInvFreq(theta: number, headDim: number): number[] {
+  if (headDim % 2 !== 0) throw new RangeError(`RoPE needs an even head dimension, got ${headDim}`);
+  return Array.from({ length: headDim / 2 }, (_, i) => 1 / Math.pow(theta, (2 * i) / headDim));
+}
+
 /** The angles' cos and sin on the host, f64: [positions · D/2] each. */
 export function ropeAngles(
   theta: number,
   headDim: number,
   positions: number,
 ): { cos: Float64Array; sin: Float64Array } {
-  if (headDim % 2 !== 0) throw new RangeError(`RoPE needs an even head dimension, got ${headDim}`);
-  const half = headDim / 2;
+  return anglesOf(ropeInvFreq(theta, headDim), positions);
+}
+
+/** cos and sin of t · invFreq[i] for t < positions: [positions · invFreq.length] each, f64. */
+function anglesOf(invFreq: readonly number[], positions: number): { cos: Float64Array; sin: Float64Array } {
+  const half = invFreq.length;
   const cos = new Float64Array(positions * half);
   const sin = new Float64Array(positions * half);
   for (let i = 0; i < half; i++) {
-    const invFreq = 1 / Math.pow(theta, (2 * i) / headDim);
     for (let t = 0; t < positions; t++) {
-      cos[t * half + i] = Math.cos(t * invFreq);
-      sin[t * half + i] = Math.sin(t * invFreq);
+      cos[t * half + i] = Math.cos(t * invFreq[i]);
+      sin[t * half + i] = Math.sin(t * invFreq[i]);
     }
   }
   return { cos, sin };
 }
 
-/** Uploads the tables for positions [0, positions). */
+/** Uploads plain RoPE's tables for positions [0, positions). */
 export function ropeTable(gpu: Gpu, theta: number, headDim: number, positions: number): RopeTable {
-  const { cos, sin } = ropeAngles(theta, headDim, positions);
-  const shape = [positions, headDim / 2];
-  return { cos: fromHost(gpu, cos, shape), sin: fromHost(gpu, sin, shape), positions, headDim };
+  return ropeTableOf(gpu, ropeInvFreq(theta, headDim), positions);
+}
+
+/** Uploads the tables of any inverse frequencies [D/2] (a model's plan decides them) for positions [0, positions). */
+export function ropeTableOf(gpu: Gpu, invFreq: readonly number[], positions: number): RopeTable {
+  const { cos, sin } = anglesOf(invFreq, positions);
+  const shape = [positions, invFreq.length];
+  return { cos: fromHost(gpu, cos, shape), sin: fromHost(gpu, sin, shape), positions, headDim: 2 * invFreq.length };
 }
 
 /** Arguments of {@linkcode ropeForward} and {@linkcode ropeBackward}. */

@@ -144,9 +144,11 @@ function finalHiddenRef(c: ModelConfig, p: RefParams, batch: RefBatch): Float64A
     const attn = proj(o, n.o, H * D);
     const x2 = x.map((val, i) => val + attn[i]);
     const n2 = rmsnorm(x2, get(n.postNorm), c.rmsNormEps);
-    const gate = proj(n2, n.gate, C), up = proj(n2, n.up, C);
+    // A toy feature no architecture has (ModelConfig.mlpBias): biases on the MLP's projections.
+    const mb = (name: string) => (c.mlpBias ? get(name) : undefined);
+    const gate = proj(n2, n.gate, C, mb(n.gateBias)), up = proj(n2, n.up, C, mb(n.upBias));
     const h = gate.map((g, i) => (g / (1 + Math.exp(-g))) * up[i]);
-    const down = proj(h, n.down, I);
+    const down = proj(h, n.down, I, mb(n.downBias));
     x = x2.map((val, i) => val + down[i]);
   }
   return rmsnorm(x, get("model.norm.weight"), c.rmsNormEps);
