@@ -236,7 +236,7 @@ export function dqRegSlots(c: RegBlock): Record<string, string> {
   for (const r of range(bq)) {
     save.push(`if (in${r}) {`, ...range(D).map((d) => `  dq[row${r} * D + ${d}u] = acc${r}_${d} * p.scale;`), `}`);
   }
-  return { DQ_INIT: slotLines(init, 2), DQ_STEP: slotLines(step, 4), DQ_SAVE: slotLines(save, 2) };
+  return { REG_INIT: slotLines(init, 2), REG_STEP: slotLines(step, 4), REG_SAVE: slotLines(save, 2) };
 }
 
 /**

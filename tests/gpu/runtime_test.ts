@@ -11,20 +11,36 @@ import { noGpu, testGpu } from "../no_gpu.ts";
 
 /**
  * The shaders/ files (without `.wgsl`) that the modules under `dir` import as text. Each module must declare every
- * shader it imports as `const X: Shader = { name: "<file>", source }` with that file's text, so errors name the
- * right file.
+ * shader it imports as `const X: Shader = { name: "<file>", source }` (or `source: withPieces(text, {...})`) with
+ * that file's text, so errors name the right file; a piece (a file with no entry point, spliced into shaders by
+ * withPieces) must be passed to withPieces instead.
  */
 async function importedShaders(dir: URL, found = new Set<string>()): Promise<Set<string>> {
+  const shaders = new URL("../../shaders/", import.meta.url);
   for await (const e of Deno.readDir(dir)) {
     if (e.isDirectory) await importedShaders(new URL(`${e.name}/`, dir), found);
     if (!e.name.endsWith(".ts")) continue;
     const text = await Deno.readTextFile(new URL(e.name, dir));
     const imports = text.matchAll(/^import (\w+) from "(?:\.\.\/)+shaders\/(\w+)\.wgsl" with \{ type: "text" \};$/gm);
     const fileOf = new Map([...imports].map((m) => [m[1], m[2]]));
-    const declared = text.matchAll(/^const \w+: Shader = \{ name: "(\w+)", source(?:: (\w+))? \};$/gm);
-    const named = [...declared].map((m) => [fileOf.get(m[2] ?? "source"), m[1]]);
+    const declared = text.matchAll(
+      /^const \w+: Shader = \{\s*name: "(\w+)",\s*source(?:: (\w+)|: withPieces\((\w+), \{[^}]*\}\))?,?\s*\};$/gm,
+    );
+    const named = [...declared].map((m) => [fileOf.get(m[2] ?? m[3] ?? "source"), m[1]]);
     assert.deepEqual(named.map(([file]) => file), named.map(([, name]) => name), `${e.name}: shader named by its file`);
-    assert.deepEqual(named.map(([file]) => file).sort(), [...fileOf.values()].sort(), `${e.name}: shader unused`);
+    const pieces: string[] = [];
+    for (const [variable, file] of fileOf) {
+      const source = await Deno.readTextFile(new URL(`${file}.wgsl`, shaders));
+      if (/@compute/.test(source)) continue;
+      pieces.push(file);
+      assert.match(
+        text,
+        new RegExp(`withPieces\\(\\w+, \\{ \\w+: ${variable} \\}\\)`),
+        `${e.name}: piece ${file} unused`,
+      );
+    }
+    const shadersOf = [...fileOf.values()].filter((f) => !pieces.includes(f));
+    assert.deepEqual(named.map(([file]) => file).sort(), shadersOf.sort(), `${e.name}: shader unused`);
     for (const file of fileOf.values()) found.add(file);
   }
   return found;
