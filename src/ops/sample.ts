@@ -7,7 +7,7 @@
  * Randomness enters as data: draw the uniforms with {@linkcode drawUniforms} from the run's seeded `Rng`, so a
  * sample replays exactly and the float64 reference (tests/reference/sample.ts) sees the same numbers.
  */
-import source from "../../shaders/sample_forward.wgsl" with { type: "text" };
+import source from "../../shaders/sample.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import { kernel, type Shader } from "../gpu/pipeline.ts";
 import type { Gpu } from "../gpu/device.ts";
@@ -16,7 +16,7 @@ import { placeholder, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 import { LOOP_BUDGET } from "./wgsl.ts";
 
-const SHADER: Shader = { name: "sample_forward", source };
+const SHADER: Shader = { name: "sample", source };
 
 const PARAMS = uniforms(
   [

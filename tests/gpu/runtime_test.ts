@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import matmulBackward from "../../shaders/matmul_backward.wgsl" with { type: "text" };
 import swigluForward from "../../shaders/swiglu_forward.wgsl" with { type: "text" };
 import { Batch } from "../../src/gpu/batch.ts";
-import { cachedKernel, kernel } from "../../src/gpu/pipeline.ts";
+import { cachedKernel, fillTemplate, kernel } from "../../src/gpu/pipeline.ts";
+import { withPieces } from "../../src/ops/wgsl.ts";
 import { bucketBytes, poolOf } from "../../src/gpu/pool.ts";
 import { Rng } from "../../src/util/random.ts";
 import { empty, fromHost } from "../../src/gpu/tensor.ts";
@@ -55,12 +56,25 @@ Deno.test("every shader in shaders/ is imported by some module, opens with a hea
   const imported = await importedShaders(new URL("../../src/", import.meta.url));
   assert.deepEqual([...imported].sort(), files.sort());
   for (const name of files) {
+    // `<op>_forward` only beside an `<op>_backward`; a shader with no backward is plain `<op>`.
+    if (name.endsWith("_forward")) {
+      assert.ok(files.includes(name.replace(/_forward$/, "_backward")), `${name}: no backward`);
+    }
     const src = await Deno.readTextFile(new URL(`${name}.wgsl`, shaders));
     assert.ok(src.startsWith("//"), `${name}.wgsl must open with a header comment`);
     assert.match(src, /Bindings/, `${name}.wgsl header must describe its bindings`);
     const fields = parseParamsStruct(src);
     if (fields) { for (const [, t] of fields) assert.ok(["u32", "i32", "f32"].includes(t), `${name}: ${t}`); }
   }
+});
+
+Deno.test("withPieces fills a piece slot once, before the template values, and refuses a missing slot", () => {
+  const host = "{{COMMON}}\nfn main() {}";
+  const filled = withPieces(host, { COMMON: "const D = {{D}}u;" });
+  assert.equal(filled, "const D = {{D}}u;\nfn main() {}");
+  assert.equal(fillTemplate("demo", filled, { D: 4 }), "const D = 4u;\nfn main() {}");
+  assert.throws(() => withPieces("fn main() {}", { COMMON: "x" }), /\{\{COMMON\}\}/);
+  assert.throws(() => withPieces(host + host, { COMMON: "x" }), /found 2/);
 });
 
 Deno.test("uniform packing puts field i at byte 4i, pads to 16, and rejects bad values", () => {
