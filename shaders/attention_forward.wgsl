@@ -11,8 +11,7 @@
 //   2 k        read        [S, KV, D] f32, or f16 read as u32 words of two halves (unpack2x16float): a CPU
 //                          rasteriser pays per load, hardly more for a wide one, so one word load brings two
 //                          elements. main_lane binds whole rows as vec4s where D allows (KS = vec4<f32>, or
-//                          vec4<u32> of 8 halves): a quarter of the loads (lavapipe, 64 decode rows over 700
-//                          keys, D 32: 2.97 ms against 4.50 with f16 words, 6.1 against 9.2 with f32 elements)
+//                          vec4<u32> of 8 halves): a quarter of the loads (timings: docs/kernel-timings.md)
 //   3 v        read        [S, KV, D] like k
 //   4 kvStart  read        [T] u32
 //   5 kvEnd    read        [T] u32

@@ -13,9 +13,7 @@
  * "tile" workgroup-memory tiles for real GPUs, "row" one invocation per row and head; plus a split over keys for
  * few queries on real GPUs. Every output row has one owner summing in a fixed order: deterministic, no atomics.
  *
- * On lavapipe (CPU ms per call, `deno task bench kernels --filter attention`), T = 2048 packed causal tokens
- * (8 x 256), H 4, KV 2, D 32: forward 271 (row) -> 14 (reg6x2), backward 997 -> 57 (reg3x2_3x1); decoding 32
- * sequences x 1 query over 300 cached rows: 11.4 -> 6.9 (reg1x2). See attention_variants.ts for the table.
+ * Their measured times on lavapipe: docs/kernel-timings.md (`deno task bench kernels --filter attention`).
  */
 import forwardSource from "../../shaders/attention_forward.wgsl" with { type: "text" };
 import backwardSource from "../../shaders/attention_backward.wgsl" with { type: "text" };
@@ -289,8 +287,8 @@ function backwardKernel(gpu: Gpu, D: number, entryPoint: string, shape: Attentio
  * each at least 64 keys long when the rows span all S keys.
  */
 export function pickSplits(gpu: Gpu, rows: number, S: number): number {
-  // lavapipe runs one workgroup per core (2 here): split only a lone workgroup (measured: splitting 2 workgroups
-  // of decode rows over 8 x 1024 keys made it 1.5x slower). A real GPU wants thousands of invocations (unmeasured).
+  // lavapipe runs one workgroup per core: split only a lone workgroup, as splitting two did not pay there
+  // (docs/kernel-timings.md). A real GPU wants thousands of invocations (a guess: not measured on one).
   const target = gpu.software ? 2 * WG : 4096;
   if (rows * 2 > target) return 1;
   const splits = Math.min(Math.ceil(target / Math.max(rows, 1)), Math.floor(S / 64), 64);
