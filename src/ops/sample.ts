@@ -74,10 +74,8 @@ export function sampleLoopSteps(V: number, workgroup: number): number {
 /**
  * Invocations per row for this adapter and vocabulary: on CPU rasterisers the smallest size whose loops stay within
  * llvmpipe's budget (every barrier of the reductions and scans switches between all of a workgroup's invocations
- * there, and a row's work is the same whatever the size); 256 on real GPUs. `deno task bench kernels --filter
- * sample` on lavapipe, CPU ms per call at workgroups 16 / 64 / 256: the main job's rollouts (64 rows, V 1858,
- * temperature 1) 1.08 / 1.99 / 4.74; Qwen's vocabulary (32 rows, V 151936, where only 256 stays within the budget)
- * greedy 20.5 / 23.0 / 24.9, temperature 1 23.8 / 24.9 / 40.2.
+ * there, and a row's work is the same whatever the size); 256 on real GPUs. Measured with `deno task bench kernels
+ * --filter sample`: docs/kernel-timings.md.
  */
 export function pickSampleWorkgroup(gpu: Gpu, V: number): number {
   if (!gpu.software) return 256;
