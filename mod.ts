@@ -31,6 +31,8 @@
  * const generator = new Generator(model, { slots: 1, maxLen: 64 });
  * const seq = generator.open(tiny.tokenizer.encode("craft 4"), 1);
  * const [out] = await generator.decode([seq], [{ maxNewTokens: 4, stopIds: [] }], { temperature: 0 });
+ * out.ids.length; // 4
+ * out.finish; // "max_tokens"
  * ```
  *
  * ## Environments and tasks

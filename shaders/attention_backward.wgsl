@@ -6,16 +6,17 @@
 //   dq_i = scale · Σ_j dS_ij k_j,  dk_j = scale · Σ_i dS_ij q_i,  dv_j = Σ_i P_ij dO_i,
 // where dk and dv also sum over the H / KV query heads that share a kv head.
 //
-// Bindings (group 0), one layout shared by all entry points:
-//   0 p        uniform     Params
+// Bindings (group 0), one layout shared by all entry points; 0-5 are declared in attention_common.wgsl, as the
+// forward's:
+//   0 p        uniform     Params (the forward's; splits unused here)
 //   1 q        read        [T, H, D] f32
 //   2 k        read        [S, KV, D] f32
 //   3 v        read        [S, KV, D] f32
-//   4 o        read        [T, H, D] f32 (forward output)
-//   5 dO       read        [T, H, D] f32
-//   6 lse      read        [T, H] f32 (forward log-sum-exp)
-//   7 kvStart  read        [T] u32
-//   8 kvEnd    read        [T] u32
+//   4 kvStart  read        [T] u32
+//   5 kvEnd    read        [T] u32
+//   6 o        read        [T, H, D] f32 (forward output)
+//   7 dO       read        [T, H, D] f32
+//   8 lse      read        [T, H] f32 (forward log-sum-exp)
 //   9 qStart   read        [S] u32
 //  10 qEnd     read        [S] u32
 //  11 dq       read_write  [T, H, D] f32, written (=) by the dq entry points; 0 for an empty range
@@ -38,42 +39,34 @@
 //                  subgroupBroadcast. Same bindings. Grid foldGrid(ceil(T · G / (LANES · BQ)) · KV).
 //   main_dkv       one invocation per (key row j, kv head), iterating over query rows qStart[j] <= i < qEnd[j] (a
 //                  loose range is fine: each candidate is kept only if kvStart[i] <= j < kvEnd[i]) and over the
-//                  heads of the kv head's group: bindings 1-3, 5-10, 12-14. Grid foldGrid(ceil(S · KV / WG)).
+//                  heads of the kv head's group: bindings 1-5, 7-10, 12-14. Grid foldGrid(ceil(S · KV / WG)).
 //   main_dkv_tile  a workgroup of WG key rows of one kv head stages tiles of BK (query row, head) pairs of q, dO,
 //                  lse, δ and the query's range: same bindings. Grid foldGrid(ceil(S / WG) · KV).
 //   main_dkv_reg   register blocks for CPU rasterisers: lane l of the subgroup serving kv head w % KV owns the BKR key
 //                  rows j = (w / KV) · LANES · BKR + r · LANES + l (r < BKR); the lanes walk the union of their
 //                  keys' query ranges [qStart, qEnd), BF tokens per step and every head of the group, loading each
 //                  query row of q, dO and delta once per step and sharing it by subgroupBroadcast: bindings 1-3,
-//                  5, 9, 10, 12-14. Grid foldGrid(ceil(S / (LANES · BKR)) · KV).
+//                  7, 9, 10, 12-14. Grid foldGrid(ceil(S / (LANES · BKR)) · KV).
 // The tiles take 8 · BK · D + 16 · BK + 8 · WG bytes of workgroup memory. The reg entry points need subgroups of
 // exactly LANES invocations.
 //
+// Shared with attention_forward.wgsl through the slot ATTENTION_COMMON (shaders/attention_common.wgsl): Params and
+// bindings 0-5, the row and tile helpers (queryRow, tileRow, blockRange, loadKeyTile, ownKeys) and the register
+// walk of main_dq_reg (queryRegWalk, whose slots REG_INIT, REG_STEP, REG_SAVE hold the dq blocks).
+//
 // Every output row is owned by one invocation that sums in a fixed order: no atomics, deterministic. Workgroup WG
 // (LANES for reg); the linear workgroup index is wg.x + wg.y · nwg.x. Compile-time constants: D (head dim, <= 256;
-// <= 128 for reg), WG, BK; LANES, BQ, BJ, BKR and the template slots DQ_INIT, DQ_STEP, DQ_SAVE, DKV_INIT, DKV_STEP,
+// <= 128 for reg), WG, BK; LANES, BQ, BJ, BKR and the template slots REG_INIT, REG_STEP, REG_SAVE, DKV_INIT, DKV_STEP,
 // DKV_NEXT, DKV_SAVE (straight-line code from src/ops/attention_reg.ts; BF is built into DKV_STEP and DKV_NEXT;
 // empty when another entry point is compiled). Any D, T, S. On lavapipe an invocation may run at most 65535 loop
 // iterations in all: main_dq_reg takes ceil(S / BJ) at most, main_dkv_reg ceil(T / BF) · (G + 1), which the host
 // keeps below that; main_dq and main_dkv take about 2 · D + 1 per key or query row.
 
-struct Params {
-  T: u32,
-  H: u32,
-  KV: u32,
-  S: u32,
-  scale: f32,
-}
+{{ATTENTION_COMMON}}
 
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<f32>;
-@group(0) @binding(3) var<storage, read> v: array<f32>;
-@group(0) @binding(4) var<storage, read> o: array<f32>;
-@group(0) @binding(5) var<storage, read> dO: array<f32>;
-@group(0) @binding(6) var<storage, read> lse: array<f32>;
-@group(0) @binding(7) var<storage, read> kvStart: array<u32>;
-@group(0) @binding(8) var<storage, read> kvEnd: array<u32>;
+@group(0) @binding(6) var<storage, read> o: array<f32>;
+@group(0) @binding(7) var<storage, read> dO: array<f32>;
+@group(0) @binding(8) var<storage, read> lse: array<f32>;
 @group(0) @binding(9) var<storage, read> qStart: array<u32>;
 @group(0) @binding(10) var<storage, read> qEnd: array<u32>;
 @group(0) @binding(11) var<storage, read_write> dq: array<f32>;
@@ -81,22 +74,14 @@ struct Params {
 @group(0) @binding(13) var<storage, read_write> dk: array<f32>;
 @group(0) @binding(14) var<storage, read_write> dv: array<f32>;
 
-const D = {{D}}u;
-const WG = {{WG}}u;
-
-fn linearId(wg: vec3u, nwg: vec3u, li: u32) -> u32 {
-  return (wg.y * nwg.x + wg.x) * WG + li;
-}
-
 @compute @workgroup_size(WG)
 fn main_dq(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
            @builtin(local_invocation_index) li: u32) {
-  let row = linearId(wg, nwg, li);
-  if (row >= p.T * p.H) {
+  let r = queryRow(wg, nwg, li);
+  if (r.row >= p.T * p.H) {
     return;
   }
-  let t = row / p.H;
-  let kvh = (row % p.H) / (p.H / p.KV);
+  let row = r.row;
   var qs: array<f32, D>;
   var g: array<f32, D>;
   var acc: array<f32, D>;
@@ -107,9 +92,9 @@ fn main_dq(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u
     dlt = fma(g[d], o[row * D + d], dlt);
   }
   let m = lse[row];
-  let j1 = min(kvEnd[t], p.S);
-  for (var j = kvStart[t]; j < j1; j++) {
-    let base = (j * p.KV + kvh) * D;
+  let j1 = min(kvEnd[r.t], p.S);
+  for (var j = kvStart[r.t]; j < j1; j++) {
+    let base = (j * p.KV + r.kvh) * D;
     var s = 0.0;
     var dp = 0.0;
     for (var d = 0u; d < D; d++) {
@@ -173,58 +158,24 @@ fn main_dkv(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3
   }
 }
 
-// Tiled entry points: shared tiles and the block's union of ranges.
-const BK = {{BK}}u;
-var<workgroup> aTile: array<f32, BK * D>;
-var<workgroup> bTile: array<f32, BK * D>;
+// Tiled entry points: the query-row tiles (aTile, bTile), block range and key-tile load of attention_common.wgsl,
+// plus main_dkv_tile's per-row values.
 var<workgroup> lseTile: array<f32, BK>;
 var<workgroup> deltaTile: array<f32, BK>;
 var<workgroup> startTile: array<u32, BK>;
 var<workgroup> endTile: array<u32, BK>;
-var<workgroup> rangeLo: array<u32, WG>;
-var<workgroup> rangeHi: array<u32, WG>;
-var<workgroup> blockLo: u32;
-var<workgroup> blockHi: u32;
 
-// The union [lo, hi) of the invocations' ranges [a, b), empty ones ignored (lo >= hi when all are empty).
-// Called by the whole workgroup; the result is uniform.
-fn blockRange(li: u32, a: u32, b: u32) -> vec2u {
-  rangeLo[li] = select(0xffffffffu, a, a < b);
-  rangeHi[li] = select(0u, b, a < b);
-  workgroupBarrier();
-  if (li == 0u) {
-    var lo = 0xffffffffu;
-    var hi = 0u;
-    for (var i = 0u; i < WG; i++) {
-      lo = min(lo, rangeLo[i]);
-      hi = max(hi, rangeHi[i]);
-    }
-    blockLo = lo;
-    blockHi = hi;
-  }
-  return vec2u(workgroupUniformLoad(&blockLo), workgroupUniformLoad(&blockHi));
-}
-
-// Workgroup w = wg.x + wg.y · nwg.x handles query rows [(w / H) · WG, +WG) of head w % H; grid
-// foldGrid(ceil(T / WG) · H). aTile holds K rows, bTile V rows.
+// Query rows as in tileRow (grid foldGrid(ceil(T / WG) · H)); aTile holds K rows, bTile V rows.
 @compute @workgroup_size(WG)
 fn main_dq_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
                 @builtin(local_invocation_index) li: u32) {
-  let w = wg.y * nwg.x + wg.x;
-  let h = w % p.H;
-  let t = (w / p.H) * WG + li;
-  let kvh = h / (p.H / p.KV);
-  let valid = t < p.T;
-  let row = t * p.H + h;
-  var j0 = 0u;
-  var j1 = 0u;
+  let r = tileRow(wg, nwg, li);
+  let row = r.row;
   var qs: array<f32, D>;
   var g: array<f32, D>;
   var dlt = 0.0;
   var m = 0.0;
-  if (valid) {
-    j0 = kvStart[t];
-    j1 = min(kvEnd[t], p.S);
+  if (r.valid) {
     for (var d = 0u; d < D; d++) {
       qs[d] = q[row * D + d] * p.scale;
       g[d] = dO[row * D + d];
@@ -232,23 +183,14 @@ fn main_dq_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: 
     }
     m = lse[row];
   }
-  let range = blockRange(li, j0, j1);
+  let range = blockRange(li, r.j0, r.j1);
   var acc: array<f32, D>;
   for (var jt = range.x; jt < range.y; jt += BK) {
-    let n = min(BK, range.y - jt);
-    for (var e = li; e < n * D; e += WG) {
-      let at = ((jt + e / D) * p.KV + kvh) * D + e % D;
-      aTile[e] = k[at];
-      bTile[e] = v[at];
-    }
-    workgroupBarrier();
-    for (var jj = 0u; jj < n; jj++) {
-      let j = jt + jj;
-      if (j < j0 || j >= j1) {
-        continue;
-      }
-      var s = 0.0;
+    let n = loadKeyTile(li, jt, range.y, r.kvh);
+    let own = ownKeys(r, jt, n);
+    for (var jj = own.x; jj < own.y; jj++) {
       var dp = 0.0;
+      var s = 0.0;
       for (var d = 0u; d < D; d++) {
         s = fma(qs[d], aTile[jj * D + d], s);
         dp = fma(g[d], bTile[jj * D + d], dp);
@@ -260,7 +202,7 @@ fn main_dq_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: 
     }
     workgroupBarrier();
   }
-  if (valid) {
+  if (r.valid) {
     for (var d = 0u; d < D; d++) {
       dq[row * D + d] = acc[d] * p.scale;
     }
@@ -341,29 +283,13 @@ fn main_dkv_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg:
   }
 }
 
-// Register-blocked entry points (see the header). The generated slots hold each lane's rows in named registers,
-// define the walk's bounds lo, hi and advance j (or i) to the next index in some lane's range.
-const LANES = {{LANES}}u;
-const LOG2E = 1.4426950408889634;
-
+// Register-blocked entry points (see the header). main_dq_reg is queryRegWalk of attention_common.wgsl with the dq
+// blocks. In main_dkv_reg the generated slots hold each lane's key rows in named registers, define the walk's
+// bounds lo, hi and advance i to the next query token in some lane's range.
 @compute @workgroup_size(LANES)
 fn main_dq_reg(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
                @builtin({{LANE_ID}}) lane: u32) {
-  let G = p.H / p.KV;
-  let w = wg.y * nwg.x + wg.x;
-  let kvh = w % p.KV;
-  let fBase = (w / p.KV) * (LANES * {{BQ}}u);
-  let lastT = max(p.T, 1u) - 1u;
-  let scale = p.scale * LOG2E;
-  {{DQ_INIT}}
-  var j = lo;
-  loop {
-    if (j >= hi) {
-      break;
-    }
-    {{DQ_STEP}}
-  }
-  {{DQ_SAVE}}
+  queryRegWalk(wg, nwg, lane);
 }
 
 @compute @workgroup_size(LANES)
@@ -377,11 +303,7 @@ fn main_dkv_reg(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: 
   let lastT = max(p.T, 1u) - 1u;
   let scale = p.scale * LOG2E;
   {{DKV_INIT}}
-  var i = lo;
-  loop {
-    if (i >= hi) {
-      break;
-    }
+  for (var i = lo; i < hi;) {
     for (var g = 0u; g < G; g++) {
       {{DKV_STEP}}
     }

@@ -4,14 +4,14 @@
 // causality, packing of sequences and KV-cache slots are all expressed by these ranges. One pass over the keys with
 // a running max m and sum l (online softmax): the T x S score matrix is never stored.
 //
-// Bindings (group 0), one layout shared by all entry points (an entry point leaves the others unused):
+// Bindings (group 0), one layout shared by all entry points (an entry point leaves the others unused); 0-5 are
+// declared in attention_common.wgsl, as the backward's:
 //   0 p        uniform     Params
 //   1 q        read        [T, H, D] f32 (already rotated)
 //   2 k        read        [S, KV, D] f32, or f16 read as u32 words of two halves (unpack2x16float): a CPU
 //                          rasteriser pays per load, hardly more for a wide one, so one word load brings two
 //                          elements. main_lane binds whole rows as vec4s where D allows (KS = vec4<f32>, or
-//                          vec4<u32> of 8 halves): a quarter of the loads (lavapipe, 64 decode rows over 700
-//                          keys, D 32: 2.97 ms against 4.50 with f16 words, 6.1 against 9.2 with f32 elements)
+//                          vec4<u32> of 8 halves): a quarter of the loads (timings: docs/kernel-timings.md)
 //   3 v        read        [S, KV, D] like k
 //   4 kvStart  read        [T] u32
 //   5 kvEnd    read        [T] u32
@@ -45,6 +45,10 @@
 //                 Grid foldGrid(ceil(splits · T · H / WG)).
 //   main_combine  second half, merges the chunks of each row: bindings 6-9. Grid foldGrid(ceil(T · H / WG)).
 //
+// Shared with attention_backward.wgsl through the slot ATTENTION_COMMON (shaders/attention_common.wgsl): Params and
+// bindings 0-5, kAt / vAt, the row and tile helpers (queryRow, tileRow, blockRange, loadKeyTile, ownKeys), and the
+// register walk of main_reg (queryRegWalk).
+//
 // Compile-time constants: D (head dim, <= 256; <= 128 for main_reg), WG, BK; LANES, BQ, BJ and the template slots
 // REG_INIT, REG_STEP, REG_SAVE of main_reg and LANE_INIT, LANE_STEP, LANE_SAVE of main_lane (straight-line code
 // from src/ops/attention_reg.ts, empty when another entry point is compiled). Any T, S. The linear workgroup index
@@ -53,31 +57,12 @@
 // iterations in all (more ends its loops early): main_reg takes ceil(S / BJ) at most, main_lane ceil(longest
 // range / BJ), the host keeps them below that; main and main_split take about 2 · D + 1 per key.
 
-struct Params {
-  T: u32,
-  H: u32,
-  KV: u32,
-  S: u32,
-  scale: f32,
-  splits: u32,
-}
+{{ATTENTION_COMMON}}
 
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> q: array<f32>;
-@group(0) @binding(2) var<storage, read> k: array<{{KS}}>;
-@group(0) @binding(3) var<storage, read> v: array<{{KS}}>;
-@group(0) @binding(4) var<storage, read> kvStart: array<u32>;
-@group(0) @binding(5) var<storage, read> kvEnd: array<u32>;
 @group(0) @binding(6) var<storage, read_write> o: array<f32>;
 @group(0) @binding(7) var<storage, read_write> lse: array<f32>;
 @group(0) @binding(8) var<storage, read_write> part: array<f32>;
 @group(0) @binding(9) var<storage, read_write> stats: array<f32>;
-
-// Element i of k and v as f32 (an f16 cache is stored as u32 words of two halves: see the header).
-{{KV_LOAD}}
-
-const D = {{D}}u;
-const WG = {{WG}}u;
 // Below any finite score; exp(NEG - s) is exactly 0. WGSL has no portable infinity.
 const NEG = -3.0e38;
 
@@ -85,6 +70,23 @@ const NEG = -3.0e38;
 struct Partial {
   m: f32,
   l: f32,
+}
+
+// One key of the online softmax: takes score s into the running max *m and sum *l, rescaling acc when the maximum
+// grows, and returns the key's weight exp(s − m), by which the caller adds its v row to acc.
+fn online(s: f32, m: ptr<function, f32>, l: ptr<function, f32>, acc: ptr<function, array<f32, D>>) -> f32 {
+  if (s > *m) {
+    // New maximum: rescale what was summed so far (rare after the first keys).
+    let a = exp(*m - s);
+    *l *= a;
+    for (var d = 0u; d < D; d++) {
+      (*acc)[d] *= a;
+    }
+    *m = s;
+  }
+  let e = exp(s - *m);
+  *l += e;
+  return e;
 }
 
 fn attend(row: u32, kvh: u32, j0: u32, j1: u32, acc: ptr<function, array<f32, D>>) -> Partial {
@@ -100,17 +102,7 @@ fn attend(row: u32, kvh: u32, j0: u32, j1: u32, acc: ptr<function, array<f32, D>
     for (var d = 0u; d < D; d++) {
       s = fma(qs[d], kAt(base + d), s);
     }
-    if (s > m) {
-      // New maximum: rescale what was summed so far (rare after the first keys).
-      let a = exp(m - s);
-      l *= a;
-      for (var d = 0u; d < D; d++) {
-        (*acc)[d] *= a;
-      }
-      m = s;
-    }
-    let e = exp(s - m);
-    l += e;
+    let e = online(s, &m, &l, acc);
     for (var d = 0u; d < D; d++) {
       (*acc)[d] = fma(e, vAt(base + d), (*acc)[d]);
     }
@@ -118,26 +110,26 @@ fn attend(row: u32, kvh: u32, j0: u32, j1: u32, acc: ptr<function, array<f32, D>
   return Partial(m, l);
 }
 
-fn linearId(wg: vec3u, nwg: vec3u, li: u32) -> u32 {
-  return (wg.y * nwg.x + wg.x) * WG + li;
+// Writes row `row` of o (acc / l) and lse (m + log l) from its softmax sums; 0 for both when no key was summed.
+fn save(row: u32, acc: ptr<function, array<f32, D>>, m: f32, l: f32) {
+  let inv = select(0.0, 1.0 / l, l > 0.0);
+  for (var d = 0u; d < D; d++) {
+    o[row * D + d] = (*acc)[d] * inv;
+  }
+  lse[row] = select(0.0, m + log(l), l > 0.0);
 }
+
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) li: u32) {
-  let row = linearId(wg, nwg, li);
-  if (row >= p.T * p.H) {
+  let r = queryRow(wg, nwg, li);
+  if (r.row >= p.T * p.H) {
     return;
   }
-  let t = row / p.H;
-  let kvh = (row % p.H) / (p.H / p.KV);
   var acc: array<f32, D>;
-  let r = attend(row, kvh, kvStart[t], min(kvEnd[t], p.S), &acc);
-  let inv = select(0.0, 1.0 / r.l, r.l > 0.0);
-  for (var d = 0u; d < D; d++) {
-    o[row * D + d] = acc[d] * inv;
-  }
-  lse[row] = select(0.0, r.m + log(r.l), r.l > 0.0);
+  let sums = attend(r.row, r.kvh, kvStart[r.t], min(kvEnd[r.t], p.S), &acc);
+  save(r.row, &acc, sums.m, sums.l);
 }
 
 @compute @workgroup_size(WG)
@@ -194,157 +186,74 @@ fn main_combine(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: 
       }
     }
   }
-  let inv = select(0.0, 1.0 / l, l > 0.0);
-  for (var d = 0u; d < D; d++) {
-    o[row * D + d] = acc[d] * inv;
-  }
-  lse[row] = select(0.0, m + log(l), l > 0.0);
+  save(row, &acc, m, l);
 }
 
-// main_tile: K and V tiles of BK rows in workgroup memory, shared by the WG query rows of one head.
-const BK = {{BK}}u;
-var<workgroup> kTile: array<f32, BK * D>;
-var<workgroup> vTile: array<f32, BK * D>;
-var<workgroup> rangeLo: array<u32, WG>;
-var<workgroup> rangeHi: array<u32, WG>;
-var<workgroup> blockLo: u32;
-var<workgroup> blockHi: u32;
-
-// The union [lo, hi) of the invocations' ranges [a, b), empty ones ignored (lo >= hi when all are empty).
-// Called by the whole workgroup; the result is uniform.
-fn blockRange(li: u32, a: u32, b: u32) -> vec2u {
-  rangeLo[li] = select(0xffffffffu, a, a < b);
-  rangeHi[li] = select(0u, b, a < b);
-  workgroupBarrier();
-  if (li == 0u) {
-    var lo = 0xffffffffu;
-    var hi = 0u;
-    for (var i = 0u; i < WG; i++) {
-      lo = min(lo, rangeLo[i]);
-      hi = max(hi, rangeHi[i]);
-    }
-    blockLo = lo;
-    blockHi = hi;
-  }
-  return vec2u(workgroupUniformLoad(&blockLo), workgroupUniformLoad(&blockHi));
-}
-
-// Workgroup w = wg.x + wg.y · nwg.x handles query rows [(w / H) · WG, +WG) of head w % H; grid
-// foldGrid(ceil(T / WG) · H). The tiles cover the union of the rows' key ranges; each row skips keys outside its own.
+// main_tile: tiles of BK key rows in workgroup memory (aTile K, bTile V), shared by the WG query rows of one head;
+// grid foldGrid(ceil(T / WG) · H), rows as in tileRow. The tiles cover the union of the rows' key ranges; each row
+// takes the keys of its own.
 @compute @workgroup_size(WG)
 fn main_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
              @builtin(local_invocation_index) li: u32) {
-  let w = wg.y * nwg.x + wg.x;
-  let h = w % p.H;
-  let t = (w / p.H) * WG + li;
-  let kvh = h / (p.H / p.KV);
-  let valid = t < p.T;
-  let row = t * p.H + h;
-  var j0 = 0u;
-  var j1 = 0u;
+  let r = tileRow(wg, nwg, li);
   var qs: array<f32, D>;
-  if (valid) {
-    j0 = kvStart[t];
-    j1 = min(kvEnd[t], p.S);
+  if (r.valid) {
     for (var d = 0u; d < D; d++) {
-      qs[d] = q[row * D + d] * p.scale;
+      qs[d] = q[r.row * D + d] * p.scale;
     }
   }
-  let range = blockRange(li, j0, j1);
+  let range = blockRange(li, r.j0, r.j1);
   var acc: array<f32, D>;
   var m = NEG;
   var l = 0.0;
   for (var jt = range.x; jt < range.y; jt += BK) {
-    let n = min(BK, range.y - jt);
-    for (var e = li; e < n * D; e += WG) {
-      let at = ((jt + e / D) * p.KV + kvh) * D + e % D;
-      kTile[e] = kAt(at);
-      vTile[e] = vAt(at);
-    }
-    workgroupBarrier();
-    for (var jj = 0u; jj < n; jj++) {
-      let j = jt + jj;
-      if (j < j0 || j >= j1) {
-        continue;
-      }
+    let n = loadKeyTile(li, jt, range.y, r.kvh);
+    let own = ownKeys(r, jt, n);
+    for (var jj = own.x; jj < own.y; jj++) {
       var s = 0.0;
       for (var d = 0u; d < D; d++) {
-        s = fma(qs[d], kTile[jj * D + d], s);
+        s = fma(qs[d], aTile[jj * D + d], s);
       }
-      if (s > m) {
-        let a = exp(m - s);
-        l *= a;
-        for (var d = 0u; d < D; d++) {
-          acc[d] *= a;
-        }
-        m = s;
-      }
-      let e = exp(s - m);
-      l += e;
+      let e = online(s, &m, &l, &acc);
       for (var d = 0u; d < D; d++) {
-        acc[d] = fma(e, vTile[jj * D + d], acc[d]);
+        acc[d] = fma(e, bTile[jj * D + d], acc[d]);
       }
     }
     workgroupBarrier();
   }
-  if (valid) {
-    let inv = select(0.0, 1.0 / l, l > 0.0);
-    for (var d = 0u; d < D; d++) {
-      o[row * D + d] = acc[d] * inv;
-    }
-    lse[row] = select(0.0, m + log(l), l > 0.0);
+  if (r.valid) {
+    save(r.row, &acc, m, l);
   }
 }
 
-// main_reg (see the header). Each loaded K or V element feeds BQ · LANES query rows. Online softmax per row in
-// log2 units (q scaled by scale · log2 e); a key outside a row's own range weighs exactly 0. The generated slots
-// hold the rows in named registers, define the walk's bounds lo, hi and advance j to the next key in some range.
-const LANES = {{LANES}}u;
-const LOG2E = 1.4426950408889634;
+// main_reg (see the header): queryRegWalk of attention_common.wgsl with the forward's blocks. Each loaded K or V
+// element feeds BQ · LANES query rows. Online softmax per row in log2 units (q scaled by scale · log2 e); a key
+// outside a row's own range weighs exactly 0.
 const LN2 = 0.6931471805599453;
 
 @compute @workgroup_size(LANES)
 fn main_reg(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
             @builtin({{LANE_ID}}) lane: u32) {
-  let G = p.H / p.KV;
-  let w = wg.y * nwg.x + wg.x;
-  let kvh = w % p.KV;
-  let fBase = (w / p.KV) * (LANES * {{BQ}}u);
-  let lastT = max(p.T, 1u) - 1u;
-  let scale = p.scale * LOG2E;
-  {{REG_INIT}}
-  var j = lo;
-  loop {
-    if (j >= hi) {
-      break;
-    }
-    {{REG_STEP}}
-  }
-  {{REG_SAVE}}
+  queryRegWalk(wg, nwg, lane);
 }
 
 // main_lane (see the header): one invocation per query row, its own keys only, BJ per step, in named registers.
 @compute @workgroup_size(WG)
 fn main_lane(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
              @builtin(local_invocation_index) li: u32) {
-  let row = linearId(wg, nwg, li);
-  if (row >= p.T * p.H) {
+  let r = queryRow(wg, nwg, li);
+  if (r.row >= p.T * p.H) {
     return;
   }
-  let t = row / p.H;
-  let kvh = (row % p.H) / (p.H / p.KV);
-  let js = kvStart[t];
-  let je = min(kvEnd[t], p.S);
+  let row = r.row;
+  let kvh = r.kvh;
+  let js = kvStart[r.t];
+  let je = min(kvEnd[r.t], p.S);
   let last = max(je, 1u) - 1u;
   let scale = p.scale * LOG2E;
   {{LANE_INIT}}
-  var j = js;
-  loop {
-    if (j >= je) {
-      break;
-    }
+  for (var j = js; j < je; j += {{BJ}}u) {
     {{LANE_STEP}}
-    j += {{BJ}}u;
   }
   {{LANE_SAVE}}
 }

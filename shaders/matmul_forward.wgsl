@@ -16,8 +16,8 @@
 // Three entry points share the epilogue; one pipeline compiles one of them. The host fills the {{..._INIT}},
 // {{..._STEP}} and {{..._SAVE}} slots of that entry with straight-line code for its block shape and leaves the other
 // entries' slots empty. Loops over register blocks are not an option in Deno: every shader is compiled with forced
-// loop bounding and index clamping, so Mesa neither unrolls them nor keeps the arrays in registers (a 32x32 block
-// written as loops ran at 1.3 GFLOP/s after a 49 s compile; unrolled, 5 GFLOP/s after 10 s), and
+// loop bounding and index clamping, so Mesa neither unrolls them nor keeps the arrays in registers (a block written
+// as loops ran several times slower and compiled several times longer: docs/kernel-timings.md), and
 // subgroupBroadcast needs a constant lane.
 //
 //   main_reg   CPU rasterisers (lavapipe), where every load costs a loop over the SIMD lanes (about 20 cycles per lane

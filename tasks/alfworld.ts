@@ -1,4 +1,4 @@
-/** ALFWorld: household tasks in a text world; each observation lists the admissible actions (spec 1.7). */
+/** ALFWorld: household tasks in a text world; each observation lists the admissible actions. */
 import { type Task, upstreamSuccess } from "./task.ts";
 
 /** The text after the last `Action:` (or the whole text), trimmed. */

@@ -1,4 +1,4 @@
-/** BabyAI: reach a goal in a grid world of rooms and doors (spec 1.5). */
+/** BabyAI: reach a goal in a grid world of rooms and doors. */
 import { afterAction, type Task, upstreamSuccess } from "./task.ts";
 
 /** The BabyAI task. 20 rounds is Crucible's default (the spec records none). */

@@ -1,4 +1,4 @@
-/** SciWorld: carry out elementary-school science tasks in a text world (spec 1.6). Success is a score of 100. */
+/** SciWorld: carry out elementary-school science tasks in a text world. Success is a score of 100. */
 import { afterAction, type Task } from "./task.ts";
 
 const ACTIONS: [string, string][] = [

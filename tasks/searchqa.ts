@@ -1,5 +1,5 @@
 /**
- * SearchQA: answer a question, searching a corpus on the way (spec 1.9). The server itself finds the first
+ * SearchQA: answer a question, searching a corpus on the way. The server itself finds the first
  * `<search>` or `<answer>` in the raw text, so the text is sent as it is. Items 0-51712 test, 51713-221327 train.
  */
 import { ranges } from "./splits.ts";

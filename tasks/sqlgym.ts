@@ -1,4 +1,4 @@
-/** SQLGym (BIRD): answer a question with one SQLite query (spec 1.8). Items 0-9427 train, 9428-10961 dev. */
+/** SQLGym (BIRD): answer a question with one SQLite query. Items 0-9427 train, 9428-10961 dev. */
 import { ranges } from "./splits.ts";
 import { type Task, upstreamSuccess } from "./task.ts";
 

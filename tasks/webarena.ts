@@ -1,4 +1,4 @@
-/** WebArena: complete tasks on self-hosted websites through a browser (spec 1.10). The server parses the text. */
+/** WebArena: complete tasks on self-hosted websites through a browser. The server parses the text. */
 import { type Task, upstreamSuccess } from "./task.ts";
 
 /** The WebArena task. 15 rounds is Crucible's default (the spec records none). */

@@ -1,4 +1,4 @@
-/** WebShop: find and buy the product an instruction describes (spec 1.4). */
+/** WebShop: find and buy the product an instruction describes. */
 import { lastAction } from "./alfworld.ts";
 import { type Task, upstreamSuccess } from "./task.ts";
 

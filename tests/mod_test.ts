@@ -22,17 +22,75 @@ Deno.test("mod.ts documents five groups, each with an example", () => {
   ]);
 });
 
+/**
+ * The example with every `statement; // value` line checked: the value (JSON) is what the line's expression, or the
+ * name it declares, holds; numbers to the decimals the comment shows. Returns the code and how many lines it checks.
+ */
+function withChecks(code: string): { code: string; checks: number } {
+  let checks = 0;
+  const lines = code.split("\n").map((line, n) => {
+    const m = line.match(/^(.*?);\s*\/\/\s*(.+)$/);
+    if (!m) return line;
+    try {
+      JSON.parse(m[2]);
+    } catch {
+      return line; // a comment in words, not a value
+    }
+    const declared = m[1].match(/^const\s+(?:\[\s*(\w+)\s*\]|\{\s*(\w+)\s*\}|(\w+))\s*=/);
+    const name = declared ? declared[1] ?? declared[2] ?? declared[3] : undefined;
+    checks++;
+    const check = `__expect(${name ?? `(${m[1]})`}, ${m[2]}, ${JSON.stringify(`line ${n + 1}: ${m[1].trim()}`)});`;
+    return name ? `${m[1]}; ${check}` : check;
+  });
+  return { code: `${EXPECT}\n${lines.join("\n")}`, checks };
+}
+
+/** The checker the rewritten examples call: exits 1 with both values on a mismatch. */
+const EXPECT = `function __expect(got, want, where) {
+  const close = (g, w) => typeof w === "number"
+    ? typeof g === "number" && Math.abs(g - w) <= 0.5 * 10 ** -((String(w).split(".")[1] ?? "").length)
+    : Array.isArray(w) ? (Array.isArray(g) || ArrayBuffer.isView(g)) && g.length === w.length && w.every((x, i) => close(g[i], x))
+    : g === w;
+  if (!close(got, want)) {
+    console.error(\`\${where}: got \${JSON.stringify(ArrayBuffer.isView(got) ? [...got] : got)}, the comment says \${JSON.stringify(want)}\`);
+    Deno.exit(1);
+  }
+}`;
+
+Deno.test("withChecks turns value comments into checks and the checker refuses a wrong value", async () => {
+  const { code, checks } = withChecks("const [x] = [[1, 2]]; // [1, 2]\nMath.PI; // 3.14\nlet y = 1; // one");
+  assert.equal(checks, 2);
+  const run = async (c: string) => {
+    const file = await Deno.makeTempFile({ suffix: ".js" });
+    try {
+      await Deno.writeTextFile(file, c);
+      return await new Deno.Command(Deno.execPath(), { args: ["run", file], stderr: "piped" }).output();
+    } finally {
+      await Deno.remove(file);
+    }
+  };
+  assert.equal((await run(code)).code, 0);
+  const wrong = await run(withChecks("Math.PI; // 3.15").code);
+  assert.equal(wrong.code, 1);
+  assert.match(new TextDecoder().decode(wrong.stderr), /Math\.PI: got 3\.14159\d*, the comment says 3\.15/);
+});
+
 for (const e of examples) {
   const gpu = /getGpu/.test(e.code);
   Deno.test({
-    name: `the "${e.group}" example of mod.ts runs`,
+    name: `the "${e.group}" example of mod.ts runs and gives the values its comments state`,
     ignore: gpu && noGpu,
     async fn() {
+      const { code, checks } = withChecks(e.code);
+      assert.ok(checks >= 1, `the "${e.group}" example states no value to check (end a line with // <value>)`);
       const file = await Deno.makeTempFile({ dir: ROOT, prefix: ".example-", suffix: ".ts" });
       try {
-        await Deno.writeTextFile(file, e.code.replaceAll('"./mod.ts"', `"${ROOT}mod.ts"`));
-        const r = await new Deno.Command(Deno.execPath(), { args: ["run", "-A", file], cwd: ROOT, stderr: "piped" })
-          .output();
+        await Deno.writeTextFile(file, code.replaceAll('"./mod.ts"', `"${ROOT}mod.ts"`));
+        const r = await new Deno.Command(Deno.execPath(), {
+          args: ["run", "-A", file],
+          cwd: ROOT,
+          stderr: "piped",
+        }).output();
         assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
       } finally {
         await Deno.remove(file);

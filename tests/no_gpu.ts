@@ -1,11 +1,23 @@
 /**
- * The one mark for tests that need a WebGPU adapter: `Deno.test({ name, ignore: noGpu, fn })`.
- * CI has one (Mesa's lavapipe); tests of references, config, RL math and HTTP run without.
+ * The marks for tests that need a WebGPU adapter, or a feature of one: `Deno.test({ name, ignore: noGpu, fn })`,
+ * `ignore: noGpu || noF16`, `ignore: noGpu || noFixedSubgroups`. A test an adapter cannot run reports itself
+ * ignored instead of passing without checking. CI has an adapter (Mesa's lavapipe); tests of references, config,
+ * RL math and HTTP run without.
  */
 import { getGpu, type Gpu, hasAdapter } from "../src/gpu/device.ts";
+import { fixedSubgroupSize } from "../src/ops/wgsl.ts";
 
 /** True when no WebGPU adapter can be found. */
 export const noGpu: boolean = !(await hasAdapter());
+
+/** The shared test device's features, read once at load where there is an adapter. */
+const shared: Gpu | undefined = noGpu ? undefined : await getGpu();
+
+/** True when the device lacks `shader-f16` (f16 storage: KV caches, f16 weights). */
+export const noF16: boolean = !shared?.features.f16;
+
+/** True when the device has no subgroups of one fixed size, which the register ("reg") kernels need. */
+export const noFixedSubgroups: boolean = !shared || fixedSubgroupSize(shared) === 0;
 
 /** The shared GPU for tests. */
 export function testGpu(): Promise<Gpu> {

@@ -1,5 +1,5 @@
 /**
- * What an adapter is: the small table of differences between AgentGym servers (spec section 1.12) — the id field,
+ * What an adapter is: the small table of differences between AgentGym servers — the id field,
  * the reset argument, the response shapes, and whether a close route exists — written as five functions over a
  * `Call` bound to the one server that holds the environment.
  */

@@ -1,11 +1,11 @@
 /** AdamW with decoupled weight decay, bias correction, and the clip scale and skip flag read on the GPU. */
-import source from "../../shaders/adamw_forward.wgsl" with { type: "text" };
+import source from "../../shaders/adamw.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import { kernel, type Shader } from "../gpu/pipeline.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 
-const SHADER: Shader = { name: "adamw_forward", source };
+const SHADER: Shader = { name: "adamw", source };
 
 const PARAMS = uniforms(
   [

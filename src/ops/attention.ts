@@ -13,12 +13,11 @@
  * "tile" workgroup-memory tiles for real GPUs, "row" one invocation per row and head; plus a split over keys for
  * few queries on real GPUs. Every output row has one owner summing in a fixed order: deterministic, no atomics.
  *
- * On lavapipe (CPU ms per call, `deno task bench kernels --filter attention`), T = 2048 packed causal tokens
- * (8 x 256), H 4, KV 2, D 32: forward 271 (row) -> 14 (reg6x2), backward 997 -> 57 (reg3x2_3x1); decoding 32
- * sequences x 1 query over 300 cached rows: 11.4 -> 6.9 (reg1x2). See attention_variants.ts for the table.
+ * Their measured times on lavapipe: docs/kernel-timings.md (`deno task bench kernels --filter attention`).
  */
 import forwardSource from "../../shaders/attention_forward.wgsl" with { type: "text" };
 import backwardSource from "../../shaders/attention_backward.wgsl" with { type: "text" };
+import commonSource from "../../shaders/attention_common.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { cachedKernel, type Kernel, kernel, type Shader } from "../gpu/pipeline.ts";
@@ -37,17 +36,24 @@ import {
   regLoopSteps,
   variantName,
 } from "./attention_variants.ts";
-import { fixedSubgroupSize, laneSlots } from "./wgsl.ts";
+import { fixedSubgroupSize, laneSlots, withPieces } from "./wgsl.ts";
 
 export { type AttentionRanges, cacheRanges, packedCausalRanges, rangeFacts } from "./attention_ranges.ts";
 export type { AttentionVariant } from "./attention_variants.ts";
 
-const FORWARD_SHADER: Shader = { name: "attention_forward", source: forwardSource };
-const BACKWARD_SHADER: Shader = { name: "attention_backward", source: backwardSource };
-const FORWARD = uniforms(
+// Both shaders share the pieces of attention_common.wgsl (block range, tiles, the query-row register walk).
+const FORWARD_SHADER: Shader = {
+  name: "attention_forward",
+  source: withPieces(forwardSource, { ATTENTION_COMMON: commonSource }),
+};
+const BACKWARD_SHADER: Shader = {
+  name: "attention_backward",
+  source: withPieces(backwardSource, { ATTENTION_COMMON: commonSource }),
+};
+/** Params of both shaders (declared once, in attention_common.wgsl); the backward leaves splits at 1. */
+const PARAMS = uniforms(
   [["T", "u32"], ["H", "u32"], ["KV", "u32"], ["S", "u32"], ["scale", "f32"], ["splits", "u32"]] as const,
 );
-const BACKWARD = uniforms([["T", "u32"], ["H", "u32"], ["KV", "u32"], ["S", "u32"], ["scale", "f32"]] as const);
 
 /** Invocations per workgroup of the row, tile and split kernels (one invocation per row and head). */
 const WG = 64;
@@ -169,9 +175,6 @@ const IDLE_REG = {
   LANE_INIT: "",
   LANE_STEP: "",
   LANE_SAVE: "",
-  DQ_INIT: "let lo = 0u;\n  let hi = 0u;",
-  DQ_STEP: "",
-  DQ_SAVE: "",
   DKV_INIT: "let lo = 0u;\n  let hi = 0u;",
   DKV_STEP: "",
   DKV_NEXT: "",
@@ -245,7 +248,7 @@ function forwardKernel(gpu: Gpu, D: number, kt: Tensor["dtype"], entryPoint: str
     if (shape?.kind === "lane") {
       Object.assign(template, { BJ: shape.bj }, forwardLaneSlots({ D, keys: shape.bj, packed, wide }));
     }
-    return kernel(gpu, FORWARD_SHADER, { params: FORWARD, entryPoint, template, label });
+    return kernel(gpu, FORWARD_SHADER, { params: PARAMS, entryPoint, template, label });
   });
 }
 
@@ -256,7 +259,14 @@ function backwardKernel(gpu: Gpu, D: number, entryPoint: string, shape: Attentio
   const reg = shape.kind !== "reg" ? "" : dq ? `dq ${shape.bq}x${shape.bj}` : `dkv ${shape.bk}x${shape.bf}`;
   const label = `attention_backward ${entryPoint}${reg ? ` ${reg}` : ""} D=${D}`;
   return cachedKernel(gpu, label, () => {
-    const template: Record<string, string | number> = { D, WG, BK: tileRows(gpu, D), ...IDLE_REG };
+    const template: Record<string, string | number> = {
+      KS: "f32",
+      KV_LOAD: kvLoad(false),
+      D,
+      WG,
+      BK: tileRows(gpu, D),
+      ...IDLE_REG,
+    };
     if (shape.kind === "reg") {
       const lanes = lanesFor(gpu, variantName(shape, true));
       Object.assign(template, laneSlots(lanes, true));
@@ -267,7 +277,7 @@ function backwardKernel(gpu: Gpu, D: number, entryPoint: string, shape: Attentio
           : { BKR: shape.bk, ...dkvRegSlots({ D, rows: shape.bk, keys: shape.bf, lanes }) },
       );
     }
-    return kernel(gpu, BACKWARD_SHADER, { params: BACKWARD, entryPoint, template, label });
+    return kernel(gpu, BACKWARD_SHADER, { params: PARAMS, entryPoint, template, label });
   });
 }
 
@@ -277,8 +287,8 @@ function backwardKernel(gpu: Gpu, D: number, entryPoint: string, shape: Attentio
  * each at least 64 keys long when the rows span all S keys.
  */
 export function pickSplits(gpu: Gpu, rows: number, S: number): number {
-  // lavapipe runs one workgroup per core (2 here): split only a lone workgroup (measured: splitting 2 workgroups
-  // of decode rows over 8 x 1024 keys made it 1.5x slower). A real GPU wants thousands of invocations (unmeasured).
+  // lavapipe runs one workgroup per core: split only a lone workgroup, as splitting two did not pay there
+  // (docs/kernel-timings.md). A real GPU wants thousands of invocations (a guess: not measured on one).
   const target = gpu.software ? 2 * WG : 4096;
   if (rows * 2 > target) return 1;
   const splits = Math.min(Math.ceil(target / Math.max(rows, 1)), Math.floor(S / 64), 64);
@@ -398,14 +408,14 @@ export function attentionBackward(batch: Batch, args: AttentionBackwardArgs): vo
   const shape = parseVariant(args.variant ?? pickAttentionBackward(gpu, d), true);
   if (shape.kind === "lane") throw new RangeError("Attention backward has no lane variant"); // parseVariant refuses it
   if (shape.kind === "reg") checkBudget(gpu, shape, d, true);
-  const params = { T, H, KV, S, scale: args.scale ?? 1 / Math.sqrt(D) };
+  const params = { T, H, KV, S, scale: args.scale ?? 1 / Math.sqrt(D), splits: 1 };
   const lanes = shape.kind === "reg" ? lanesFor(gpu, args.variant ?? "reg") : 0;
   // Per query row, from the dq kernel to the dk/dv kernel: δ = rowsum(dO ⊙ o) ([T, H]), or for reg
   // (kvStart, kvEnd, lse · log2 e, δ) ([T, H, 4]), floats as their bits.
   const rowInfo = empty(gpu, shape.kind === "reg" ? [T, H, 4] : [T, H], "u32", "attention row info");
   // Both entry points share one layout (see the shader header): bind everything to both.
   const { o, dO, lse, kvStart, kvEnd, qStart, qEnd, dq, dk, dv } = args;
-  const buffers = [q, k, v, o, dO, lse, kvStart, kvEnd, qStart, qEnd, dq, rowInfo, dk, dv];
+  const buffers = [q, k, v, kvStart, kvEnd, o, dO, lse, qStart, qEnd, dq, rowInfo, dk, dv];
   const name = variantName(shape, true);
   const dqEntry = { row: "main_dq", tile: "main_dq_tile", reg: "main_dq_reg" }[shape.kind];
   const dkvEntry = { row: "main_dkv", tile: "main_dkv_tile", reg: "main_dkv_reg" }[shape.kind];

@@ -4,10 +4,10 @@
  * slots. Deno compiles every shader with forced loop bounding and index clamping, so Mesa keeps neither loops over
  * a register block unrolled nor arrays in registers: blocks are written out as named scalars.
  *
- * Cost model (lavapipe, llvmpipe 15, measured in .scratch): a storage or workgroup load costs about 70 ns per
- * subgroup of 8 lanes, uniform address or not (so do vec4 loads, per component); an FMA on a loop-carried register
- * 0.5-1 ns; one loop iteration about 90 ns. So the lanes load the rows they share together, one element each, and
- * hand the values around with subgroupBroadcast (about 1 ns): one load serves 8 elements.
+ * Cost model (lavapipe; the measured costs are in docs/kernel-timings.md): a storage or workgroup load of a
+ * subgroup costs about a hundred FMAs, uniform address or not (so do vec4 loads, per component), and a loop
+ * iteration about as much as a load; subgroupBroadcast costs about one FMA. So the lanes load the rows they share
+ * together, one element each, and hand the values around with subgroupBroadcast: one load serves 8 elements.
  */
 import { range, slotLines } from "./wgsl.ts";
 
@@ -236,7 +236,7 @@ export function dqRegSlots(c: RegBlock): Record<string, string> {
   for (const r of range(bq)) {
     save.push(`if (in${r}) {`, ...range(D).map((d) => `  dq[row${r} * D + ${d}u] = acc${r}_${d} * p.scale;`), `}`);
   }
-  return { DQ_INIT: slotLines(init, 2), DQ_STEP: slotLines(step, 4), DQ_SAVE: slotLines(save, 2) };
+  return { REG_INIT: slotLines(init, 2), REG_STEP: slotLines(step, 4), REG_SAVE: slotLines(save, 2) };
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
- * Kernel shapes of attention and the choice among them. CPU rasterisers (lavapipe) pay about 70 ns per storage load
- * of a subgroup, whatever the addresses, and well under 1 ns per FMA: they want register blocks fed by loads shared
- * through subgroupBroadcast ("reg"). Real GPUs want workgroup-memory tiles ("tile"). "row" is the plain shape, one
- * invocation per query row (or key row) and head, kept as the fallback where neither applies.
+ * Kernel shapes of attention and the choice among them. CPU rasterisers (lavapipe) pay about a hundred FMAs'
+ * time per storage load of a subgroup, whatever the addresses (docs/kernel-timings.md): they want register blocks
+ * fed by loads shared through subgroupBroadcast ("reg"). Real GPUs want workgroup-memory tiles ("tile"). "row" is
+ * the plain shape, one invocation per query row (or key row) and head, kept as the fallback where neither applies.
  *
  * "lane" is one invocation per query row walking only its own keys, in registers (decoding on CPU rasterisers).
  *
@@ -125,17 +125,8 @@ function fitBudget(name: string, dims: AttentionDims, backward: boolean): string
 
 /**
  * Register blocks by head dimension, keeping each pipeline's first compile to a few seconds on lavapipe (it grows
- * with the square of the live registers: about 1.8 s for 256 of them, 5.5 s for 512). `deno task bench kernels
- * --filter attention` on lavapipe (2 cores shared with other jobs; CPU ms per call, first compile with Mesa's cache
- * off):
- *   fwd 8 x 256 H 4/2 D 32     row 271, reg1x2 39, reg3x2 20, reg4x4 14.6 (2.3 s), reg6x2 14.3 (2.6 s),
- *                              reg8x2 12.8 (4.2 s)
- *   bwd 8 x 256 H 4/2 D 32     row 997, reg1x1_1x1 102, reg2x4_2x2 66, reg3x2_3x1 57 (2.6 + 2.6 s),
- *                              reg4x2_4x2 49 (6 + 6 s)
- *   fwd 4 x 128 H 14/2 D 64    row 262, reg1x2 36, reg2x2 24, reg3x2 20 (3.3 s)
- *   bwd 4 x 128 H 14/2 D 64    row 783, reg1x1_1x1 89, reg1x2_1x2 91 (1.9 + 1.8 s), reg2x2_1x2 77 (5 + 1.8 s)
- *   decode 32 x 1 of 300 rows  row 11.4, reg1x2 6.9, reg3x2 9.3, reg6x2 11.2
- * D 128: reg1x2 forward 2.1 s; reg1x1_1x1 backward 5.5 + 5.9 s, the smallest block there is.
+ * with the square of the live registers). The table's choices and their measured times and compile times:
+ * docs/kernel-timings.md (`deno task bench kernels --filter attention`).
  */
 function regTable(D: number): { forward: string; decode: string; backward: string } {
   if (D <= 32) return { forward: "reg6x2", decode: "reg1x2", backward: "reg3x2_3x1" };
@@ -154,13 +145,9 @@ function useReg(gpu: Gpu, D: number): boolean {
 /**
  * The forward variant for this adapter and shape: on CPU rasterisers, lane1 where the queries sit in different
  * sequences (decoding: known from dims.sequences) and each kv head serves at most 2 query heads, reg otherwise
- * (small query blocks where few queries face a cache); tile on real GPUs; row where none fits. `deno task bench
- * kernels --filter decode` on lavapipe, 64 sequences x 700 cached keys of 2800-row slots, H 4 KV 4 D 32: lane1
- * 9.3 ms a call against reg1x4's 24.6 (f32 cache), 5.8 against 27.5 (f16); with rows loaded as vec4s, 6.1 and 2.97
- * (the lane-versus-reg comparisons below predate that). A lane loads alone what reg's lanes
- * share, so reg wins again as query heads per kv head grow: one-off runs at the same shape measured lane1 1.4x
- * faster than reg1x2 with H 4 KV 2 and 1.5x slower with H 8 KV 2; at Qwen2.5-0.5B's 7 per kv head (bench, N 32 x
- * 384, D 64) reg1x2 is 2.5x faster.
+ * (small query blocks where few queries face a cache); tile on real GPUs; row where none fits. A lane loads alone
+ * what reg's lanes share, so reg wins again as query heads per kv head grow (measured: docs/kernel-timings.md,
+ * `deno task bench kernels --filter decode`).
  *
  * @example
  * ```ts

@@ -2,13 +2,13 @@
  * Global gradient norm over many tensors, two deterministic stages, ending in a small `stats` tensor
  * [norm, clip scale, finite, 0] that AdamW reads on the GPU.
  */
-import source from "../../shaders/gradnorm_forward.wgsl" with { type: "text" };
+import source from "../../shaders/gradnorm.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
 import { kernel, type Shader } from "../gpu/pipeline.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 
-const SHADER: Shader = { name: "gradnorm_forward", source };
+const SHADER: Shader = { name: "gradnorm", source };
 
 const PARAMS = uniforms([["n", "u32"], ["offset", "u32"], ["maxNorm", "f32"]] as const);
 

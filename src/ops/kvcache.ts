@@ -2,14 +2,14 @@
  * The KV-cache write of one layer, with RoPE: rotates the new tokens' queries in place and stores their rotated keys
  * and their values at the given cache rows (f32 or f16 cache), in one dispatch.
  */
-import source from "../../shaders/kvcache_forward.wgsl" with { type: "text" };
+import source from "../../shaders/kvcache.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import { kernel, type Shader } from "../gpu/pipeline.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 import type { RopeTable } from "./rope.ts";
 
-const SHADER: Shader = { name: "kvcache_forward", source };
+const SHADER: Shader = { name: "kvcache", source };
 
 const PARAMS = uniforms([["T", "u32"], ["H", "u32"], ["KV", "u32"], ["D", "u32"], ["S", "u32"]] as const);
 

@@ -34,9 +34,8 @@ export interface LogprobForwardArgs {
 /**
  * Invocations per row of the forward: 256 on real GPUs; on CPU rasterisers, where every barrier of the row's
  * reduction switches between all of a workgroup's invocations, 16 while that leaves an invocation at most 1,024
- * logits to sum (its f32 sums' error grows with their count), else 256. `deno task bench kernels --filter
- * logprob_entropy_forward` on lavapipe, ms per call at 16 / 64 / 256: 4,096 rows of the base model's V 1858 19.6 /
- * 40.9 / 91.3; 8,192 rows of V 796 19.5 / 51.6 / 158.7; 192 rows of Qwen's V 151936 63.2 / 162.0 / 69.1.
+ * logits to sum (its f32 sums' error grows with their count), else 256. Measured with `deno task bench kernels
+ * --filter logprob_entropy_forward`: docs/kernel-timings.md.
  */
 export function pickLogprobWorkgroup(gpu: Gpu, V: number): number {
   return gpu.software && V <= 1024 * 16 ? 16 : 256;

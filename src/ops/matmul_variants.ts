@@ -2,7 +2,7 @@
  * The matmul family: one shader, three kinds of block, many block shapes. Which is fast depends on the adapter:
  * CPU rasterisers want large register blocks, no shared memory and as few loads per FMA as possible; real GPUs want
  * shared-memory tiles with small per-thread blocks; decode (a few rows times a large weight) wants a GEMV. The
- * choice comes from a table measured with `deno task bench kernels` (numbers in the comments).
+ * choice comes from a table measured with `deno task bench kernels` (numbers in docs/kernel-timings.md).
  */
 import type { Gpu } from "../gpu/device.ts";
 
@@ -37,25 +37,10 @@ function gemv(gm: number, gx: number, gy: number): MatmulVariant {
 /**
  * Every variant the benchmark measures and the tests check.
  *
- * lavapipe (llvmpipe, LLVM 15, 2 shared cores, AVX2, subgroup 8; Mesa 22.3, Deno 2.9.6), measured with
- * `deno task bench kernels --cold`: best GFLOP/s (cpu = from the process's CPU time, robust to other load on the
- * machine), first compile per pipeline with Mesa's shader cache off.
- *
- *   1024^3 NN f32          GFLOP/s   cpu       compile      model shapes (T 512, C 896, I 4864), reg64x8, cpu GFLOP/s
- *   reg8x8                   3.5     3.3-3.6   0.4-0.6 s    512x4864x896 NT (x·Wᵀ)        9.6-10.3 (f16 W 10.3-10.6)
- *   reg16x8                  5.5     5.3-5.6   0.5-0.6 s    512x896x4864 NN (dx = dy·W)   9.6-10.2
- *   reg32x8                  7.9     7.2-8.5   0.8-2.0 s    4864x896x512 TN (dW = dyᵀ·x)  10.5-11.2
- *   reg64x8                 10.5     9.2-9.5   1.4-1.8 s    512x1152x896 NT (QKV)         10.2 (best wall 11.2)
- *   tile64x64_t4x4_k16       0.8     0.8       0.7-1.1 s
- *   tile64x64_t8x8_k16       1.3     1.4       0.7 s        decode, 1..8 x 4864 x 896 NT: reg8x8 18.5-21 ms (about
- *   tile128x64_t8x8_k16      1.5     1.5       0.6 s        0.9 GB/s of f32 weights, the same with f16); reg64x8
- *                                                           50-90 ms; gemv8 270 ms. LM-head quarter 1x37984x896
- *                                                           f16: reg8x8 153-177 ms.
- *
- * Before (loops over register arrays, every lane loading its own A): reg32x32 1.3 GFLOP/s after a 49 s compile.
- * Shared-memory tiles and the GEMV lose on lavapipe (their loads are not shared across lanes); they are the
- * candidates for real GPUs, where nothing has been measured yet: run the same command there and adjust
- * {@linkcode pickMatmulVariant}.
+ * On lavapipe the register blocks win, largest first, and shared-memory tiles and the GEMV lose (their loads are
+ * not shared across lanes); those are the candidates for real GPUs, where nothing has been measured yet: run
+ * `deno task bench kernels` there and adjust {@linkcode pickMatmulVariant}. The lavapipe table (GFLOP/s, compile
+ * times, decode shapes): docs/kernel-timings.md.
  */
 export const MATMUL_VARIANTS: readonly MatmulVariant[] = [
   reg(8, 8),

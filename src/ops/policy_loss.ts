@@ -1,5 +1,5 @@
 /**
- * The actor's per-token loss on the GPU (shaders/policy_loss_forward.wgsl): from each token's logp and entropy and
+ * The actor's per-token loss on the GPU (shaders/policy_loss.wgsl): from each token's logp and entropy and
  * its inputs (old logp, reference logp, advantage, aggregation weight), dlogp, dentropy and per-token statistics.
  * The formula and its CPU definition live in src/train/policy_loss.ts, which resolves the settings this kernel
  * takes as numbers; src/train/policy_head.ts runs it inside the LM head pass.
@@ -7,14 +7,14 @@
  * The host uploads one [T, 4] tensor per packed batch; the weights are the whole mini-batch's, so micro-batch
  * gradients add up to the mini-batch's.
  */
-import source from "../../shaders/policy_loss_forward.wgsl" with { type: "text" };
+import source from "../../shaders/policy_loss.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { fromHost, type Tensor } from "../gpu/tensor.ts";
 import { kernel, type Shader } from "../gpu/pipeline.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 
-const SHADER: Shader = { name: "policy_loss_forward", source };
+const SHADER: Shader = { name: "policy_loss", source };
 
 const PARAMS = uniforms(
   [

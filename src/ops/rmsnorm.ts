@@ -50,10 +50,8 @@ export interface RmsnormBackwardArgs {
 
 /**
  * Invocations per row: 8 on CPU rasterisers (every barrier of the row's reduction switches between all of a
- * workgroup's invocations there), 64 on real GPUs. `deno task bench kernels --filter rmsnorm` on lavapipe (T 512,
- * C 896), ms per call at workgroups 4 / 8 / 16 / 64: forward 2.12 / 1.53 / 1.61 / 2.47, fused with the add 3.03 /
- * 2.03 / 2.32 / 4.39, backward 5.29 / 4.14 / 4.46 / 5.74. In a 4,096-token training step of the tiny model the
- * forwards went from 65 to 28 ms, the backwards from 137 to 97 (`deno task bench model --size tiny`).
+ * workgroup's invocations there), 64 on real GPUs. Measured with `deno task bench kernels --filter rmsnorm`:
+ * docs/kernel-timings.md.
  */
 export function pickRmsnormWorkgroup(gpu: Gpu): number {
   return gpu.software ? 8 : 64;

@@ -2,14 +2,14 @@
  * Rotary position embedding, Qwen's split-halves form, applied in place to the first `heads` heads of each token
  * (e.g. the q and k parts of a fused QKV row [H + 2·KV, D]). Tables come from the host in f64, rounded once.
  */
-import source from "../../shaders/rope_forward.wgsl" with { type: "text" };
+import source from "../../shaders/rope.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { kernel, type Shader } from "../gpu/pipeline.ts";
 import { fromHost, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 
-const SHADER: Shader = { name: "rope_forward", source };
+const SHADER: Shader = { name: "rope", source };
 
 const PARAMS = uniforms(
   [["T", "u32"], ["heads", "u32"], ["stride", "u32"], ["D", "u32"], ["direction", "f32"]] as const,

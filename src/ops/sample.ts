@@ -7,7 +7,7 @@
  * Randomness enters as data: draw the uniforms with {@linkcode drawUniforms} from the run's seeded `Rng`, so a
  * sample replays exactly and the float64 reference (tests/reference/sample.ts) sees the same numbers.
  */
-import source from "../../shaders/sample_forward.wgsl" with { type: "text" };
+import source from "../../shaders/sample.wgsl" with { type: "text" };
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import { kernel, type Shader } from "../gpu/pipeline.ts";
 import type { Gpu } from "../gpu/device.ts";
@@ -16,7 +16,7 @@ import { placeholder, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 import { LOOP_BUDGET } from "./wgsl.ts";
 
-const SHADER: Shader = { name: "sample_forward", source };
+const SHADER: Shader = { name: "sample", source };
 
 const PARAMS = uniforms(
   [
@@ -74,10 +74,8 @@ export function sampleLoopSteps(V: number, workgroup: number): number {
 /**
  * Invocations per row for this adapter and vocabulary: on CPU rasterisers the smallest size whose loops stay within
  * llvmpipe's budget (every barrier of the reductions and scans switches between all of a workgroup's invocations
- * there, and a row's work is the same whatever the size); 256 on real GPUs. `deno task bench kernels --filter
- * sample` on lavapipe, CPU ms per call at workgroups 16 / 64 / 256: the main job's rollouts (64 rows, V 1858,
- * temperature 1) 1.08 / 1.99 / 4.74; Qwen's vocabulary (32 rows, V 151936, where only 256 stays within the budget)
- * greedy 20.5 / 23.0 / 24.9, temperature 1 23.8 / 24.9 / 40.2.
+ * there, and a row's work is the same whatever the size); 256 on real GPUs. Measured with `deno task bench kernels
+ * --filter sample`: docs/kernel-timings.md.
  */
 export function pickSampleWorkgroup(gpu: Gpu, V: number): number {
   if (!gpu.software) return 256;

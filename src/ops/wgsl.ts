@@ -1,8 +1,32 @@
 /**
  * Helpers of the generated WGSL (the register blocks that matmul.ts and attention_reg.ts write out as straight-line
- * code into `{{...}}` template slots) and the subgroup size those blocks are laid out for.
+ * code into `{{...}}` template slots), the WGSL pieces several shaders share, and the subgroup size those blocks are
+ * laid out for.
  */
 import type { Gpu } from "../gpu/device.ts";
+
+/**
+ * A shader's text with its piece slots filled: each `{{NAME}}` named in `pieces` becomes that piece's text, a file
+ * of shaders/ with no entry point that several shaders share (attention_common.wgsl). Pieces go in when a module
+ * imports its shaders, before the template values, so a piece may use the same `{{...}}` slots as its host. A
+ * piece whose slot the source lacks (or holds twice) throws a TypeError naming it.
+ *
+ * @example
+ * ```ts
+ * withPieces("{{COMMON}}\nconst D = {{D}}u;", { COMMON: "const WG = 64u;" }); // "const WG = 64u;\nconst D = {{D}}u;"
+ * ```
+ */
+export function withPieces(source: string, pieces: Record<string, string>): string {
+  let out = source;
+  for (const [name, text] of Object.entries(pieces)) {
+    const parts = out.split(`{{${name}}}`);
+    if (parts.length !== 2) {
+      throw new TypeError(`Shader source needs exactly one {{${name}}} slot, found ${parts.length - 1}`);
+    }
+    out = parts.join(text);
+  }
+  return out;
+}
 
 /** The numbers 0 .. n - 1. */
 export function range(n: number): number[] {

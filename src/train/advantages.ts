@@ -1,17 +1,19 @@
 /**
- * Advantage estimators on plain arrays, as rl.md section 7 adopts them.
+ * Advantage estimators on plain arrays: GRPO (unbiased group std, ε = 1e-6, a singleton group taken as mean 0 and
+ * std 1), RLOO, REINFORCE++ and GAE, as verl computes them with AgentGym-RL's multi-turn corrections.
  *
  * Shapes. B sequences. Sequence-level inputs (`scores`, `groups`) are arrays of length B. Token-level inputs are
  * rows: B arrays, row i holding the per-token values of sequence i's response (ragged lengths allowed), each with a
  * mask row of the same length (1 = token the policy sampled and trains on, 0 = observation or padding).
  *
  * Token-level conventions: the outcome reward sits on the last mask-1 token ({@linkcode outcomeRewards}); a nonzero
- * reward on a mask-0 token is refused rather than silently lost (rl.md §2.5, §6.3). Reward-to-go and GAE run over
+ * reward on a mask-0 token is refused rather than silently lost (there it would take no part in GAE or
+ * reward-to-go, so the turns before it get no credit). Reward-to-go and GAE run over
  * the compressed subsequence of mask-1 tokens: one discount step per trainable transition, observations contribute
  * nothing. Every token-level output is 0 where the mask is 0.
  */
 
-/** Identifies the prompt a sample was drawn for: samples of one prompt share it (rl.md §6.7). */
+/** Identifies the prompt a sample was drawn for: samples of one prompt share it, or GRPO compares the wrong groups. */
 export type GroupId = string | number;
 
 /** Per-token values of B sequences, one (ragged) row per sequence. */

@@ -1,9 +1,11 @@
 /**
- * Loss aggregation over a mini-batch (rl.md §1.3), written as per-token weights: agg(ℓ) = Σ_i Σ_t w_{i,t} ℓ_{i,t}.
+ * Loss aggregation over a mini-batch (verl's agg_loss modes), written as per-token weights:
+ * agg(ℓ) = Σ_i Σ_t w_{i,t} ℓ_{i,t}.
  *
  * Crucible computes the weights once over the whole mini-batch and hands each micro-batch its slice, so the loss
  * and its gradient are the same however the mini-batch is split (verl's legacy path normalises each micro-batch
- * by its own token count instead; rl.md §6.5). The default mode is `token-mean`, the global token mean.
+ * by its own token count instead, so its loss depends on the split). The default mode is `token-mean`, the global
+ * token mean.
  *
  * Shapes: B rows, row i the per-token values of sequence i (ragged allowed), each with a mask row (1 = trained).
  */

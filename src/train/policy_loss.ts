@@ -1,5 +1,6 @@
 /**
- * The actor's loss, the one home of its formula, on plain arrays with gradients (rl.md §1.2, §1.4):
+ * The actor's loss, the one home of its formula, on plain arrays with gradients (verl's vanilla policy loss with
+ * dual clip, plus its KL-loss estimators):
  *
  *   L = Σ_t w_t [pg_t + c_KL · kl_t] − c_H Σ_t w_t H_t
  *

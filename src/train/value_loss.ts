@@ -1,5 +1,6 @@
 /**
- * The critic's clipped value loss on plain arrays, with its gradient (rl.md §2.2), aggregated like the policy loss.
+ * The critic's clipped value loss on plain arrays, with its gradient, aggregated like the policy loss (verl's
+ * compute_value_loss: ½ · agg(max((V − R)², (clip(V, V_old ± c) − R)²)), the actor's aggregation mode).
  */
 import type { Rows } from "./advantages.ts";
 import { type AggregationOptions, aggregationWeights, type LossAggMode } from "./aggregation.ts";

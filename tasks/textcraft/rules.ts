@@ -1,6 +1,6 @@
 /**
- * TextCraft's rules as the task sees them (spec sections 2.2, 2.3 and 3.6): the prompt (Crucible's own wording of
- * upstream's content), upstream's exact action extraction, the depth of each task index and the published splits.
+ * TextCraft's rules as the task sees them: the prompt (Crucible's own wording of upstream's content), upstream's
+ * exact action extraction, the depth of each task index and the published splits.
  */
 import type { ActionParse } from "../../src/env/client.ts";
 import { ranges } from "../splits.ts";

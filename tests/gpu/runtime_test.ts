@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import matmulBackward from "../../shaders/matmul_backward.wgsl" with { type: "text" };
 import swigluForward from "../../shaders/swiglu_forward.wgsl" with { type: "text" };
 import { Batch } from "../../src/gpu/batch.ts";
-import { cachedKernel, kernel } from "../../src/gpu/pipeline.ts";
+import { cachedKernel, fillTemplate, kernel } from "../../src/gpu/pipeline.ts";
+import { withPieces } from "../../src/ops/wgsl.ts";
 import { bucketBytes, poolOf } from "../../src/gpu/pool.ts";
 import { Rng } from "../../src/util/random.ts";
 import { empty, fromHost } from "../../src/gpu/tensor.ts";
@@ -11,20 +12,36 @@ import { noGpu, testGpu } from "../no_gpu.ts";
 
 /**
  * The shaders/ files (without `.wgsl`) that the modules under `dir` import as text. Each module must declare every
- * shader it imports as `const X: Shader = { name: "<file>", source }` with that file's text, so errors name the
- * right file.
+ * shader it imports as `const X: Shader = { name: "<file>", source }` (or `source: withPieces(text, {...})`) with
+ * that file's text, so errors name the right file; a piece (a file with no entry point, spliced into shaders by
+ * withPieces) must be passed to withPieces instead.
  */
 async function importedShaders(dir: URL, found = new Set<string>()): Promise<Set<string>> {
+  const shaders = new URL("../../shaders/", import.meta.url);
   for await (const e of Deno.readDir(dir)) {
     if (e.isDirectory) await importedShaders(new URL(`${e.name}/`, dir), found);
     if (!e.name.endsWith(".ts")) continue;
     const text = await Deno.readTextFile(new URL(e.name, dir));
     const imports = text.matchAll(/^import (\w+) from "(?:\.\.\/)+shaders\/(\w+)\.wgsl" with \{ type: "text" \};$/gm);
     const fileOf = new Map([...imports].map((m) => [m[1], m[2]]));
-    const declared = text.matchAll(/^const \w+: Shader = \{ name: "(\w+)", source(?:: (\w+))? \};$/gm);
-    const named = [...declared].map((m) => [fileOf.get(m[2] ?? "source"), m[1]]);
+    const declared = text.matchAll(
+      /^const \w+: Shader = \{\s*name: "(\w+)",\s*source(?:: (\w+)|: withPieces\((\w+), \{[^}]*\}\))?,?\s*\};$/gm,
+    );
+    const named = [...declared].map((m) => [fileOf.get(m[2] ?? m[3] ?? "source"), m[1]]);
     assert.deepEqual(named.map(([file]) => file), named.map(([, name]) => name), `${e.name}: shader named by its file`);
-    assert.deepEqual(named.map(([file]) => file).sort(), [...fileOf.values()].sort(), `${e.name}: shader unused`);
+    const pieces: string[] = [];
+    for (const [variable, file] of fileOf) {
+      const source = await Deno.readTextFile(new URL(`${file}.wgsl`, shaders));
+      if (/@compute/.test(source)) continue;
+      pieces.push(file);
+      assert.match(
+        text,
+        new RegExp(`withPieces\\(\\w+, \\{ \\w+: ${variable} \\}\\)`),
+        `${e.name}: piece ${file} unused`,
+      );
+    }
+    const shadersOf = [...fileOf.values()].filter((f) => !pieces.includes(f));
+    assert.deepEqual(named.map(([file]) => file).sort(), shadersOf.sort(), `${e.name}: shader unused`);
     for (const file of fileOf.values()) found.add(file);
   }
   return found;
@@ -39,12 +56,25 @@ Deno.test("every shader in shaders/ is imported by some module, opens with a hea
   const imported = await importedShaders(new URL("../../src/", import.meta.url));
   assert.deepEqual([...imported].sort(), files.sort());
   for (const name of files) {
+    // `<op>_forward` only beside an `<op>_backward`; a shader with no backward is plain `<op>`.
+    if (name.endsWith("_forward")) {
+      assert.ok(files.includes(name.replace(/_forward$/, "_backward")), `${name}: no backward`);
+    }
     const src = await Deno.readTextFile(new URL(`${name}.wgsl`, shaders));
     assert.ok(src.startsWith("//"), `${name}.wgsl must open with a header comment`);
     assert.match(src, /Bindings/, `${name}.wgsl header must describe its bindings`);
     const fields = parseParamsStruct(src);
     if (fields) { for (const [, t] of fields) assert.ok(["u32", "i32", "f32"].includes(t), `${name}: ${t}`); }
   }
+});
+
+Deno.test("withPieces fills a piece slot once, before the template values, and refuses a missing slot", () => {
+  const host = "{{COMMON}}\nfn main() {}";
+  const filled = withPieces(host, { COMMON: "const D = {{D}}u;" });
+  assert.equal(filled, "const D = {{D}}u;\nfn main() {}");
+  assert.equal(fillTemplate("demo", filled, { D: 4 }), "const D = 4u;\nfn main() {}");
+  assert.throws(() => withPieces("fn main() {}", { COMMON: "x" }), /\{\{COMMON\}\}/);
+  assert.throws(() => withPieces(host + host, { COMMON: "x" }), /found 2/);
 });
 
 Deno.test("uniform packing puts field i at byte 4i, pads to 16, and rejects bad values", () => {

@@ -16,11 +16,10 @@ import {
   pickAttentionForward,
   regLoopSteps,
 } from "../../src/ops/attention_variants.ts";
-import { fixedSubgroupSize } from "../../src/ops/wgsl.ts";
 import { attentionBackwardRef, attentionForwardRef } from "../reference/attention.ts";
 import { assertClose, maxAbs, type Tolerance } from "../reference/check.ts";
 import { roundF16, roundF32, uniformArray } from "../reference/random.ts";
-import { noGpu, testGpu } from "../no_gpu.ts";
+import { noF16, noFixedSubgroups, noGpu, testGpu } from "../no_gpu.ts";
 
 const EPS32 = 2 ** -23;
 
@@ -68,9 +67,9 @@ function data(c: Case, kvType: DType) {
  */
 type Run = { splits?: number; variant?: AttentionVariant; facts?: boolean };
 
-/** The reg variants among `names`, kept only where the adapter can run them (subgroups of one fixed size). */
-async function regs(...names: AttentionVariant[]): Promise<Run[]> {
-  return fixedSubgroupSize(await testGpu()) > 0 ? names.map((variant) => ({ variant })) : [];
+/** Runs of the named reg variants (tests that use them are ignored without subgroups of one fixed size). */
+function regs(...names: AttentionVariant[]): Run[] {
+  return names.map((variant) => ({ variant }));
 }
 
 async function checkForward(c: Case, kvType: DType, runs: Run[]) {
@@ -113,7 +112,6 @@ async function checkForward(c: Case, kvType: DType, runs: Run[]) {
 
 async function checkBackward(c: Case, variant: AttentionVariant) {
   const gpu = await testGpu();
-  if (variant.startsWith("reg") && fixedSubgroupSize(gpu) === 0) return;
   const { q, k, v, dO } = data(c, "f32");
   const fwd = attentionForwardRef({ ...c, q, k, v });
   const ref = attentionBackwardRef({ ...c, q, k, v, dO });
@@ -193,10 +191,19 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const base: Run[] = [{ variant: "row" }, { variant: "tile" }, {}];
-    for (const c of [MHA, GQA]) await checkForward(c, "f32", [...base, ...LANES, ...await regs(...FWD_SMALL)]);
-    await checkForward(QWEN, "f32", [...base, ...await regs("reg3x2", "reg1x2")]);
-    await checkForward(LONG, "f32", [...base, ...await regs("reg3x2")]);
-    await checkForward(WIDE, "f32", [...base, ...await regs("reg1x2")]);
+    for (const c of [MHA, GQA]) await checkForward(c, "f32", [...base, ...LANES]);
+    for (const c of [QWEN, LONG, WIDE]) await checkForward(c, "f32", base);
+  },
+});
+
+Deno.test({
+  name: "attention forward register variants match the f64 reference (packed batches and a KV cache)",
+  ignore: noGpu || noFixedSubgroups,
+  async fn() {
+    for (const c of [MHA, GQA, DECODE]) await checkForward(c, "f32", regs(...FWD_SMALL));
+    await checkForward(QWEN, "f32", regs("reg3x2", "reg1x2"));
+    await checkForward(LONG, "f32", regs("reg3x2"));
+    await checkForward(WIDE, "f32", regs("reg1x2"));
   },
 });
 
@@ -213,7 +220,7 @@ Deno.test({
       { splits: 7 },
       { splits: 64 },
     ];
-    await checkForward(DECODE, "f32", [...runs, ...LANES, ...await regs(...FWD_SMALL)]);
+    await checkForward(DECODE, "f32", [...runs, ...LANES]);
     // The lane kernel loads rows as vec4s where D is a multiple of 4; D = 6 and 10 take its element loads.
     for (const D of [6, 10]) await checkForward({ ...DECODE, name: `decode D=${D}`, D }, "f32", LANES);
   },
@@ -221,15 +228,21 @@ Deno.test({
 
 Deno.test({
   name: "attention forward with f16 k and v (f32 accumulation)",
-  ignore: noGpu,
+  ignore: noGpu || noF16,
   async fn() {
-    const gpu = await testGpu();
-    if (!gpu.features.f16) return;
     const base: Run[] = [{ variant: "row" }, { variant: "tile" }, {}];
-    await checkForward(DECODE, "f16", [...base, { splits: 4 }, ...LANES, ...await regs("reg1x2", "reg6x2")]);
+    await checkForward(DECODE, "f16", [...base, { splits: 4 }, ...LANES]);
     // Packed rows of 8 halves a load where D is a multiple of 8 (40 above); D = 6 and 12 take one word a load.
     for (const D of [6, 12]) await checkForward({ ...DECODE, name: `decode D=${D}`, D }, "f16", LANES);
-    await checkForward(GQA, "f16", [...base, ...LANES, ...await regs("reg1x2", "reg6x2")]);
+    await checkForward(GQA, "f16", [...base, ...LANES]);
+  },
+});
+
+Deno.test({
+  name: "attention forward register variants with f16 k and v",
+  ignore: noGpu || noF16 || noFixedSubgroups,
+  async fn() {
+    for (const c of [DECODE, GQA]) await checkForward(c, "f16", regs("reg1x2", "reg6x2"));
   },
 });
 
@@ -240,14 +253,26 @@ Deno.test({
     // Loose ranges: every key row lists every query; the kernel must still apply each query's own range.
     const loose = { ...GQA, name: "GQA loose ranges", qStart: new Uint32Array(GQA.S), qEnd: new Uint32Array(GQA.S) };
     loose.qEnd.fill(GQA.T);
-    for (const variant of ["row", "tile", ...BWD_SMALL]) {
-      for (const c of [MHA, GQA, { ...loose, n: GQA.T }]) await checkBackward(c, variant);
-    }
-    for (const variant of ["row", "tile", "reg1x2_1x2", "reg1x1_1x1"]) {
-      for (const c of [QWEN, LONG]) await checkBackward(c, variant);
+    for (const variant of ["row", "tile"]) {
+      for (const c of [MHA, GQA, { ...loose, n: GQA.T }, QWEN, LONG]) await checkBackward(c, variant);
     }
     // D = 128 in the shapes lavapipe runs by default only: a first compile of the others takes tens of seconds.
     await checkBackward(WIDE, "row");
+  },
+});
+
+Deno.test({
+  name: "attention backward register variants match the f64 reference and are deterministic",
+  ignore: noGpu || noFixedSubgroups,
+  async fn() {
+    const loose = { ...GQA, name: "GQA loose ranges", qStart: new Uint32Array(GQA.S), qEnd: new Uint32Array(GQA.S) };
+    loose.qEnd.fill(GQA.T);
+    for (const variant of BWD_SMALL) {
+      for (const c of [MHA, GQA, { ...loose, n: GQA.T }]) await checkBackward(c, variant);
+    }
+    for (const variant of ["reg1x2_1x2", "reg1x1_1x1"]) {
+      for (const c of [QWEN, LONG]) await checkBackward(c, variant);
+    }
     await checkBackward(WIDE, "reg1x1_1x1");
   },
 });
@@ -289,7 +314,7 @@ Deno.test({
   },
 });
 
-Deno.test("attention variants: names parse, bad names are refused, picks are valid names", async () => {
+Deno.test("attention variants: names parse and bad names are refused", () => {
   assert.deepEqual(parseVariant("reg6x2", false), { kind: "reg", bq: 6, bj: 2, bk: 0, bf: 0 });
   assert.deepEqual(parseVariant("reg3x2_3x1", true), { kind: "reg", bq: 3, bj: 2, bk: 3, bf: 1 });
   assert.equal(parseVariant("tile", true).kind, "tile");
@@ -299,27 +324,33 @@ Deno.test("attention variants: names parse, bad names are refused, picks are val
   assert.throws(() => parseVariant("reg3x2", true), RangeError);
   assert.throws(() => parseVariant("reg0x2", false), RangeError);
   assert.throws(() => parseVariant("big", false), RangeError);
-  if (noGpu) return;
-  const gpu = await testGpu();
-  if (gpu.software) {
-    // Decoding with one kv head per query head: lane1, raised past llvmpipe's budget; with 7 per kv head: not lane.
-    const tiny = { T: 64, S: 64 * 2800, H: 4, KV: 4, D: 32 };
-    assert.equal(pickAttentionForward(gpu, { ...tiny, range: 701, sequences: 64 }), "lane1");
-    assert.equal(pickAttentionForward(gpu, { ...tiny, range: 140_000, sequences: 64 }), "lane3");
-    assert.notEqual(pickAttentionForward(gpu, { ...tiny, range: 701, sequences: 2 }), "lane1"); // a prefill chunk
-    assert.notEqual(pickAttentionForward(gpu, { ...tiny, H: 14, KV: 2, range: 701, sequences: 64 }), "lane1");
-  }
-  for (const D of [24, 32, 64, 128, 256]) {
-    for (const [T, S] of [[2048, 2048], [32, 9600], [40_000, 40_000], [8, 300_000]]) {
-      const dims = { T, S, H: 14, KV: 2, D };
-      const f = parseVariant(pickAttentionForward(gpu, dims), false);
-      const b = parseVariant(pickAttentionBackward(gpu, dims), true);
-      if (f.kind === "reg") assert.ok(regLoopSteps(f, dims, false) <= LOOP_BUDGET, `${D} ${T} ${S}`);
-      // Decoding: one query per sequence, each range at most S / T keys.
-      const apart = { ...dims, range: Math.ceil(S / T), sequences: T };
-      const fa = parseVariant(pickAttentionForward(gpu, apart), false);
-      assert.ok(fa.kind === "row" || fa.kind === "tile" || regLoopSteps(fa, apart, false) <= LOOP_BUDGET);
-      if (b.kind === "reg") assert.ok(regLoopSteps(b, dims, true) <= LOOP_BUDGET, `${D} ${T} ${S}`);
+});
+
+Deno.test({
+  name: "attention picks on this adapter are valid variants within llvmpipe's loop budget",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    if (gpu.software) {
+      // Decoding with one kv head per query head: lane1, raised past llvmpipe's budget; with 7 per kv head: not lane.
+      const tiny = { T: 64, S: 64 * 2800, H: 4, KV: 4, D: 32 };
+      assert.equal(pickAttentionForward(gpu, { ...tiny, range: 701, sequences: 64 }), "lane1");
+      assert.equal(pickAttentionForward(gpu, { ...tiny, range: 140_000, sequences: 64 }), "lane3");
+      assert.notEqual(pickAttentionForward(gpu, { ...tiny, range: 701, sequences: 2 }), "lane1"); // a prefill chunk
+      assert.notEqual(pickAttentionForward(gpu, { ...tiny, H: 14, KV: 2, range: 701, sequences: 64 }), "lane1");
     }
-  }
+    for (const D of [24, 32, 64, 128, 256]) {
+      for (const [T, S] of [[2048, 2048], [32, 9600], [40_000, 40_000], [8, 300_000]]) {
+        const dims = { T, S, H: 14, KV: 2, D };
+        const f = parseVariant(pickAttentionForward(gpu, dims), false);
+        const b = parseVariant(pickAttentionBackward(gpu, dims), true);
+        if (f.kind === "reg") assert.ok(regLoopSteps(f, dims, false) <= LOOP_BUDGET, `${D} ${T} ${S}`);
+        // Decoding: one query per sequence, each range at most S / T keys.
+        const apart = { ...dims, range: Math.ceil(S / T), sequences: T };
+        const fa = parseVariant(pickAttentionForward(gpu, apart), false);
+        assert.ok(fa.kind === "row" || fa.kind === "tile" || regLoopSteps(fa, apart, false) <= LOOP_BUDGET);
+        if (b.kind === "reg") assert.ok(regLoopSteps(b, dims, true) <= LOOP_BUDGET, `${D} ${T} ${S}`);
+      }
+    }
+  },
 });

@@ -6,8 +6,9 @@ import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { embeddingBackward, embeddingBuckets, embeddingForward } from "../../src/ops/embedding.ts";
 import { assertClose } from "../reference/check.ts";
 import { embeddingBackwardRef, embeddingRef } from "../reference/embedding.ts";
-import { intArray, roundF16, uniformArray } from "../reference/random.ts";
-import { noGpu, testGpu } from "../no_gpu.ts";
+import { intArray, roundF16, roundF32, uniformArray } from "../reference/random.ts";
+import { noF16, noGpu, testGpu } from "../no_gpu.ts";
+import { checkOp } from "./check_op.ts";
 
 Deno.test("embedding buckets group positions by id in order", () => {
   const b = embeddingBuckets([3, 1, 3, 3, 0]);
@@ -17,41 +18,50 @@ Deno.test("embedding buckets group positions by id in order", () => {
 });
 
 Deno.test({
-  name: "embedding forward (f32 and f16 tables) and deterministic backward against the f64 reference",
+  name: "embedding forward and deterministic backward against the f64 reference",
   ignore: noGpu,
   async fn() {
-    const gpu = await testGpu();
     const V = 53, C = 67, T = 131; // many repeated ids: T > V
     const ids = intArray(1, T, V);
-    const table = uniformArray(2, V * C);
-    const dOut = uniformArray(3, T * C);
-    const prev = uniformArray(4, V * C);
-    const tIds = fromHost(gpu, ids, [T], "u32");
-    const tTable = fromHost(gpu, table, [V, C]);
-    const out = zeros(gpu, [T, C]);
-    const tdOut = fromHost(gpu, dOut, [T, C]);
-    const dE = fromHost(gpu, prev, [V, C]);
-    const batch = new Batch(gpu);
-    embeddingForward(batch, tIds, tTable, out);
-    embeddingBackward(batch, embeddingBuckets(ids), tdOut, dE);
-    const outs: Float32Array[] = [];
-    let f16Ref: Float64Array | undefined;
-    if (gpu.features.f16) {
-      const half = roundF16(table);
-      const t16 = fromHost(gpu, half, [V, C], "f16");
-      const out16 = zeros(gpu, [T, C]);
-      embeddingForward(batch, tIds, t16, out16);
-      f16Ref = embeddingRef(ids, half, C);
-      const [a, b, c] = await batch.read([out, dE, out16]);
-      outs.push(a as Float32Array, b as Float32Array, c as Float32Array);
-    } else {
-      const [a, b] = await batch.read([out, dE]);
-      outs.push(a as Float32Array, b as Float32Array);
-    }
+    const table = roundF32(uniformArray(2, V * C));
     // A lookup copies f32 exactly; the backward adds up to T terms of size 1 (f32 rounding per add).
-    assertClose("forward", outs[0], embeddingRef(ids, Float32Array.from(table), C), { atol: 0, rtol: 0 });
-    assertClose("backward", outs[1], embeddingBackwardRef(ids, dOut, prev, C), { atol: 1e-5, rtol: 1e-5 });
-    if (f16Ref) assertClose("forward f16", outs[2], f16Ref, { atol: 0, rtol: 0 });
+    await checkOp({
+      name: "embedding",
+      inputs: { ids: { data: ids, shape: [T], dtype: "u32" }, table: { data: table, shape: [V, C] } },
+      forward(batch, x) {
+        const out = zeros(batch.gpu, [T, C]);
+        embeddingForward(batch, x.ids, x.table, out);
+        return { out };
+      },
+      reference: (x) => ({ out: embeddingRef(x.ids, x.table, C) }),
+      backward: {
+        upstream: { out: uniformArray(3, T * C) },
+        gpu(batch, _x, dy) {
+          const dE = zeros(batch.gpu, [V, C]);
+          embeddingBackward(batch, embeddingBuckets(ids), dy.out, dE);
+          return { table: dE };
+        },
+        reference: (x, dy) => ({ table: embeddingBackwardRef(x.ids, dy.out, new Float64Array(V * C), C) }),
+      },
+      tol: { out: { atol: 0, rtol: 0 }, dtable: { atol: 1e-5, rtol: 1e-5 } },
+    });
+  },
+});
+
+Deno.test({
+  name: "embedding forward from an f16 table copies the halves exactly",
+  ignore: noGpu || noF16,
+  async fn() {
+    const gpu = await testGpu();
+    const V = 53, C = 67, T = 131;
+    const ids = intArray(1, T, V);
+    const half = roundF16(uniformArray(2, V * C));
+    const tIds = fromHost(gpu, ids, [T], "u32"), t16 = fromHost(gpu, half, [V, C], "f16"), out16 = zeros(gpu, [T, C]);
+    const batch = new Batch(gpu);
+    embeddingForward(batch, tIds, t16, out16);
+    const [got] = await batch.read([out16]);
+    assertClose("forward f16", got, embeddingRef(ids, half, C), { atol: 0, rtol: 0 });
+    for (const t of [tIds, t16, out16]) t.release();
   },
 });
 

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
 import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { logprobBackward, logprobForward } from "../../src/ops/logprob.ts";
-import { assertClose } from "../reference/check.ts";
 import { logprobBackwardRef, logprobRef } from "../reference/logprob.ts";
 import { intArray, roundF32, uniformArray } from "../reference/random.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
+import { checkOp } from "./check_op.ts";
 
 // Sums over V exps in f32: lse and entropy carry about V·ε relative error at worst, log-probs absolute error of
 // the same order (here V = 5003: below 1e-4 with margin).
@@ -17,7 +17,6 @@ for (const temperature of [1, 0.6]) {
     name: `log-softmax logp, entropy and lse and their backward, temperature ${temperature}, V not a tile multiple`,
     ignore: noGpu,
     async fn() {
-      const gpu = await testGpu();
       const N = 6, V = 5003;
       const logits = roundF32(uniformArray(1, N * V, -8, 8));
       logits[3 * V + 17] = 40; // one confident row: large max must not overflow
@@ -27,44 +26,49 @@ for (const temperature of [1, 0.6]) {
       const dent = uniformArray(4, N);
       dlogp[5] = 0;
       dent[5] = 0; // a masked row: zero gradient
-      const tl = fromHost(gpu, logits, [N, V]);
-      const tt = fromHost(gpu, target, [N], "u32");
-      const logp = zeros(gpu, [N]), ent = zeros(gpu, [N]), lse = zeros(gpu, [N]);
-      const tdl = fromHost(gpu, dlogp, [N]), tde = fromHost(gpu, dent, [N]);
-      const batch = new Batch(gpu);
-      const fwd = { logits: tl, target: tt, logp, entropy: ent, lse, temperature };
-      logprobForward(batch, fwd);
-      logprobBackward(batch, { logits: tl, target: tt, lse, entropy: ent, dlogp: tdl, dentropy: tde, temperature });
-      const [gl, ge, gs, gd] = await batch.read([logp, ent, lse, tl]);
-      const ref = logprobRef(logits, target, V, temperature);
-      assertClose("logp", gl, ref.logp, STATS);
-      assertClose("entropy", ge, ref.entropy, STATS);
-      assertClose("lse", gs, ref.lse, STATS);
-      assertClose("dlogits", gd, logprobBackwardRef(logits, target, dlogp, dent, V, temperature), GRAD);
+      await checkOp({
+        name: `logprob T=${temperature}`,
+        inputs: { logits: { data: logits, shape: [N, V] }, target: { data: target, shape: [N], dtype: "u32" } },
+        forward(batch, x) {
+          const [logp, entropy, lse] = [0, 1, 2].map(() => zeros(batch.gpu, [N]));
+          logprobForward(batch, { logits: x.logits, target: x.target, logp, entropy, lse, temperature });
+          return { logp, entropy, lse };
+        },
+        reference: (x) => logprobRef(x.logits, x.target, V, temperature),
+        backward: {
+          upstream: { logp: dlogp, entropy: dent },
+          gpu(batch, x, dy, y) {
+            // Writes dlogits over the logits (after the forward above has read them).
+            const args = { logits: x.logits, target: x.target, lse: y.lse, entropy: y.entropy, temperature };
+            logprobBackward(batch, { ...args, dlogp: dy.logp, dentropy: dy.entropy });
+            return { logits: x.logits };
+          },
+          reference: (x, dy) => ({
+            logits: logprobBackwardRef(x.logits, x.target, dy.logp, dy.entropy, V, temperature),
+          }),
+        },
+        tol: { logp: STATS, entropy: STATS, lse: STATS, dlogits: GRAD },
+      });
       // The forward at every workgroup size (a GPU's 256, a CPU rasteriser's 16, and others).
-      // The backward wrote over tl: a fresh copy of the logits.
-      const fresh = fromHost(gpu, logits, [N, V]);
       for (const workgroup of [2, 16, 64, 256]) {
-        const outs = [zeros(gpu, [N]), zeros(gpu, [N]), zeros(gpu, [N])];
-        const b = new Batch(gpu);
-        const [lp, en, ls] = outs;
-        logprobForward(b, {
-          logits: fresh,
-          target: tt,
-          logp: lp,
-          entropy: en,
-          lse: ls,
-          temperature,
-          workgroup,
+        await checkOp({
+          name: `logprob T=${temperature} wg${workgroup}`,
+          inputs: { logits: { data: logits, shape: [N, V] }, target: { data: target, shape: [N], dtype: "u32" } },
+          forward(batch, x) {
+            const [logp, entropy, lse] = [0, 1, 2].map(() => zeros(batch.gpu, [N]));
+            logprobForward(batch, { logits: x.logits, target: x.target, logp, entropy, lse, temperature, workgroup });
+            return { logp, entropy, lse };
+          },
+          reference: (x) => logprobRef(x.logits, x.target, V, temperature),
+          tol: STATS,
         });
-        const [wl, we, ws] = await b.read(outs);
-        assertClose(`logp wg${workgroup}`, wl, ref.logp, STATS);
-        assertClose(`entropy wg${workgroup}`, we, ref.entropy, STATS);
-        assertClose(`lse wg${workgroup}`, ws, ref.lse, STATS);
-        for (const t of outs) t.release();
       }
-      fresh.release();
-      assert.throws(() => logprobForward(new Batch(gpu), { ...fwd, workgroup: 24 }), /power of two/);
+      const gpu = await testGpu();
+      const t = { logits: fromHost(gpu, logits, [N, V]), target: fromHost(gpu, target, [N], "u32") };
+      const [logp, entropy, lse] = [0, 1, 2].map(() => zeros(gpu, [N]));
+      const bad = { ...t, logp, entropy, lse, temperature, workgroup: 24 };
+      assert.throws(() => logprobForward(new Batch(gpu), bad), /power of two/);
+      for (const x of [t.logits, t.target, logp, entropy, lse]) x.release();
     },
   });
 }

@@ -14,7 +14,7 @@ import { biasGradRef, matmulRef } from "../reference/matmul.ts";
 import { roundF16, uniformArray } from "../reference/random.ts";
 import { benchCases } from "../../src/cli/bench/cases.ts";
 import { measureCase } from "../../src/cli/bench/measure.ts";
-import { noGpu, testGpu } from "../no_gpu.ts";
+import { noF16, noGpu, testGpu } from "../no_gpu.ts";
 
 // Shapes that are multiples of no block size: partial blocks along every edge, and K below and above one tile.
 const M = 37, N = 45, K = 29;
@@ -119,10 +119,9 @@ for (const v of MATMUL_VARIANTS) {
 
 Deno.test({
   name: "matmul with f16 inputs and f32 accumulation: forward x·Wᵀ with f16 weights, and both f16, every variant",
-  ignore: noGpu,
+  ignore: noGpu || noF16,
   async fn() {
     const gpu = await testGpu();
-    if (!gpu.features.f16) return;
     for (const v of MATMUL_VARIANTS) {
       const base = { m: M, n: N, k: K, batch: 3, batchedA: true, batchedB: false };
       await check(gpu, v, { ...base, transA: false, transB: true, at: "f32", bt: "f16" }, 100);

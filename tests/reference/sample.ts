@@ -1,5 +1,5 @@
 /**
- * Float64 reference of the token sampler (shaders/sample_forward.wgsl): plain sorting, Hugging Face's order.
+ * Float64 reference of the token sampler (shaders/sample.wgsl): plain sorting, Hugging Face's order.
  *
  * Per row: greedy (temperature 0) is the argmax, first index on ties. Otherwise s = z / T; top-k keeps every token
  * with s >= the k-th largest s (ties kept); top-p sorts the top-k tokens by probability, renormalised, and keeps

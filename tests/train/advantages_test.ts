@@ -15,7 +15,7 @@ import { assertClose } from "../reference/check.ts";
 const EXACT = { atol: 1e-12, rtol: 1e-12 };
 const flat = (rows: number[][]) => rows.flat();
 
-// rl.md §2.5: two assistant turns, an observation between them, and a final observation.
+// The toy trajectory: two assistant turns, an observation between them, and a final observation (mask 1 1 0 0 1 1 0).
 const TOY_MASK = [1, 1, 0, 0, 1, 1, 0];
 
 Deno.test("GRPO: unbiased group std, epsilon, a singleton group, interleaved ids", () => {
@@ -61,7 +61,7 @@ Deno.test("outcome reward lands on the last mask-1 token; an empty response gets
   assert.deepEqual(broadcastAdvantages([2, 3], [[1, 0, 1], [0]]), [[2, 0, 2], [0]]);
 });
 
-Deno.test("rl.md §2.5 toy table: GAE 0.7 on trainable tokens, reward-to-go 1 on both turns", () => {
+Deno.test("the toy table: GAE 0.7 on trainable tokens, reward-to-go 1 on both turns", () => {
   const masks = [TOY_MASK];
   const rewards = outcomeRewards([1], masks);
   const values = [TOY_MASK.map(() => 0.3)];

@@ -82,7 +82,7 @@ Deno.test("verl's legacy per-micro-batch normalisation would differ: the invaria
   const B = 7;
   const { masks, losses } = randomBatch(11, B);
   const whole = aggregateLoss(losses, masks, "token-mean");
-  // micro = 1 trajectory, each normalised by its own tokens, then divided by GA (rl.md §1.3).
+  // verl's legacy path: micro = 1 trajectory, each normalised by its own tokens, then divided by GA.
   let legacy = 0;
   for (let i = 0; i < B; i++) legacy += aggregateLoss([losses[i]], [masks[i]], "token-mean") / B;
   assert.ok(Math.abs(legacy - whole) > 1e-3, `legacy ${legacy} vs global ${whole}`);

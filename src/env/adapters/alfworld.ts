@@ -1,5 +1,5 @@
 /**
- * ALFWorld (spec 1.7): `id` field; reset takes `game` and `world_type` ("Text"); every observation is followed by
+ * ALFWorld: `id` field; reset takes `game` and `world_type` ("Text"); every observation is followed by
  * `\nAVAILABLE ACTIONS: ` and the comma-joined actions, as upstream's client shows them. No close route.
  */
 import { z } from "zod";

@@ -1,5 +1,5 @@
 /**
- * BabyAI (spec 1.5): `id` field; `/create` answers `{id}` and loads no game until the first reset; the reward the
+ * BabyAI: `id` field; `/create` answers `{id}` and loads no game until the first reset; the reward the
  * episode sees is the running `score`, as upstream's client reports it. Errors come as 200 `{"error"}`.
  */
 import { z } from "zod";

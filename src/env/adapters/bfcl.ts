@@ -1,5 +1,5 @@
 /**
- * BFCL multi-turn (Crucible's server, tasks/bfcl/server.ts): TextCraft's protocol (spec 1.3) — `id` field, `/create`
+ * BFCL multi-turn (Crucible's server, tasks/bfcl/server.ts): TextCraft's protocol — `id` field, `/create`
  * answers the first observation, `/reset {id, data_idx}`, `/close` answers a boolean. `/step` also answers an `info`
  * object (executed calls, turn verdicts) that the episode loop does not need and the schema lets through unread.
  */

@@ -1,5 +1,5 @@
 /**
- * SciWorld (spec 1.6): `id` field; the first observation is `task_description + "\n" + observation`; the reward is
+ * SciWorld: `id` field; the first observation is `task_description + "\n" + observation`; the reward is
  * the score, 0 to 100 (100 counts as success). Errors come as 200 `{"error"}`.
  */
 import { z } from "zod";

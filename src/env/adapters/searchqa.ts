@@ -1,5 +1,5 @@
 /**
- * SearchQA (spec 1.9): `env_idx` field; `/create` needs an item id to preload (0 here; reset picks the real one)
+ * SearchQA: `env_idx` field; `/create` needs an item id to preload (0 here; reset picks the real one)
  * and answers a bare int; reset takes `id` and answers the prompt as a bare string; the server itself finds the
  * `<search>` or `<answer>` in the raw text. Errors are HTTP 500.
  */

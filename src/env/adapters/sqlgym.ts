@@ -1,5 +1,5 @@
 /**
- * SQLGym / BIRD (spec 1.8): `env_idx` field; `/create` answers a bare int from a pool of 8 that is then shared
+ * SQLGym / BIRD: `env_idx` field; `/create` answers a bare int from a pool of 8 that is then shared
  * round-robin, so more than 8 concurrent sessions on one server interfere (a server limit, not the client's);
  * reset takes `item_id` and answers `[observation, null]`. No close route. Errors are HTTP 500.
  */

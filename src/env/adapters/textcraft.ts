@@ -1,5 +1,5 @@
 /**
- * TextCraft (spec 1.3 and 2.2): `id` field; `/create` answers the first observation (of task `id`), which the
+ * TextCraft: `id` field; `/create` answers the first observation (of task `id`), which the
  * client keeps; `/reset {id, data_idx}`; observe makes no request; `/close` answers a boolean.
  */
 import { z } from "zod";

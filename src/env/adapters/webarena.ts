@@ -1,5 +1,5 @@
 /**
- * WebArena (spec 1.10): `env_idx` field; reset takes `idx` and `seed` (0, as upstream's client sends); a reset whose
+ * WebArena: `env_idx` field; reset takes `idx` and `seed` (0, as upstream's client sends); a reset whose
  * observation is `TimeoutError` failed and is reported as an environment failure; `done` is `terminated`, and the
  * reward counts only then; `/close` answers `{"closed": "closed"}` or the error's text.
  */

@@ -1,5 +1,5 @@
 /**
- * WebShop (spec 1.4): `env_idx` field; `/create` answers a bare int; reset takes `session_id` and answers
+ * WebShop: `env_idx` field; `/create` answers a bare int; reset takes `session_id` and answers
  * `[observation, null]`, after which the page is read from `/observation` as upstream's client does. No close
  * route (upstream's client posts one and gets a 404). Errors are HTTP 500.
  */

@@ -1,6 +1,6 @@
 /**
  * Rebuilds TextCraft's recipe facts (`recipes.tsv`) from `minecraft-data`'s 1.16 crafting recipes and the tables in
- * `facts_tables.ts` (spec section 3.1b). `minecraft-data` expands every tag and ingredient list into one entry per
+ * `facts_tables.ts`. `minecraft-data` expands every tag and ingredient list into one entry per
  * concrete combination; this module folds them back. Run `deno run -A src/env/textcraft/facts_gen.ts` to rewrite the
  * file; a test fails when the checked-in file and this rebuild differ.
  *

@@ -1,7 +1,7 @@
 /**
  * The facts `minecraft-data` cannot supply and the upstream recipe JSONs carry: which expanded ingredient sets are
  * tags and which are lists, the recipe groups, and the input order of the shaped recipes whose JSON key order differs
- * from row-major order. Used only by `facts_gen.ts`; see spec section 3.1b, tables A-C.
+ * from row-major order. Used only by `facts_gen.ts`.
  */
 
 /** The six overworld woods, in vanilla tag order. */

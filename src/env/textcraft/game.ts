@@ -1,6 +1,6 @@
 /**
  * One TextCraft environment: the goal, the command list and the inventory, with upstream's exact rules and
- * observation strings (spec sections 3.3-3.5). The tree is shared and never written; everything that changes lives
+ * observation strings. The tree is shared and never written; everything that changes lives
  * here, so environments on one server never interfere.
  */
 import { Rng } from "../../util/random.ts";

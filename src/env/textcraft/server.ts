@@ -1,5 +1,5 @@
 /**
- * Crucible's TextCraft server: upstream's routes, JSON shapes and messages (spec section 1.3) over HTTP/1.1
+ * Crucible's TextCraft server: upstream's routes, JSON shapes and messages (docs/textcraft-server.md) over HTTP/1.1
  * (`listen.ts`). Requests run one at a time on the event loop and every environment owns its state and generator, so
  * concurrent requests on different environments cannot interfere. Beyond upstream, and invisible to a well-behaved
  * client: loopback by default (with a warning when bound wider), random ids never reused across restarts, idle

@@ -1,5 +1,5 @@
 /**
- * TextCraft's crafting tree: the recipe facts of `recipes.tsv` loaded under upstream's rules (spec section 3.2) —
+ * TextCraft's crafting tree: the recipe facts of `recipes.tsv` loaded under upstream's rules —
  * decompression recipes dropped, groups turned into tags, recipes that would close a loop skipped, tags that no
  * crafted item belongs to turned into pseudo-items — plus depths, the goal list and the recipe traversals that
  * build a task's command list. Ids keep upstream's `minecraft:` prefix so that error strings come out unchanged.
@@ -25,7 +25,7 @@ export interface Recipe {
 }
 
 /**
- * The three cycles in the data and the recipe of each that is dropped (spec table D): keeping gold ingot from
+ * The three cycles in the data and the recipe of each that is dropped: keeping gold ingot from
  * nuggets, iron nuggets from an ingot and honey bottles from a block is the only choice that gives the published
  * depth boundaries. Upstream gets this from its directory order; here it is stated.
  */

@@ -1,7 +1,7 @@
 // KV-cache write with RoPE, one dispatch per layer: for each new token t, its query heads are rotated in place, and
 // its key heads (rotated) and value heads are stored at cache row rows[t]. Rows past the cache (rows[t] >= S) are not
 // stored, so the host can park a token it does not want kept. The rotation is Qwen's split-halves form, as in
-// rope_forward.wgsl: for pair i < D/2 at angle pos[t] * invFreq[i],
+// rope.wgsl: for pair i < D/2 at angle pos[t] * invFreq[i],
 //   x'[i] = x[i] * cos - x[i + D/2] * sin,   x'[i + D/2] = x[i + D/2] * cos + x[i] * sin.
 // Fusing the four passes (rotate q, rotate k, store k, store v) matters when decoding, where each pass is a handful
 // of vectors and the dispatch costs more than the work.
