@@ -82,3 +82,64 @@ Deno.test({
     assert.equal(await Deno.readTextFile(`${run}/evals.jsonl`).catch(() => ""), "");
   },
 });
+
+Deno.test({
+  name: "a run against three servers while one is killed and restarted finishes, counting what the dead one lost",
+  ignore: noGpu,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
+    // Two steady servers, each behind a pass-through proxy that counts what it served, and one that flaps.
+    const steady = await Promise.all([0, 1].map(() => serveTextCraft({ port: 0, tree })));
+    const counted = steady.map((s) => faultProxy(s.url, () => "pass"));
+    let flapper = await serveTextCraft({ port: 0, tree });
+    const port = flapper.port, flapUrl = flapper.url;
+    let running = true, cycles = 0;
+    const flap = (async () => {
+      // Down 1.5 s, up 1.5 s, until the run ends: a server restarted on its port, as a supervisor would.
+      while (running) {
+        await new Promise((r) => setTimeout(r, 1500));
+        await flapper.shutdown();
+        await new Promise((r) => setTimeout(r, 1500));
+        flapper = await serveTextCraft({ port, tree });
+        cycles++;
+      }
+    })();
+    try {
+      const run = `${dir}/run`;
+      const urls = [...counted.map((p) => p.url), flapUrl].flatMap((u) => ["--env-url", u]);
+      const r = await cli(["train", "textcraft", "--run-dir", run, ...urls, ...budget(dir), "trainer.total_steps=4"]);
+      running = false;
+      await flap;
+      assert.equal(r.code, 0, r.err);
+      assert.ok(cycles >= 2, `the server went down and came back ${cycles} times during the run`);
+      await Deno.stat(`${run}/checkpoints/final`);
+      const m = lines(`${run}/metrics.jsonl`);
+      const episodes = lines(`${run}/rollouts.jsonl`).filter((e) => e.phase === "rl");
+      const steps = m.filter((l) => l.phase === "rl");
+      assert.deepEqual(steps.map((l) => l.step), [1, 2, 3, 4]);
+      for (const s of steps) {
+        // The counts of a step are its episodes': played, failed, each failure naming the server that failed.
+        const mine = episodes.filter((e) => e.step === s.step);
+        assert.equal(s.episodes, mine.length);
+        assert.equal(s.env_failures, mine.filter((e) => e.finish === "env_failure").length);
+      }
+      for (const e of episodes.filter((e) => e.finish === "env_failure")) assert.ok(e.error.includes(flapUrl), e.error);
+      for (const a of m.filter((l) => l.phase === "rl_abandoned")) {
+        assert.deepEqual(Object.keys(a.servers), [flapUrl], JSON.stringify(a.servers));
+      }
+      for (const p of counted) assert.ok(p.counts.pass > 0, `${p.url} served the run`);
+      // The final evaluation (an episode the environment failed is replayed, env.episode_retries) counts its two
+      // episodes as played or failed, never both and never neither.
+      const final = lines(`${run}/evals.jsonl`).at(-1);
+      assert.equal(final.phase, "final");
+      assert.equal(final.episodes + final.envFailures, 2, JSON.stringify(final));
+    } finally {
+      running = false;
+      await flap;
+      for (const p of counted) await p.shutdown();
+      for (const s of steady) await s.shutdown();
+      await flapper.shutdown().catch(() => {});
+    }
+  },
+});
