@@ -103,6 +103,18 @@ Deno.test({
       `${run}/checkpoints/rl-step-000002`,
       "optimizer.safetensors",
     );
+    // With PPO's critic (GAE), the critic's update of the diverged step is undone with the actor's.
+    const gae = `${dir}/g`;
+    const withCritic = await cli(
+      ["train", "textcraft", "--run-dir", gae, ...budget(dir), "actor.lr=0.01", "trainer.total_steps=2"].concat(
+        "algorithm.adv_estimator=gae",
+      ),
+      { CRUCIBLE_DIVERGE_AT: "rl update 2" },
+    );
+    assert.equal(withCritic.code, 0, withCritic.err);
+    for (const file of ["model.safetensors", "critic.safetensors", "critic_optimizer.safetensors"]) {
+      await assertSameTensors(`${gae}/checkpoints/rl-step-000001`, `${gae}/checkpoints/rl-step-000002`, file);
+    }
     const norms = m.filter((l) => l.phase === "rl").map((l) => l.weight_norm);
     assert.equal(norms[1], undefined, "a non-finite norm is not logged");
     assert.ok(Number.isFinite(norms[2]) && norms[2] !== norms[0], "step 3 trained on from step 1's weights");
