@@ -367,8 +367,9 @@ const Trainer = z.strictObject({
    */
   max_rollbacks: int(0).default(3),
   /**
-   * A step whose loss is above this factor × the median of the last 20 accepted steps' (5 at least) has spiked and is
-   * rolled back as a diverged one; SFT's loss (RL's policy loss has no scale to spike against). 0 turns it off.
+   * A step whose loss is above this factor × the median of the last 20 accepted steps' (5 at least), and 1 nat above
+   * it at least, has spiked and is rolled back as a diverged one; SFT's loss (RL's policy loss has no scale to spike
+   * against). 0 turns it off.
    */
   loss_spike_factor: num().min(0).refine((v) => v === 0 || v > 1, "must be 0 (off) or above 1").default(5),
 });

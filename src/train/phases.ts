@@ -49,7 +49,8 @@ export async function sftPhase(run: Run): Promise<boolean> {
   const norms = new DivergenceGuard(run.learner, c.trainer.max_norm_growth);
   if (state.sftStep < total) await norms.start();
   const rollbacks = new Rollbacks(run.learner.gpu, [opt], c.trainer.max_rollbacks), fromStart = state.sftStep === 0;
-  const spikes = new SpikeCheck(c.trainer.loss_spike_factor, { name: "loss" });
+  // A spike is also 1 nat above the median at least: the batch's tokens are e times less likely than usual.
+  const spikes = new SpikeCheck(c.trainer.loss_spike_factor, { name: "loss", minRise: 1 });
   let diverged = false, collapsed: string | undefined;
   await runSft(run.learner, opt, {
     epochs,

@@ -115,15 +115,16 @@ export class Rollbacks {
 }
 
 /**
- * A loss spike: a value above `factor` × the median of the last `window` accepted values, once `minHistory` of them
- * are known (an early, still falling loss has no history to spike over). `factor` 0 turns the check off.
+ * A loss spike: a value above `factor` × the median of the last `window` accepted values and at least `minRise` above
+ * it, once `minHistory` of them are known (an early, still falling loss has no history to spike over). The rise keeps
+ * a low loss's ordinary noise (0.3 over a median of 0.05) from counting. `factor` 0 turns the check off.
  */
 export class SpikeCheck {
   readonly #history: number[] = [];
 
   constructor(
     readonly factor: number,
-    readonly o: { name: string; window?: number; minHistory?: number },
+    readonly o: { name: string; window?: number; minHistory?: number; minRise?: number },
   ) {}
 
   /** Why `value` is a spike, or undefined. */
@@ -132,7 +133,7 @@ export class SpikeCheck {
     if (this.factor <= 0 || h.length < min || !Number.isFinite(value)) return undefined;
     const sorted = [...h].sort((a, b) => a - b), mid = sorted.length >> 1;
     const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-    if (!(median > 0) || value <= this.factor * median) return undefined;
+    if (!(median > 0) || value <= this.factor * median || value - median < (this.o.minRise ?? 0)) return undefined;
     return `the ${this.o.name} ${value.toPrecision(4)} is ${(value / median).toPrecision(3)} × the median ` +
       `${median.toPrecision(4)} of the last ${h.length} steps (trainer.loss_spike_factor=${this.factor})`;
   }

@@ -130,4 +130,9 @@ Deno.test("a loss spike is a value past factor × the running median, once there
   // The window keeps the last 4 accepted: 1, 1.5, 0.5, 0.5, median 0.75.
   assert.match(s.test(2.3) ?? "", /median 0\.7500 of the last 4/);
   assert.equal(new SpikeCheck(0, { name: "loss", minHistory: 0 }).test(1e9), undefined, "factor 0 is off");
+  // With a rise of 1 at least, a low loss's noise is no spike, a jump of more than 1 is.
+  const low = new SpikeCheck(5, { name: "loss", minHistory: 3, minRise: 1 });
+  for (const v of [0.05, 0.04, 0.06]) low.accept(v);
+  assert.equal(low.test(0.9), undefined);
+  assert.match(low.test(1.06) ?? "", /loss 1\.060 is 21\.2 × the median 0\.05000/);
 });
