@@ -279,7 +279,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
       const why = "every update of the last step was skipped for a non-finite gradient norm";
       throw divergedError(run, `RL step ${step}`, why, "actor.lr", c.actor.lr);
     }
-    if (!rolled) await rollbacks.accepted(r.updates.length > 0);
+    if (!rolled) await rollbacks.accepted(r.updates.length > 0 || (r.critic?.length ?? 0) > 0);
     await run.log.rollouts("rl", step, r.trajectories, run.host.tokenizer);
     bar.tick(1, `reward ${fixed(m.reward_mean, 2)} success ${percent(m.success_rate, 0)}`);
     run.rep.line(stepLine(step, stepsTotal, m));

@@ -85,9 +85,10 @@ export class Rollbacks {
     return this.#snapshot?.bytes ?? 0;
   }
 
-  /** Keeps the state after an accepted step; `updated` says whether it changed the weights. */
+  /** Keeps the state after an accepted step; one that changed nothing (`updated` false) needs no copy. */
   async accepted(updated = true): Promise<void> {
-    if (updated) this.kept++;
+    if (!updated) return;
+    this.kept++;
     await this.#snapshot?.keep();
   }
 
