@@ -34,8 +34,9 @@ Options:
 
 Exit codes: 0 the run completed; 3 it stopped early with a checkpoint that --resume continues from (a signal, an
 environment that stayed down or kept failing past env.max_step_retries / env.max_abandoned_steps /
-env.outage_minutes); 2 a bad input or a diverged run (a step that blew the weights up, trainer.max_norm_growth, or
-gradients that stayed non-finite, trainer.max_skipped_steps): nothing of it is saved and no final is written.
+env.outage_minutes); 2 a bad input or a diverged run (steps that blew the weights up, trainer.max_norm_growth, or
+whose loss spiked, trainer.loss_spike_factor, are rolled back and skipped up to trainer.max_rollbacks times; one more,
+or gradients that stayed non-finite, trainer.max_skipped_steps): nothing of it is saved and no final is written.
 
 Examples:
   deno task train textcraft

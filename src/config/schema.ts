@@ -359,6 +359,19 @@ const Trainer = z.strictObject({
    * weights non-finite) has diverged: the run stops with exit code 2 and saves nothing of it.
    */
   max_norm_growth: num().gt(1).default(10),
+  /**
+   * Diverged steps (past max_norm_growth, non-finite weights, a loss spike) a phase rolls back before the next one
+   * stops the run with exit code 2: the weights and optimizer state from before the step are restored from a copy
+   * kept on the GPU (3 × the trainable f32 bytes) and the step's batch is skipped. 0 keeps no copy and stops at the
+   * first.
+   */
+  max_rollbacks: int(0).default(3),
+  /**
+   * A step whose loss is above this factor × the median of the last 20 accepted steps' (5 at least), and 1 nat above
+   * it at least, has spiked and is rolled back as a diverged one; SFT's loss (RL's policy loss has no scale to spike
+   * against). 0 turns it off.
+   */
+  loss_spike_factor: num().min(0).refine((v) => v === 0 || v > 1, "must be 0 (off) or above 1").default(5),
 });
 
 /** The whole run configuration. */

@@ -57,8 +57,9 @@ export class EnvClient {
   }
 
   /**
-   * Creates an environment on the next healthy server; when that server fails past its retries the next one is
-   * tried, so a dead server costs one round of retries rather than the episode.
+   * Creates an environment on the next healthy server; when that server fails past its retries with a transient
+   * error (no answer, or a 5xx) the next one is tried, so a dead or failing server costs one round of retries rather
+   * than the episode. A create answered 5xx may have made an environment there anyway: that one is reaped idle.
    */
   async create(options: SessionOptions = {}): Promise<EnvSession> {
     let lastError: EnvError | undefined;
@@ -74,7 +75,7 @@ export class EnvClient {
         const created = await this.adapter.create(call);
         return new Session(this.adapter, call, server, created.id, created.observation ?? "", options);
       } catch (e) {
-        if (!(e instanceof EnvError) || !(e.kind === "timeout" || e.kind === "connection")) throw e;
+        if (!(e instanceof EnvError) || !e.retryable) throw e;
         lastError = e;
       }
     }

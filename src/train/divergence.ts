@@ -29,6 +29,8 @@ export async function weightNorm(l: Learner): Promise<number> {
 /** Watches the trainable norm from step to step. */
 export class DivergenceGuard {
   #last: number | undefined;
+  /** The norm before the last checked step, to go back to when that step is rolled back. */
+  #before: number | undefined;
 
   constructor(readonly learner: Learner, readonly maxGrowth: number) {}
 
@@ -40,6 +42,7 @@ export class DivergenceGuard {
   /** Measures the norm after a step: the norm, and the reason when the step diverged (the norm is not kept then). */
   async check(): Promise<{ norm: number; diverged?: string }> {
     const norm = await weightNorm(this.learner), last = this.#last;
+    this.#before = last;
     if (!Number.isFinite(norm)) return { norm, diverged: "the weights are no longer finite" };
     if (last !== undefined && last > 0 && norm > last * this.maxGrowth) {
       return {
@@ -50,6 +53,11 @@ export class DivergenceGuard {
     }
     this.#last = norm;
     return { norm };
+  }
+
+  /** The last checked step was rolled back: its weights, and their norm, are the ones before it again. */
+  rolledBack(): void {
+    this.#last = this.#before;
   }
 }
 

@@ -12,10 +12,11 @@ import { checkpointName, tidyCheckpoints } from "./checkpoint.ts";
 import { coverage } from "./eval.ts";
 import { Critic } from "./critic.ts";
 import { collapsedEntropy, DivergenceGuard } from "./divergence.ts";
-import { phaseOptimizer, SkipGuard } from "./learner.ts";
+import { phaseOptimizer, SkipGuard, trainable } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { byCategory, nextPrompts, recordSignal, signalPrompts } from "./prompts.ts";
 import { roundsAt } from "../rollout/scheduler.ts";
+import { divergeAt, Rollbacks, SpikeCheck } from "./rollback.ts";
 import {
   groupRewards,
   rlStep,
@@ -47,6 +48,9 @@ export async function sftPhase(run: Run): Promise<boolean> {
   const guard = new SkipGuard(c.trainer.max_skipped_steps, "sft.lr", c.sft.lr);
   const norms = new DivergenceGuard(run.learner, c.trainer.max_norm_growth);
   if (state.sftStep < total) await norms.start();
+  const rollbacks = new Rollbacks(run.learner.gpu, [opt], c.trainer.max_rollbacks), fromStart = state.sftStep === 0;
+  // A spike is also 1 nat above the median at least: the batch's tokens are e times less likely than usual.
+  const spikes = new SpikeCheck(c.trainer.loss_spike_factor, { name: "loss", minRise: 1 });
   let diverged = false, collapsed: string | undefined;
   await runSft(run.learner, opt, {
     epochs,
@@ -59,12 +63,19 @@ export async function sftPhase(run: Run): Promise<boolean> {
     from: state.sftStep,
     onStep: async (r) => {
       state.sftStep = r.step;
+      divergeAt(`sft step ${r.step}`, trainable(run.learner));
       const norm = await norms.check();
-      collapsed = norm.diverged;
+      const why = norm.diverged ?? spikes.test(r.loss);
       await run.log.metric({ phase: "sft", time: new Date().toISOString(), ...r, ...normField(norm.norm) });
       bar.tick(1, `loss ${r.loss.toFixed(3)}`);
+      if (why) {
+        if (!await rollBack(run, { rollbacks, norms }, "sft", r.step, why)) collapsed = spentWhy(why, rollbacks);
+        return;
+      }
+      spikes.accept(r.loss);
+      await rollbacks.accepted(r.applied);
       diverged = guard.record(r.applied);
-      if (collapsed || diverged) return;
+      if (diverged) return;
       if (c.trainer.save_freq > 0 && r.step % c.trainer.save_freq === 0) await saveSft(run, opt);
     },
     stop: () => diverged || collapsed !== undefined || run.stopRequested(),
@@ -75,6 +86,9 @@ export async function sftPhase(run: Run): Promise<boolean> {
     opt.release();
     throw guard.error(lowerLr(run, "sft.lr", c.sft.lr));
   }
+  rollbacks.release();
+  const undone = fromStart && state.sftStep >= total ? rollbacks.allUndone("SFT") : undefined;
+  if (undone) throw divergedError(run, `SFT step ${state.sftStep}`, undone, "sft.lr", c.sft.lr);
   if (state.sftStep < total) {
     await saveSft(run, opt);
     opt.release();
@@ -106,6 +120,44 @@ function divergedError(run: Run, where: string, why: string, key: string, lr: nu
     `Training diverged at ${where}: ${why}. The learning rate (${key}=${lr}) is the likely cause. Nothing of this ` +
       `step was saved and no final checkpoint was written. ${from}`,
   );
+}
+
+/**
+ * Undoes a diverged step when the phase's rollback budget allows: the weights and optimizer state from before it are
+ * back, a `<phase>_rollback` line is written to metrics.jsonl, and the run goes on with the next batch. False, with
+ * nothing done, when the budget is spent.
+ */
+async function rollBack(
+  run: Run,
+  o: { rollbacks: Rollbacks; norms: DivergenceGuard },
+  phase: "sft" | "rl",
+  step: number,
+  why: string,
+): Promise<boolean> {
+  if (!await o.rollbacks.undo()) return false;
+  o.norms.rolledBack();
+  const { count, limit, bytes } = o.rollbacks;
+  await run.log.metric({
+    phase: `${phase}_rollback`,
+    step,
+    time: new Date().toISOString(),
+    why,
+    rollbacks: count,
+    max_rollbacks: limit,
+    copy_bytes: bytes,
+  });
+  run.rep.line(
+    `${phase.toUpperCase()} step ${step} diverged (${why}): rolled back to the weights and optimizer state before ` +
+      `it and its batch skipped (rollback ${count} of ${limit}, trainer.max_rollbacks).`,
+  );
+  return true;
+}
+
+/** Why a run stops at a divergence its rollback budget no longer covers. */
+function spentWhy(why: string, rollbacks: Rollbacks): string {
+  if (rollbacks.limit === 0) return why;
+  return `${why}; ${rollbacks.count} diverged steps were rolled back before it (trainer.max_rollbacks=` +
+    `${rollbacks.limit})`;
 }
 
 /** The weights' norm as a metrics field, when it is finite (a non-finite one is said in the stop's message). */
@@ -179,6 +231,8 @@ export async function rlPhase(run: Run): Promise<boolean> {
   const guard = new SkipGuard(c.trainer.max_skipped_steps, "actor.lr", c.actor.lr);
   const norms = new DivergenceGuard(run.learner, c.trainer.max_norm_growth);
   if (state.rlStep < stepsTotal) await norms.start();
+  const optimizers = run.critic ? [opt, run.critic.opt] : [opt];
+  const rollbacks = new Rollbacks(run.learner.gpu, optimizers, c.trainer.max_rollbacks), fromStart = state.rlStep === 0;
   let firstEntropy: number | undefined;
   const budget = new FailureBudget({
     maxStepRetries: c.env.max_step_retries,
@@ -200,16 +254,23 @@ export async function rlPhase(run: Run): Promise<boolean> {
     state.rlStep = step;
     if (category) recordSignal(state.data, groupRewards(r.trajectories), category);
     const m = stepMetrics(r);
+    if (r.updates.length > 0) divergeAt(`rl update ${step}`, trainable(run.learner));
     const norm = r.updates.length > 0 ? await norms.check() : undefined;
     await run.log.metric({ phase: "rl", step, time: new Date().toISOString(), ...m, ...normField(norm?.norm) });
-    if (norm?.diverged) throw divergedError(run, `RL step ${step}`, norm.diverged, "actor.lr", c.actor.lr);
-    if (r.updates.length > 0) {
+    // A rolled-back step's entropy and skips went with it; its episodes are still logged and the step counts.
+    const rolled = norm?.diverged !== undefined && await rollBack(run, { rollbacks, norms }, "rl", step, norm.diverged);
+    if (norm?.diverged && !rolled) {
+      throw divergedError(run, `RL step ${step}`, spentWhy(norm.diverged, rollbacks), "actor.lr", c.actor.lr);
+    }
+    if (r.updates.length > 0 && !rolled) {
+      // The entropy is measured by the update on the weights it starts from: a collapse it sees came from an earlier
+      // step, which undoing this one cannot reach, so it stops the run at once.
       firstEntropy ??= m.entropy;
       const uniform = collapsedEntropy(firstEntropy, m.entropy, run.learner.model.config.vocabSize);
       if (uniform) throw divergedError(run, `RL step ${step}`, uniform, "actor.lr", c.actor.lr);
     }
     const applied = r.updates.some((u) => u.applied);
-    if (r.updates.length > 0 && guard.record(applied)) {
+    if (r.updates.length > 0 && !rolled && guard.record(applied)) {
       await run.save(opt, stepName());
       throw guard.error(lowerLr(run, "actor.lr", c.actor.lr));
     }
@@ -218,6 +279,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
       const why = "every update of the last step was skipped for a non-finite gradient norm";
       throw divergedError(run, `RL step ${step}`, why, "actor.lr", c.actor.lr);
     }
+    if (!rolled) await rollbacks.accepted(r.updates.length > 0 || (r.critic?.length ?? 0) > 0);
     await run.log.rollouts("rl", step, r.trajectories, run.host.tokenizer);
     bar.tick(1, `reward ${fixed(m.reward_mean, 2)} success ${percent(m.success_rate, 0)}`);
     run.rep.line(stepLine(step, stepsTotal, m));
@@ -226,6 +288,9 @@ export async function rlPhase(run: Run): Promise<boolean> {
     }
     if (c.trainer.save_freq > 0 && step % c.trainer.save_freq === 0) await run.save(opt, stepName());
   }
+  rollbacks.release();
+  const undone = fromStart && state.rlStep >= stepsTotal ? rollbacks.allUndone("RL") : undefined;
+  if (undone) throw divergedError(run, `RL step ${state.rlStep}`, undone, "actor.lr", c.actor.lr);
   if (state.rlStep < stepsTotal) {
     await run.save(opt, stepName());
     return false;

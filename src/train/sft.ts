@@ -8,6 +8,7 @@ import { Rng } from "../util/random.ts";
 import { PackedInputs, packSequences } from "../model/packing.ts";
 import { nllGrad } from "./nll.ts";
 import { faultPoint } from "./faults.ts";
+import { spikeAt } from "./rollback.ts";
 import type { Learner } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { microBatches, toPositions, type TrainSequence } from "./sequences.ts";
@@ -88,7 +89,7 @@ export async function runSft(l: Learner, opt: AdamW, o: SftRun): Promise<void> {
   const stop = o.stop ?? (() => false);
   const plan = sftPlan(epochs, s);
   for (let k = o.from; k < plan.length && !stop(); k++) {
-    const chosen = plan[k].seqs.map((i) => epochs[plan[k].epoch][i]);
+    const chosen = spikeAt(`sft step ${k + 1}`, plan[k].seqs.map((i) => epochs[plan[k].epoch][i]));
     const { sequenceLoss: _, ...r } = await supervisedStep(l, opt, { seqs: chosen, ...s });
     await o.onStep({ step: k + 1, epoch: plan[k].epoch, ...r });
     faultPoint(`sft step ${k + 1}`);

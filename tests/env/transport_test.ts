@@ -100,6 +100,28 @@ Deno.test("creates go round-robin, skip a dead server, and the health check brin
   }
 });
 
+Deno.test("a create answered 5xx past its retries moves to the next server; a 4xx does not", async () => {
+  const failing = fakeServer(() => new Response("Service Unavailable", { status: 503 }));
+  const refusing = fakeServer(() => json({ detail: "bad request" }, 422));
+  const good = fakeServer(() => json({ id: 7 }));
+  const client = envClient("babyai", { urls: [failing.url, good.url], retries: 1, backoffMs: 5 });
+  const strict = envClient("babyai", { urls: [refusing.url, good.url], retries: 1, backoffMs: 5 });
+  try {
+    for (let i = 0; i < 4; i++) assert.equal((await client.create()).server, good.url);
+    // Round-robin puts each create on the failing server first: tried twice (retries=1), then passed over.
+    assert.equal(failing.requests.length, 4 * 2);
+    // Still healthy: a 5xx is an answer, so the server is not taken out, only passed over for this create.
+    assert.deepEqual(client.transport.health().map((s) => s.healthy), [true, true]);
+    const e = await strict.create().catch((e) => e) as EnvError;
+    assert.equal(e.status, 422);
+    assert.equal(good.requests.length, 4, "a refused create is not tried elsewhere");
+  } finally {
+    client.close();
+    strict.close();
+    await Promise.all([failing.close(), refusing.close(), good.close()]);
+  }
+});
+
 Deno.test("with every server dead, create fails as unavailable", async () => {
   const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const dead = `http://127.0.0.1:${(probe.addr as Deno.NetAddr).port}`;

@@ -82,3 +82,116 @@ Deno.test({
     assert.equal(await Deno.readTextFile(`${run}/evals.jsonl`).catch(() => ""), "");
   },
 });
+
+/** A server that goes down and comes back every 1.5 s until stopped: its URL, and how many times it came back. */
+interface Flapper {
+  url: string;
+  cycles(): number;
+  stop(): Promise<void>;
+}
+
+/** Killed and restarted on its port, as a supervisor would: connections refused while down. */
+async function killedAndRestarted(): Promise<Flapper> {
+  let server = await serveTextCraft({ port: 0, tree });
+  const port = server.port, url = server.url;
+  let running = true, cycles = 0;
+  const loop = (async () => {
+    while (running) {
+      await new Promise((r) => setTimeout(r, 1500));
+      await server.shutdown();
+      await new Promise((r) => setTimeout(r, 1500));
+      server = await serveTextCraft({ port, tree });
+      cycles++;
+    }
+  })();
+  return {
+    url,
+    cycles: () => cycles,
+    stop: async () => {
+      running = false;
+      await loop;
+      await server.shutdown();
+    },
+  };
+}
+
+/** Up, but behind the fault proxy answering every request 503 while "down", with env.retries=0. */
+async function answering503(): Promise<Flapper> {
+  const server = await serveTextCraft({ port: 0, tree });
+  let down = false, running = true, cycles = 0;
+  const proxy = faultProxy(server.url, () => (down ? "503" : "pass"));
+  const loop = (async () => {
+    while (running) {
+      await new Promise((r) => setTimeout(r, 1500));
+      down = !down;
+      if (!down) cycles++;
+    }
+  })();
+  return {
+    url: proxy.url,
+    cycles: () => (proxy.counts["503"] > 0 ? cycles : 0),
+    stop: async () => {
+      running = false;
+      await loop;
+      await proxy.shutdown();
+      await server.shutdown();
+    },
+  };
+}
+
+for (
+  const [how, start, extra] of [
+    ["killed and restarted", killedAndRestarted, []],
+    ["answering 503 half the time (fault proxy, env.retries=0)", answering503, ["env.retries=0"]],
+  ] as const
+) {
+  Deno.test({
+    name: `a run against three servers while one is ${how} finishes, counting what the flapping one lost`,
+    ignore: noGpu,
+    async fn() {
+      const dir = await Deno.makeTempDir();
+      await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
+      // Two steady servers, each behind a pass-through proxy that counts what it served, and one that flaps.
+      const steady = await Promise.all([0, 1].map(() => serveTextCraft({ port: 0, tree })));
+      const counted = steady.map((s) => faultProxy(s.url, () => "pass"));
+      const flapper = await start();
+      try {
+        const run = `${dir}/run`;
+        const urls = [...counted.map((p) => p.url), flapper.url].flatMap((u) => ["--env-url", u]);
+        const args = ["--run-dir", run, ...urls, ...budget(dir), "trainer.total_steps=4", ...extra];
+        const r = await cli(["train", "textcraft", ...args]);
+        assert.equal(r.code, 0, r.err);
+        assert.ok(flapper.cycles() >= 2, `the server went down and came back ${flapper.cycles()} times in the run`);
+        await Deno.stat(`${run}/checkpoints/final`);
+        const m = lines(`${run}/metrics.jsonl`);
+        const episodes = lines(`${run}/rollouts.jsonl`).filter((e) => e.phase === "rl");
+        const steps = m.filter((l) => l.phase === "rl");
+        assert.deepEqual(steps.map((l) => l.step), [1, 2, 3, 4]);
+        for (const s of steps) {
+          // The counts of a step are its episodes': played, failed, each failure naming the server that failed.
+          const mine = episodes.filter((e) => e.step === s.step);
+          assert.equal(s.episodes, mine.length);
+          assert.equal(s.env_failures, mine.filter((e) => e.finish === "env_failure").length);
+        }
+        for (const e of episodes.filter((e) => e.finish === "env_failure")) {
+          assert.ok(e.error.includes(flapper.url), e.error);
+          // A create the flapping server failed went to a steady one: only episodes already on it were lost.
+          assert.doesNotMatch(e.error, /^POST \/create/, e.error);
+        }
+        for (const a of m.filter((l) => l.phase === "rl_abandoned")) {
+          assert.deepEqual(Object.keys(a.servers), [flapper.url], JSON.stringify(a.servers));
+        }
+        for (const p of counted) assert.ok(p.counts.pass > 0, `${p.url} served the run`);
+        // The final evaluation (an episode the environment failed is replayed, env.episode_retries) counts its two
+        // episodes as played or failed, never both and never neither.
+        const final = lines(`${run}/evals.jsonl`).at(-1);
+        assert.equal(final.phase, "final");
+        assert.equal(final.episodes + final.envFailures, 2, JSON.stringify(final));
+      } finally {
+        await flapper.stop();
+        for (const p of counted) await p.shutdown();
+        for (const s of steady) await s.shutdown();
+      }
+    },
+  });
+}

@@ -6,14 +6,15 @@
  * process, its memory before and after, and a correct episode played afterwards. (3) An outage of S seconds in
  * front of a training run, which must wait it out and end with the same weights as a run without it. (4) The
  * half-working probes of `faults_flaky.ts`: flaky servers, a diverging learning rate, an all-overflow evaluation and
- * one client's 5,000 creates.
+ * one client's 5,000 creates. (5) A run against three servers while one flaps (`faults_flap.ts`).
  */
 import { Rng } from "../../util/random.ts";
 import { dryRun, numberFlag, parseFlags } from "../args.ts";
 import { flakyProbes, type FlakyReport } from "./faults_flaky.ts";
+import { flapProbes, type FlapRun } from "./faults_flap.ts";
 import { SMOKE_MODEL_YAML, SMOKE_RUN } from "./smoke_run.ts";
 
-const SECTIONS = ["kills", "requests", "outage", "flaky"] as const;
+const SECTIONS = ["kills", "requests", "outage", "flaky", "flap"] as const;
 
 /** Usage text of the `faults` subcommand. */
 export const FAULTS_USAGE =
@@ -22,7 +23,8 @@ export const FAULTS_USAGE =
 Fault tolerance in figures: kills resumed bit for bit, hostile requests survived with memory measured, an outage
 waited out, and the half-working world: flaky servers (20% garbage, 20% HTTP 500s, 3% HTTP 500s: steps completed,
 abandoned, exit code, wall time), the warm start behind 20% 500s, actor.lr=1e6, an evaluation whose every episode
-overflows, 5,000 creates from one address. Takes a few minutes per dozen kills on a CPU rasteriser.
+overflows, 5,000 creates from one address; and a run against three servers while the third flaps (killed and
+restarted, or answering 503, every 1.5 s). Takes a few minutes per dozen kills on a CPU rasteriser.
 
 Options:
   --kills N        kill-and-resume rounds, half at named fault points and half at random moments (default 24)
@@ -64,6 +66,7 @@ export interface FaultsReport {
   };
   outage?: { seconds: number; completed: boolean; identical: boolean; waitedLines: number };
   flaky?: FlakyReport;
+  flap?: FlapRun[];
 }
 
 async function cli(args: string[], env: Record<string, string> = {}) {
@@ -113,6 +116,10 @@ export async function main(args: string[]): Promise<void> {
   if (only.includes("flaky")) {
     say("half-working:");
     report.flaky = await flakyProbes(dir, cli, say);
+  }
+  if (only.includes("flap")) {
+    say("three servers, one flapping:");
+    report.flap = await flapProbes(dir, cli, say);
   }
   if (v.json) console.log(JSON.stringify(report));
 }

@@ -1,7 +1,8 @@
 /**
  * The half-working probes of `bench faults` (issue 32), each on the smoke run's budget: training runs behind a fault
  * proxy that answers a share of requests with garbage or HTTP 500s (steps completed, steps abandoned, exit code, wall
- * time), the warm start's demonstrations behind 20% 500s, a learning rate of 1e6 (exit code, what was saved), an
+ * time), the warm start's demonstrations behind 20% 500s, a learning rate of 1e6 (exit code, what was saved, steps
+ * rolled back), one step whose update is made to leave non-finite weights (rolled back, the run finishes), an
  * evaluation whose every episode overflows the prompt limit (what it reports), and 5,000 creates from one loopback
  * address (whether a second address still gets an environment).
  */
@@ -17,6 +18,8 @@ export interface RunProbe {
   seconds: number;
   stepsCompleted: number;
   abandoned: number;
+  /** Diverged steps rolled back (SFT and RL). */
+  rolledBack: number;
   final: boolean;
   /** The last line of stderr (the stop's message), cut. */
   message: string;
@@ -42,9 +45,15 @@ function budget(dir: string): string[] {
   ];
 }
 
-async function probe(cli: Cli, name: string, run: string, args: string[]): Promise<RunProbe> {
+async function probe(
+  cli: Cli,
+  name: string,
+  run: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<RunProbe> {
   const t0 = performance.now();
-  const r = await cli(["train", "textcraft", "--run-dir", run, ...args]);
+  const r = await cli(["train", "textcraft", "--run-dir", run, ...args], env);
   const seconds = (performance.now() - t0) / 1000;
   const lines = (await Deno.readTextFile(`${run}/metrics.jsonl`).catch(() => "")).trim().split("\n")
     .filter((l) => l).map((l) => JSON.parse(l));
@@ -56,6 +65,7 @@ async function probe(cli: Cli, name: string, run: string, args: string[]): Promi
     seconds,
     stepsCompleted: lines.filter((m) => m.phase === "rl").length,
     abandoned: lines.filter((m) => m.phase === "rl_abandoned").length,
+    rolledBack: lines.filter((m) => String(m.phase).endsWith("_rollback")).length,
     final,
     message: message.slice(0, 300),
   };
@@ -69,7 +79,9 @@ export async function flakyProbes(dir: string, cli: Cli, say: (s: string) => voi
     runs.push(p);
     say(
       `  ${p.name}: exit ${p.code} in ${p.seconds.toFixed(0)} s; ${p.stepsCompleted} steps completed, ${p.abandoned} ` +
-        `abandoned; final ${p.final ? "saved" : "not saved"}${p.message ? `; "${p.message.slice(0, 160)}"` : ""}`,
+        `abandoned, ${p.rolledBack} rolled back; final ${p.final ? "saved" : "not saved"}${
+          p.message ? `; "${p.message.slice(0, 160)}"` : ""
+        }`,
     );
   };
   try {
@@ -108,6 +120,15 @@ export async function flakyProbes(dir: string, cli: Cli, say: (s: string) => voi
       await demos.shutdown();
     }
     show(await probe(cli, "actor.lr=1e6", `${dir}/lr`, [...budget(dir), "actor.lr=1e6", "actor.entropy_coeff=0.1"]));
+    show(
+      await probe(
+        cli,
+        "RL step 2's weights made non-finite",
+        `${dir}/nan`,
+        [...budget(dir), "actor.entropy_coeff=0.1"],
+        { CRUCIBLE_DIVERGE_AT: "rl update 2" },
+      ),
+    );
     show(
       await probe(cli, "every episode overflows", `${dir}/overflow`, [
         ...budget(dir),

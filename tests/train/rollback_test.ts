@@ -1,0 +1,138 @@
+// Rolling a diverged step back (issue 32): the copy kept on the GPU gives back the weights, both AdamW moments and
+// the update count from before a step that blew them up, bit for bit, for a model held in one arena and for one split
+// by rows; a later keep moves the point rolled back to; the budget stops undoing past its limit; and the loss-spike
+// rule fires over a running median only, never on an early or a non-finite loss.
+import assert from "node:assert/strict";
+import { withTensorLimit } from "../../src/gpu/device.ts";
+import { SplitTensor } from "../../src/gpu/split.ts";
+import { parseModelConfig } from "../../src/model/config.ts";
+import { initParams } from "../../src/model/init.ts";
+import { createLearner, type Learner } from "../../src/train/learner.ts";
+import { AdamW } from "../../src/train/optimizer.ts";
+import { Rollbacks, Snapshot, SpikeCheck } from "../../src/train/rollback.ts";
+import { supervisedStep } from "../../src/train/sft.ts";
+import { weightNorm } from "../../src/train/divergence.ts";
+import { noGpu, testGpu } from "../no_gpu.ts";
+
+const CONFIG = parseModelConfig({
+  model_type: "qwen2",
+  vocab_size: 24,
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  tie_word_embeddings: false,
+  max_position_embeddings: 64,
+});
+
+const SEQS = [{ ids: [1, 5, 7, 9, 11, 3], promptLength: 2, mask: [0, 0, 1, 1, 1, 1] }];
+
+/** One SFT step at learning rate `lr`; returns whether it was applied. */
+async function step(l: Learner, opt: AdamW, lr: number): Promise<boolean> {
+  const r = await supervisedStep(l, opt, { seqs: SEQS, microBatchTokens: 64, lr: () => lr });
+  return r.applied;
+}
+
+/** Every value the optimizer changes, as bytes: weights, m and v by name, and the update count. */
+async function state(opt: AdamW): Promise<{ bytes: Map<string, Uint8Array>; step: number }> {
+  const bytes = new Map<string, Uint8Array>();
+  for (const [kind, set] of [["w", opt.params], ["m", opt.m], ["v", opt.v]] as const) {
+    for (const [name, data] of await set.toHost()) bytes.set(`${kind} ${name}`, new Uint8Array(data.buffer.slice(0)));
+  }
+  return { bytes, step: opt.step };
+}
+
+function assertSame(a: Awaited<ReturnType<typeof state>>, b: Awaited<ReturnType<typeof state>>, what: string) {
+  assert.equal(a.step, b.step, `${what}: update count`);
+  assert.equal(a.bytes.size, b.bytes.size);
+  for (const [k, v] of a.bytes) assert.deepEqual(b.bytes.get(k), v, `${what}: ${k} differs`);
+}
+
+for (const split of [false, true]) {
+  Deno.test({
+    name: `a diverged step is rolled back bit for bit: weights, moments and update count (${
+      split ? "matrices split by rows" : "one arena"
+    })`,
+    ignore: noGpu,
+    async fn() {
+      const base = await testGpu();
+      const gpu = split ? withTensorLimit(base, 448) : base;
+      const l = createLearner(gpu, { config: CONFIG, tensors: initParams(CONFIG, 5, { std: 0.05 }) });
+      if (split) assert.ok(l.model.weights.stored("model.embed_tokens.weight") instanceof SplitTensor);
+      else assert.ok(l.model.weights.arena, "the weights are one arena");
+      const opt = new AdamW(gpu, l.model.weights, l.grads);
+      assert.ok(await step(l, opt, 1e-2), "a first, healthy step");
+      const keep = new Snapshot(gpu, [opt]);
+      // 3 × the f32 weights (weights, m, v), padding included.
+      const params = [...l.model.weights.tensors.values()].reduce((n, t) => n + t.size, 0);
+      assert.ok(keep.bytes >= 12 * params && keep.bytes < 12 * params + 4096, `${keep.bytes} bytes`);
+      const before = await state(opt), norm = await weightNorm(l);
+      assert.ok(await step(l, opt, 1e6), "the blow-up is applied");
+      const blown = await state(opt);
+      assert.ok(await weightNorm(l) > 100 * norm, "the step blew the weights up");
+      assert.notDeepEqual(blown.bytes.get("v model.norm.weight"), before.bytes.get("v model.norm.weight"));
+      await keep.restore();
+      assertSame(before, await state(opt), "after the rollback");
+      assert.equal(await weightNorm(l), norm);
+      // Training goes on from there, and a later keep is what the next rollback returns to.
+      assert.ok(await step(l, opt, 1e-2));
+      await keep.keep();
+      const later = await state(opt);
+      assert.ok(await step(l, opt, 1e6));
+      await keep.restore();
+      assertSame(later, await state(opt), "after the second rollback");
+      keep.release();
+      opt.release();
+    },
+  });
+}
+
+Deno.test({
+  name: "the rollback budget undoes up to its limit and keeps no copy at 0",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    const l = createLearner(gpu, { config: CONFIG, tensors: initParams(CONFIG, 5, { std: 0.05 }) });
+    const opt = new AdamW(gpu, l.model.weights, l.grads);
+    const none = new Rollbacks(gpu, [opt], 0);
+    assert.equal(none.bytes, 0);
+    assert.equal(await none.undo(), false);
+    const two = new Rollbacks(gpu, [opt], 2);
+    const start = await state(opt);
+    for (let k = 1; k <= 2; k++) {
+      await step(l, opt, 1e6);
+      assert.equal(await two.undo(), true);
+      assert.equal(two.count, k);
+      assertSame(start, await state(opt), `rollback ${k}`);
+    }
+    assert.match(two.allUndone("RL") ?? "", /all 2 RL steps that updated the weights diverged/);
+    await step(l, opt, 1e6);
+    assert.equal(await two.undo(), false, "a third divergence is not undone");
+    assert.notDeepEqual((await state(opt)).bytes, start.bytes);
+    await two.accepted();
+    assert.equal(two.allUndone("RL"), undefined, "a kept step is a result");
+    two.release();
+    opt.release();
+  },
+});
+
+Deno.test("a loss spike is a value past factor × the running median, once there is a history", () => {
+  const s = new SpikeCheck(3, { name: "loss", window: 4, minHistory: 3 });
+  assert.equal(s.test(100), undefined, "no history yet");
+  for (const v of [2, 1, 1.5]) s.accept(v);
+  assert.equal(s.test(4.5), undefined, "3 × the median 1.5 is no spike");
+  assert.match(s.test(4.51) ?? "", /loss 4\.510 is 3\.01 × the median 1\.500 of the last 3 steps/);
+  assert.equal(s.test(NaN), undefined, "a non-finite loss is the skip guard's, not a spike");
+  s.accept(NaN);
+  s.accept(0.5);
+  s.accept(0.5);
+  // The window keeps the last 4 accepted: 1, 1.5, 0.5, 0.5, median 0.75.
+  assert.match(s.test(2.3) ?? "", /median 0\.7500 of the last 4/);
+  assert.equal(new SpikeCheck(0, { name: "loss", minHistory: 0 }).test(1e9), undefined, "factor 0 is off");
+  // With a rise of 1 at least, a low loss's noise is no spike, a jump of more than 1 is.
+  const low = new SpikeCheck(5, { name: "loss", minHistory: 3, minRise: 1 });
+  for (const v of [0.05, 0.04, 0.06]) low.accept(v);
+  assert.equal(low.test(0.9), undefined);
+  assert.match(low.test(1.06) ?? "", /loss 1\.060 is 21\.2 × the median 0\.05000/);
+});
