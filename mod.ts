@@ -140,15 +140,9 @@ export type { SyntheticTasks, TaskOptions, TextEpisode } from "./tasks/task.ts";
 export { solveGoal, solveTask } from "./tasks/textcraft/oracle.ts";
 export { parseOpening, stackPlan } from "./tasks/textcraft/stack.ts";
 export { randomWorld, WorldGame, worldOpening } from "./tasks/textcraft/worlds.ts";
-export {
-  ApiCallError,
-  type ApiClass,
-  CLASS_NAMES,
-  executeCall,
-  functionDocs,
-  methodOwners,
-  newInstance,
-} from "./tasks/bfcl/classes/api.ts";
+export { ApiCallError, type ApiClass, CLASS_NAMES, functionDocs, newInstance } from "./tasks/bfcl/classes/api.ts";
+export { executeCall, methodOwners, newInstances } from "./tasks/bfcl/execute.ts";
+export { parseCallList } from "./tasks/bfcl/literal.ts";
 export { jsonDumps, parsePyJson, pyDeepCopy, PyFloat, pyRepr, renderResult } from "./tasks/bfcl/classes/py.ts";
 export { PyRandom } from "./tasks/bfcl/classes/py_random.ts";
 

@@ -22,6 +22,14 @@ export interface TextEpisode {
   turns: { reply: string; observation: string; misread?: boolean }[];
 }
 
+/** A first observation's tool documents, split off for a chat template that reads `tools`, and the text left. */
+export interface OpeningTools {
+  /** The documents for the template's `tools` variable, in the shape the task's benchmark gives its models. */
+  tools: object[];
+  /** The observation without its tool list. */
+  observation: string;
+}
+
 /** A task's settings under `task_options`, after the task checked them. */
 export type TaskOptions = Readonly<Record<string, unknown>>;
 
@@ -98,6 +106,12 @@ export interface Task {
   augment?(options: TaskOptions): Promise<((episode: TextEpisode, c: AugmentContext) => TextEpisode) | undefined>;
   /** Synthetic tasks for pretraining a base model. */
   synthetic?(options: TaskOptions): Promise<SyntheticTasks>;
+  /**
+   * The tool documents a first observation lists, split off so that a model whose chat template reads `tools` gets
+   * them there (as Hugging Face's apply_chat_template passes them) rather than pasted in the text; undefined when the
+   * observation lists none. Templates that do not read `tools` keep the observation as it is.
+   */
+  tools?(observation: string): OpeningTools | undefined;
 }
 
 /** Upstream's evaluator: a final reward of 1, or 100 for SciWorld's score. */

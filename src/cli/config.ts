@@ -7,6 +7,7 @@ import { stringify } from "yaml";
 import { resolveConfig } from "../config/load.ts";
 import { explainKey } from "../config/explain.ts";
 import { configSource, PRESET_NAMES } from "../config/presets.ts";
+import { curriculumConfigs, isCurriculum } from "../train/curriculum.ts";
 import { taskOptions } from "../train/setup.ts";
 import { parseFlags } from "./args.ts";
 
@@ -43,8 +44,19 @@ export async function main(args: string[]): Promise<void> {
   const overrides = positionals.filter((p) => p.includes("="));
   const names = positionals.filter((p) => !p.includes("="));
   if (names.length > 1) throw new TypeError(`Give one config name or file, got ${names.join(", ")}. See --help.`);
-  const config = resolveConfig(await configSource(names[0] ?? "textcraft"), overrides, {
-    onNote: (n) => console.error(`note: ${n}`),
-  });
+  const onNote = (n: string) => console.error(`note: ${n}`);
+  const source = await configSource(names[0] ?? "textcraft");
+  if (isCurriculum(source)) {
+    // A curriculum: each stage's run config, later ones from a stand-in for the previous stage's checkpoint.
+    const { spec, stageConfig } = await curriculumConfigs(source, overrides, onNote);
+    spec.stages.forEach((stage, i) => {
+      const config = stageConfig(i, i === 0 ? undefined : `<stage ${i}'s last checkpoint>`);
+      const rule = stage.promote ? `, promoted at ${stage.promote.metric} > ${stage.promote.above}` : "";
+      console.log(`# stage ${i + 1}: ${stage.name}${rule}`);
+      console.log(stringify({ ...config, task_options: { ...taskOptions(config) } }).trimEnd());
+    });
+    return;
+  }
+  const config = resolveConfig(source, overrides, { onNote });
   console.log(stringify({ ...config, task_options: { ...taskOptions(config) } }).trimEnd());
 }

@@ -6,6 +6,8 @@
 import { resolveConfig } from "../config/load.ts";
 import { configSource, PRESET_NAMES } from "../config/presets.ts";
 import { runTraining } from "../train/run.ts";
+import { curriculumConfigs, isCurriculum, runCurriculum } from "../train/curriculum.ts";
+import type { ConfigSource } from "../config/load.ts";
 import { writeReport } from "../train/report.ts";
 import { terminalReporter } from "./progress.ts";
 import { dryRun, parseFlags } from "./args.ts";
@@ -32,6 +34,10 @@ Options:
                        --cluster URL); rollout.max_staleness lets them run that many versions ahead
   key.path=value       config overrides, applied last (e.g. actor.lr=1e-5 trainer.total_steps=50)
 
+A curriculum file (a top-level \`curriculum:\` key, e.g. bfcl_staged) runs its stages one after another in one run
+folder (stage1-<name>/, ...), each from the previous stage's last checkpoint, promoted when its rule's metric passes
+or after its trainer.total_steps; --resume goes on in the stage it stopped in. See docs/bfcl.md.
+
 Exit codes: 0 the run completed; 3 it stopped early with a checkpoint that --resume continues from (a signal, an
 environment that stayed down or kept failing past env.max_step_retries / env.max_abandoned_steps /
 env.outage_minutes); 2 a bad input or a diverged run (steps that blew the weights up, trainer.max_norm_growth, or
@@ -40,6 +46,7 @@ or gradients that stayed non-finite, trainer.max_skipped_steps): nothing of it i
 
 Examples:
   deno task train textcraft
+  deno task train bfcl_staged
   deno task train textcraft algorithm.rounds_ctrl.type=fixed "algorithm.rounds_ctrl.rounds=[20]" trainer.total_steps=24`;
 
 /** Exit code of a run that stopped early with a checkpoint to resume from. */
@@ -70,9 +77,14 @@ export async function main(args: string[]): Promise<void> {
   let source;
   if (v.resume) {
     runDir = v.resume.replace(/\/+$/, "");
+    const staged = `${runDir}/curriculum.yaml`;
+    if (await Deno.stat(staged).then(() => true, () => false)) {
+      return await trainCurriculum({ text: await Deno.readTextFile(staged), name: staged }, overrides, runDir, v);
+    }
     source = { text: await readRunConfig(runDir), name: `${runDir}/config.yaml` };
   } else {
     source = await configSource(names[0] ?? "textcraft");
+    if (isCurriculum(source)) return await trainCurriculum(source, overrides, v["run-dir"], v);
   }
   const config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
   runDir ??= v["run-dir"] ?? `${config.trainer.runs_dir}/${config.task}-${stamp()}`;
@@ -113,6 +125,49 @@ export async function main(args: string[]): Promise<void> {
   }
 }
 
+/** A curriculum's stages (src/train/curriculum.ts), new in `dir` (default runs/<task>-staged-<time>) or resumed. */
+async function trainCurriculum(
+  source: ConfigSource,
+  overrides: string[],
+  dir: string | undefined,
+  v: { resume?: string; "fresh-optimizer"?: boolean; cluster?: string },
+): Promise<void> {
+  if (v.cluster) throw new TypeError("--cluster is not available for a curriculum; run its stages' configs one by one");
+  const { spec, stageConfig } = await curriculumConfigs(source, overrides);
+  const first = stageConfig(0, undefined);
+  const runDir = v.resume ? dir! : dir ?? `${first.trainer.runs_dir}/${first.task}-staged-${stamp()}`;
+  const what = `${spec.stages.map((s) => s.name).join(" -> ")} (${first.task})`;
+  if (dryRun(`would train the curriculum ${what} into ${runDir}`)) return;
+  if (!v.resume) await refuseExistingRun(runDir);
+  const stops = stopOnSignals();
+  try {
+    const summary = await runCurriculum({
+      source,
+      overrides,
+      dir: runDir,
+      resume: v.resume !== undefined,
+      reporter: terminalReporter(),
+      stopRequested: stops.requested,
+      freshOptimizer: v["fresh-optimizer"],
+      onNote: (n) => console.error(`note: ${n}`),
+    });
+    for (const s of summary.stages) await writeReport(s.dir);
+    if (summary.interrupted) {
+      console.log(`Interrupted. Saved ${summary.lastCheckpoint}. Resume with: deno task train --resume ${runDir}`);
+      Deno.exitCode = EXIT_STOPPED;
+    } else {
+      const x = summary.finalEval;
+      const done = summary.stages.map((s) => `${s.name} ${s.status} at step ${s.step}`).join(", ");
+      console.log(
+        `Done in ${(summary.seconds / 60).toFixed(1)} min: ${done}. Test success after the last stage: ` +
+          `${x ? `${(100 * x.avg).toFixed(1)}% (${coverage(x)})` : "n/a"}. Curriculum folder ${runDir}`,
+      );
+    }
+  } finally {
+    stops.release();
+  }
+}
+
 /**
  * Ctrl-C, SIGTERM and SIGHUP ask a run to finish its step, save and stop; a second signal quits at once.
  * `release` removes the listeners.
@@ -139,7 +194,7 @@ export function stopOnSignals(
 
 /** Stops when `dir` already holds a run, so that a new run never overwrites or mixes with an old one. */
 export async function refuseExistingRun(dir: string): Promise<void> {
-  for (const f of ["config.yaml", "metrics.jsonl", "checkpoints"]) {
+  for (const f of ["config.yaml", "metrics.jsonl", "checkpoints", "curriculum.yaml"]) {
     if (await Deno.stat(`${dir}/${f}`).then(() => true, () => false)) {
       throw new Deno.errors.AlreadyExists(
         `${dir} already holds a run (${f}); continue it with --resume ${dir}, or give another --run-dir`,

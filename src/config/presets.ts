@@ -8,6 +8,7 @@ import bfclPretrain from "../../configs/bfcl_pretrain.yaml" with { type: "text" 
 import bfclStage1 from "../../configs/bfcl_stage1.yaml" with { type: "text" };
 import bfclStage2 from "../../configs/bfcl_stage2.yaml" with { type: "text" };
 import bfclStage3 from "../../configs/bfcl_stage3.yaml" with { type: "text" };
+import bfclStaged from "../../configs/bfcl_staged.yaml" with { type: "text" };
 import sciworld from "../../configs/sciworld.yaml" with { type: "text" };
 import textcraft from "../../configs/textcraft.yaml" with { type: "text" };
 import textcraftQwen from "../../configs/textcraft_qwen2.5.yaml" with { type: "text" };
@@ -31,6 +32,7 @@ const PRESETS: Record<string, string> = {
   bfcl_stage1: bfclStage1,
   bfcl_stage2: bfclStage2,
   bfcl_stage3: bfclStage3,
+  bfcl_staged: bfclStaged,
 };
 
 /** Names of the shipped configs. */

@@ -4,7 +4,7 @@
  * word-level one (src/model/word_tokenizer.ts) go through this same code.
  */
 import { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
-import { Template } from "@huggingface/jinja";
+import { Template, tokenize } from "@huggingface/jinja";
 
 /** One chat message. Extra fields (tool calls, reasoning) pass through to the template. */
 export interface ChatMessage {
@@ -142,13 +142,14 @@ export class Tokenizer {
 
   /**
    * Renders messages with the chat template of tokenizer_config.json. `name` picks one of a list of named
-   * templates (default "default"); `variables` reach the template too (e.g. `{enable_thinking: false}` for Qwen3).
+   * templates (default: "tool_use" when `variables.tools` is given and the list has it, as Hugging Face picks, else
+   * "default"); `variables` reach the template too (e.g. `{enable_thinking: false}` for Qwen3, `{tools}`).
    */
   applyChatTemplate(
     messages: ChatMessage[],
     opts: { addGenerationPrompt?: boolean; name?: string; variables?: Record<string, unknown> } = {},
   ): string {
-    const name = opts.name ?? "default";
+    const name = opts.name ?? this.#defaultTemplate(opts.variables?.tools !== undefined);
     let template = this.#templates.get(name);
     if (!template) {
       template = new Template(chatTemplateSource(this.files.config.chat_template, name));
@@ -162,6 +163,23 @@ export class Tokenizer {
       messages,
       add_generation_prompt: opts.addGenerationPrompt ?? false,
     });
+  }
+
+  /**
+   * Whether the chat template reads a variable (e.g. `tools`): a name among the template's identifiers, so text in
+   * its string literals (`<tools>`) does not count. With `tools`, the template Hugging Face would pick for tools.
+   */
+  templateUses(variable: string): boolean {
+    const t = this.files.config.chat_template;
+    if (t === undefined) return false;
+    const source = chatTemplateSource(t, this.#defaultTemplate(variable === "tools"));
+    return tokenize(source).some((k) => k.type === "Identifier" && k.value === variable);
+  }
+
+  /** "tool_use" where tools are given and a named list has it; else "default". */
+  #defaultTemplate(withTools: boolean): string {
+    const t = this.files.config.chat_template;
+    return withTools && Array.isArray(t) && t.some((x) => x?.name === "tool_use") ? "tool_use" : "default";
   }
 }
 

@@ -121,7 +121,7 @@ class Rollout {
 
   constructor(readonly ctx: RolloutContext, readonly o: RolloutOptions, count: number) {
     this.results = new Array(count);
-    this.#chat = new ChatRenderer(ctx.tokenizer);
+    this.#chat = new ChatRenderer(ctx.tokenizer, ctx.task.tools?.bind(ctx.task));
   }
 
   /** Opens an environment and a sequence for one episode; an environment failure finishes it at once. */

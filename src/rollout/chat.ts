@@ -2,9 +2,11 @@
  * Token-in/token-out chat rendering. The prompt and each environment reply are rendered with the model's chat
  * template; sampled ids are never decoded and re-encoded. An observation chunk holds everything between the end of
  * the assistant's text and the start of its next turn: the assistant's closing tag when the turn did not sample it,
- * the user turn with the observation, and the next assistant header.
+ * the user turn with the observation, and the next assistant header. Given a task's `tools` hook and a template that
+ * reads `tools` (Qwen2.5's), the opening's tool documents go to the template's `tools` variable instead of the text.
  */
 import type { Tokenizer } from "../model/tokenizer.ts";
+import type { Task } from "../../tasks/task.ts";
 
 /** A conversation start: instructions, the assistant's acknowledgement, and the environment's first observation. */
 export interface Opening {
@@ -18,15 +20,26 @@ const MARK = "\u2063CRUCIBLE-ASSISTANT-TEXT\u2063";
 
 /** Renders chat pieces for one tokenizer. */
 export class ChatRenderer {
-  constructor(readonly tokenizer: Tokenizer) {}
+  readonly #tools: Task["tools"];
+
+  /** `tools` is the task's hook (Task.tools), used only when the template reads `tools`. */
+  constructor(readonly tokenizer: Tokenizer, tools?: Task["tools"]) {
+    this.#tools = tools && tokenizer.templateUses("tools") ? tools : undefined;
+  }
 
   /** The prompt ids: the opening rendered with the generation prompt. */
   prompt(o: Opening): number[] {
-    return this.tokenizer.encode(this.tokenizer.applyChatTemplate([
+    return this.tokenizer.encode(this.promptText(o));
+  }
+
+  /** The prompt's text; the opening's tool list in the template's `tools` where the renderer takes them. */
+  promptText(o: Opening): string {
+    const split = this.#tools?.(o.observation);
+    return this.tokenizer.applyChatTemplate([
       { role: "user", content: o.user },
       { role: "assistant", content: o.assistant },
-      { role: "user", content: o.observation },
-    ], { addGenerationPrompt: true }));
+      { role: "user", content: split?.observation ?? o.observation },
+    ], { addGenerationPrompt: true, variables: split ? { tools: split.tools } : undefined });
   }
 
   /**

@@ -190,7 +190,7 @@ async function sftData(run: Run): Promise<(epoch: number) => TrainSequence[]> {
     retries: c.env.episode_retries,
     onSkipped: (n) => n > 0 && run.rep.line(`SFT: ${n} oracle plans do not fit max_response_length and are left out`),
   });
-  return augmentedEpochs(new ChatRenderer(tokenizer), task.prompt, played.map(textEpisode), {
+  return augmentedEpochs(new ChatRenderer(tokenizer, task.tools?.bind(task)), task.prompt, played.map(textEpisode), {
     stopId,
     seed: c.trainer.seed,
     epochs: c.sft.epochs,

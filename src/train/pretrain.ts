@@ -53,7 +53,7 @@ export function pretrainData(
   if (nameIds.size < 16) throw new RangeError(`Only ${nameIds.size} of ${task.name}'s names are single tokens`);
   return {
     synthetic,
-    chat: new ChatRenderer(tok),
+    chat: new ChatRenderer(tok, task.tools?.bind(task)),
     prompt: task.prompt,
     stopId: o.stopId,
     nameIds: [...nameIds].sort((a, b) => a - b),

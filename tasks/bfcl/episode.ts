@@ -81,11 +81,37 @@ export interface EpisodeStep {
   };
 }
 
+/** The line that opens the first observation's tool list. */
+export const TOOL_LIST_HEADER = "Here is a list of functions in JSON format that you can invoke.";
+
 /** The tool list as the first observation shows it: one JSON document a line. */
 export function toolList(docs: readonly FunctionDoc[]): string {
-  return `Here is a list of functions in JSON format that you can invoke.\n${
-    docs.map((d) => JSON.stringify(d)).join("\n")
-  }`;
+  return `${TOOL_LIST_HEADER}\n${docs.map((d) => JSON.stringify(d)).join("\n")}`;
+}
+
+/**
+ * The inverse of the first observation's layout (`toolList(docs)`, a blank line, the question): the documents, as
+ * BFCL's Qwen FC handler gives them to the template's `tools` (each one `json.dumps`'d into `<tools>` as written in
+ * the data, no `{type: "function"}` wrapper), and the question. Undefined when the text opens with no tool list or a
+ * line of it is not a JSON object (a server of another kind).
+ */
+export function splitToolList(observation: string): { tools: FunctionDoc[]; observation: string } | undefined {
+  if (!observation.startsWith(`${TOOL_LIST_HEADER}\n`)) return undefined;
+  const rest = observation.slice(TOOL_LIST_HEADER.length + 1);
+  const end = rest.indexOf("\n\n");
+  if (end < 0) return undefined;
+  const tools: FunctionDoc[] = [];
+  for (const line of rest.slice(0, end).split("\n")) {
+    if (line === "") continue;
+    try {
+      const doc = JSON.parse(line);
+      if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return undefined;
+      tools.push(doc);
+    } catch {
+      return undefined;
+    }
+  }
+  return { tools, observation: rest.slice(end + 2) };
 }
 
 /** The documents of an entry's classes less its held-out functions, and the held-out ones by turn. */

@@ -1,9 +1,12 @@
 /**
- * BFCL's execution of calls (`multi_turn_utils.execute_multi_turn_func_call`): one instance per involved class,
- * loaded from the entry's `initial_config` (stateless classes are not loaded), each public method name mapped to the
- * instance that owns it, and each call's result turned into text: the return value if a string, a dict through
- * `json.dumps`, else `str()`, and a raised exception as `Error during execution: <message>`. Calls are parsed data:
- * a name that no involved class has answers with the NameError Python's `eval` would raise, and nothing is run.
+ * BFCL's execution of calls (`multi_turn_utils.execute_multi_turn_func_call`), the one executor of the task (the
+ * server's episodes, the checker's replays, the generator and the API classes' tests all call it): one instance per
+ * involved class, loaded from the entry's `initial_config` (stateless classes are not loaded), each public method name
+ * mapped to the LAST involved class that has it (BFCL fills its name mapping in `involved_classes` order), BFCL's
+ * refusal of a few names before evaluation, and each call's result turned into text: the return value if a string, a
+ * dict through `json.dumps`, else `str()`, and a raised exception as `Error during execution: <message>`. Calls are
+ * parsed data: a name that no involved class has answers with the NameError Python's `eval` would raise, and nothing
+ * is run.
  *
  * @example
  * ```ts
@@ -12,7 +15,6 @@
  * ```
  */
 import type { ParsedCall, PyValue } from "./literal.ts";
-import { FORBIDDEN_NAMES } from "./classes/execute.ts";
 import { PyFloat, renderResult } from "./classes/py.ts";
 
 /** What the executor needs of an API class instance (the classes' `ApiClass` satisfies it). */
@@ -30,6 +32,9 @@ export type ClassFactory = (className: string) => ApiInstance;
 /** BFCL's stateless classes: never loaded from `initial_config`. */
 export const STATELESS_CLASSES: ReadonlySet<string> = new Set(["MathAPI"]);
 
+/** Names BFCL refuses before evaluating a call (its safety check on the function name). */
+export const FORBIDDEN_NAMES: readonly string[] = ["kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"];
+
 const FORBIDDEN = new Set(FORBIDDEN_NAMES);
 
 /** One episode's instances: by class, and by the public method name that reaches them. */
@@ -45,19 +50,24 @@ export interface Scenario {
   longContext: boolean;
 }
 
+/** Method name -> instance, later instances overriding earlier ones (BFCL's `class_method_name_mapping`). */
+export function methodOwners<T extends Pick<ApiInstance, "methods">>(instances: Iterable<T>): Map<string, T> {
+  const owners = new Map<string, T>();
+  for (const inst of instances) for (const m of inst.methods()) owners.set(m, inst);
+  return owners;
+}
+
 /** Fresh instances of the scenario's classes, each loaded from a deep copy of its part of `initial_config`. */
 export function newInstances(scenario: Scenario, factory: ClassFactory): Instances {
-  const byClass = new Map<string, ApiInstance>(), byMethod = new Map<string, ApiInstance>();
+  const byClass = new Map<string, ApiInstance>();
   for (const cls of scenario.involvedClasses) {
     const inst = factory(cls);
     if (!STATELESS_CLASSES.has(cls)) {
       inst.loadScenario(structuredClone(scenario.initialConfig[cls] ?? {}), scenario.longContext);
     }
     byClass.set(cls, inst);
-    // Later classes win a shared method name, as BFCL's mapping is filled class by class.
-    for (const m of inst.methods()) byMethod.set(m, inst);
   }
-  return { byClass, byMethod };
+  return { byClass, byMethod: methodOwners(byClass.values()) };
 }
 
 /** A deep copy of a parsed value that keeps PyFloat (structuredClone would turn it into a plain object). */
@@ -72,17 +82,25 @@ function copyValue(v: PyValue): PyValue {
 /** Prefix of every failed call's result. */
 export const ERROR_PREFIX = "Error during execution: ";
 
-/** Executes one call on `instances` and returns BFCL's result text; never throws for the call's own failure. */
-export function executeCall(instances: Instances, call: ParsedCall): string {
-  const head = call.name.split(".")[0];
-  const method = call.name.includes(".") ? undefined : call.name;
-  const owner = method === undefined ? undefined : instances.byMethod.get(method);
-  const checked = owner ? call.name : head;
+/**
+ * Executes one call on `instances` (or on a bare method-name mapping from `methodOwners`) and returns BFCL's result
+ * text; never throws for the call's own failure (bad name, bad arguments, a Python exception). Other errors (bugs)
+ * propagate.
+ */
+export function executeCall(instances: Pick<Instances, "byMethod">, call: ParsedCall): string {
+  const dotted = call.name.includes(".");
+  const owner = dotted ? undefined : instances.byMethod.get(call.name);
+  // BFCL checks the name before "(" after prefixing known methods with their instance: a bare name itself, a dotted
+  // name's second part (`os.kill` -> kill; no class has a refused name as a method, so prefixing changes no verdict).
+  const checked = dotted ? call.name.split(".")[1] : call.name;
   if (FORBIDDEN.has(checked)) return `${ERROR_PREFIX}Function call ${checked} is not allowed.`;
-  if (!owner || method === undefined) return `${ERROR_PREFIX}name '${head}' is not defined`;
+  // Python's eval of `a.b(...)` with `a` undefined names `a`.
+  if (!owner) return `${ERROR_PREFIX}name '${call.name.split(".")[0]}' is not defined`;
   try {
     // Arguments are deep-copied: a class may keep what it is given, and a parsed call is replayed more than once.
-    return renderResult(owner.call(method, copyValue(call.args) as ParsedCall["args"], call.positional.map(copyValue)));
+    return renderResult(
+      owner.call(call.name, copyValue(call.args) as ParsedCall["args"], call.positional.map(copyValue)),
+    );
   } catch (e) {
     if (e instanceof Error && e.name === "ApiCallError") return `${ERROR_PREFIX}${e.message}`;
     throw e;

@@ -3,10 +3,11 @@
  * classes until it answers in plain text, and BFCL's checker judges each turn. The task's parts, reached by the
  * trainer only through the Task hooks: the embedded server (BFCL's files from `task_options.data_dir`, else the
  * generated tasks), per-category and per-class results, the oracle's demonstrations from ground truth, the tiny
- * model's vocabulary, and synthetic tasks for pretraining a base model (synthetic.ts).
+ * model's vocabulary, synthetic tasks for pretraining a base model (synthetic.ts), and the first observation's tool
+ * documents for a chat template that reads `tools`.
  */
 import type { Task } from "../task.ts";
-import type { EpisodeOptions } from "./episode.ts";
+import { type EpisodeOptions, splitToolList } from "./episode.ts";
 import { oracleReplies } from "./oracle.ts";
 import { type BfclOptions, parseBfclOptions } from "./options.ts";
 import { BFCL_PROMPT } from "./prompt.ts";
@@ -67,6 +68,9 @@ export const bfcl: Task = {
     const o = parseBfclOptions(options);
     return oracleReplies(o.data_dir ? await bfclSource(o.data_dir) : generatedSource(), index, o);
   },
+  // For a template that reads `tools` (Qwen2.5's), the first observation's documents go there. Held-out functions
+  // arriving on a later turn stay in that turn's text: a prompt already sampled from is never rendered again.
+  tools: (observation) => splitToolList(observation),
   synthetic: (options) => {
     const o = parseBfclOptions(options);
     return Promise.resolve(bfclSynthetic(o, episodeOptions(o)));

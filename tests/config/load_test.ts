@@ -41,8 +41,13 @@ Deno.test("the config's loss and KL names are exactly the trainer's", () => {
 
 Deno.test("every shipped config resolves against the schema", async () => {
   const { configSource, PRESET_NAMES } = await import("../../src/config/presets.ts");
+  const { curriculumConfigs, isCurriculum } = await import("../../src/train/curriculum.ts");
   for (const name of PRESET_NAMES) {
-    const c = resolveConfig(await configSource(name));
+    const source = await configSource(name);
+    // A curriculum (bfcl_staged) resolves stage by stage.
+    const c = isCurriculum(source)
+      ? (await curriculumConfigs(source, [])).stageConfig(0, undefined)
+      : resolveConfig(source);
     assert.ok(c.task.length > 0, name);
   }
   await assert.rejects(configSource("nope"), /Unknown config "nope"/);

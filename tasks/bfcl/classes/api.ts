@@ -18,7 +18,6 @@ import { VehicleControlAPI } from "./vehicle_control.ts";
 
 export { ApiCallError };
 export { DOC_FILES, type FunctionDoc, functionDocs } from "./docs.ts";
-export { type CallOutcome, executeCall, FORBIDDEN_NAMES, methodOwners } from "./execute.ts";
 
 /** One BFCL API class instance. */
 export interface ApiClass {

@@ -5,7 +5,9 @@
  * texts.
  */
 import assert from "node:assert/strict";
-import { CLASS_NAMES, executeCall, functionDocs, methodOwners, newInstance } from "../../../tasks/bfcl/classes/api.ts";
+import { CLASS_NAMES, functionDocs, newInstance } from "../../../tasks/bfcl/classes/api.ts";
+import { executeCall, methodOwners } from "../../../tasks/bfcl/execute.ts";
+import { parseCallList } from "../../../tasks/bfcl/literal.ts";
 
 Deno.test("eight classes, each with exactly the methods and parameters of its BFCL document", () => {
   assert.deepEqual([...CLASS_NAMES].sort(), [
@@ -47,22 +49,20 @@ Deno.test("executeCall: the last involved class owns a shared name; unknown and 
   const fs = newInstance("GorillaFileSystem");
   fs.loadScenario({});
   const math = newInstance("MathAPI");
-  const owners = methodOwners([fs, math]);
-  assert.equal(owners.get("ls"), fs);
-  assert.deepEqual(executeCall(owners, "add", { a: 1, b: 2 }), { text: '{"result": 3}', raised: false });
-  assert.deepEqual(executeCall(owners, "mean", {}, [[1, 2]]), { text: '{"result": 1.5}', raised: false });
-  assert.deepEqual(executeCall(owners, "print", { x: 1 }), {
-    text: "Error during execution: name 'print' is not defined",
-    raised: true,
-  });
-  assert.deepEqual(executeCall(owners, "kill", {}), {
-    text: "Error during execution: Function call kill is not allowed.",
-    raised: true,
-  });
-  assert.deepEqual(executeCall(owners, "add", { a: 1 }), {
-    text: "Error during execution: MathAPI.add() missing 1 required positional argument: 'b'",
-    raised: true,
-  });
+  const byMethod = methodOwners([fs, math]);
+  assert.equal(byMethod.get("ls"), fs);
+  const run = (call: string) => executeCall({ byMethod }, parseCallList(`[${call}]`)[0]);
+  assert.equal(run("add(a=1, b=2)"), '{"result": 3}');
+  assert.equal(run("mean([1, 2])"), '{"result": 1.5}');
+  assert.equal(run("print(x=1)"), "Error during execution: name 'print' is not defined");
+  assert.equal(run("kill()"), "Error during execution: Function call kill is not allowed.");
+  assert.equal(run("add(a=1)"), "Error during execution: MathAPI.add() missing 1 required positional argument: 'b'");
+  // Dotted names as BFCL checks them (the name's second part) and as Python's eval fails on them (the first part).
+  assert.equal(run("os.kill(pid=1)"), "Error during execution: Function call kill is not allowed.");
+  assert.equal(run("cd.remove()"), "Error during execution: Function call remove is not allowed.");
+  assert.equal(run("foo.bar(x=1)"), "Error during execution: name 'foo' is not defined");
+  assert.equal(run("x.cd(folder='a')"), "Error during execution: name 'x' is not defined");
+  assert.equal(run("a.b.c(x=1)"), "Error during execution: name 'a' is not defined");
   // Two classes that share no names: the mapping holds both.
   const twitter = newInstance("TwitterAPI");
   twitter.loadScenario({});
