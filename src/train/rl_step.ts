@@ -52,6 +52,10 @@ export interface RolloutSource {
   play(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<PlayedStep>;
   /** Publishes a later step's episodes ahead of its play (rollout.max_staleness > 0): they play during updates. */
   prepare?(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<void>;
+  /** Steps whose episodes `prepare` takes ahead; default rollout.max_staleness. */
+  readonly ahead?: number;
+  /** Files a checkpoint keeps for the source (episodes played ahead), by name; may wait for them. */
+  checkpoint?(): Promise<Record<string, unknown> | undefined>;
   /** Ends the source's connections. */
   close?(): Promise<void>;
 }
