@@ -107,29 +107,6 @@ export class TensorSet {
     return this.stored(this.config.tieWordEmbeddings ? EMBED : LM_HEAD);
   }
 
-  /** A set of zero f32 tensors over the same table, laid out alike: the place for a copy (copyFrom). */
-  twin(): TensorSet {
-    return TensorSet.zeros(this.gpu, this.config, this.specs);
-  }
-
-  /**
-   * Records a copy of every tensor of `src` into this set (a twin of it, or of a set over the same table): each
-   * arena chunk at once where both are arenas, else part by part.
-   */
-  copyFrom(batch: Batch, src: TensorSet): void {
-    if (this.arena && src.arena && sameLayout(this.arena.layout, src.arena.layout)) {
-      this.arena.chunks.forEach((c, i) => batch.copy(src.arena!.chunks[i], c));
-      return;
-    }
-    for (const [name, t] of this.tensors) {
-      const from = rowParts(src.stored(name)), to = rowParts(t);
-      if (from.length !== to.length) {
-        throw new TypeError(`Cannot copy ${name}: stored in ${from.length} parts here, ${to.length} there`);
-      }
-      from.forEach((p, i) => batch.copy(p.tensor, to[i].tensor));
-    }
-  }
-
   /** Records zero fills of every tensor (of each arena chunk at once). */
   clear(batch: Batch): void {
     if (this.arena) { for (const c of this.arena.chunks) batch.clear(c); }

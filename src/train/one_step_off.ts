@@ -1,8 +1,11 @@
 /**
  * One-step-off rollouts in one process (rollout.max_staleness ≥ 1 without --cluster; verl's one-step-off recipe):
  * while the learner computes step t's update, a second copy of the policy, the sampler, plays step t+1's episodes.
- * The sampler has its own weights (with LoRA: the learner's frozen base and its own copy of the adapter) and its own
- * KV cache; both flows share the device, whose queue runs their batches in submission order.
+ * The sampler lives on a GPU device of its own (a second WebGPU device on the same adapter): its own weights (with
+ * LoRA, its own frozen base and adapter), KV cache, buffer pool and queue, so neither flow's submits wait behind the
+ * other's (on one device, one queue runs both in submission order: measured slower than no overlap at all on
+ * lavapipe). A new version reaches it through the host: one readback of the trained tensors (all of them, or the
+ * adapter) on the learner's device, written into the sampler's.
  *
  * Versions: version v is the learner's weights after v RL steps, so step t starts at version t − 1. Step t+1's
  * episodes start as soon as step t's are in, on a copy of version t − 1 made before step t's update, and step t+1
@@ -15,9 +18,10 @@
  * did, so the resume is exact.
  */
 import type { RunConfig } from "../config/schema.ts";
-import { Batch } from "../gpu/batch.ts";
+import { type Gpu, requestGpu } from "../gpu/device.ts";
+import { writeStored } from "../gpu/split.ts";
 import { Generator } from "../model/generate.ts";
-import { LoraAdapters } from "../model/lora.ts";
+import { loraTransformer } from "../model/lora.ts";
 import { Transformer } from "../model/transformer.ts";
 import type { TensorSet } from "../model/weights.ts";
 import { type EpisodeSpec, type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
@@ -42,11 +46,13 @@ interface Pending {
   done: Promise<PlayedStep>;
 }
 
-/** The sampler: its model (weights or adapter of its own), the set copied into, and its rollout context. */
+/** The sampler: its device and model, the set a new version is written into, and its rollout context. */
 interface Sampler {
+  gpu: Gpu;
   model: Transformer;
-  /** What a new version copies: the sampler's weights, or its adapter. */
+  /** What a new version writes: the sampler's weights, or its adapter. */
   copy: TensorSet;
+  /** The learner's tensors it comes from. */
   from: TensorSet;
   rollout: RolloutContext;
 }
@@ -60,32 +66,48 @@ export class OneStepOff implements RolloutSource {
   #next = new Map<number, { specs: readonly EpisodeSpec[]; o: RolloutOptions }>();
   #pending?: Pending;
 
-  /** `rollout`: the learner's rollout context (client, task, tokenizer), whose generator the sampler mirrors. */
-  constructor(readonly learner: Learner, config: RunConfig, rollout: RolloutContext, resumed?: AheadRecord) {
-    const m = learner.model;
+  private constructor(readonly learner: Learner, sampler: Sampler, resumed?: AheadRecord) {
+    this.#sampler = sampler;
+    if (resumed) {
+      const specs = resumed.played.trajectories.map((t) => ({ task: t.task, group: t.group, seed: t.seed }));
+      this.#pending = { step: resumed.step, version: resumed.version, specs, done: Promise.resolve(resumed.played) };
+    }
+  }
+
+  /**
+   * A source over the learner and its host model (`base`: the weights it was loaded with, a LoRA run's frozen base);
+   * `rollout` is the learner's rollout context (client, task, tokenizer), whose generator the sampler mirrors.
+   */
+  static async create(
+    learner: Learner,
+    o: { config: RunConfig; base: ReadonlyMap<string, Float32Array>; rollout: RolloutContext; resumed?: AheadRecord },
+  ): Promise<OneStepOff> {
+    const m = learner.model, gpu = await requestGpu({ tensorLimit: learner.gpu.tensorLimit });
     let model: Transformer, copy: TensorSet, from: TensorSet;
     if (m.lora) {
       from = m.lora.tensors;
-      const adapter = new LoraAdapters(m.gpu, m.config, m.lora.settings, zerosOf(from));
-      model = new Transformer(m.gpu, m.config, m.weights, { lora: adapter });
-      copy = adapter.tensors;
+      // The base as the learner holds it (f16 matrices where its own are); the adapter is written before any play.
+      const f16 = [...m.weights.tensors.values()].some((t) => t.dtype === "f16");
+      model = loraTransformer(gpu, m.config, o.base, {
+        settings: m.lora.settings,
+        adapter: await from.toHost(),
+        baseDtype: f16 ? "f16" : "f32",
+      });
+      copy = model.lora!.tensors;
     } else {
       from = m.weights;
-      copy = from.twin();
-      model = new Transformer(m.gpu, m.config, copy);
+      model = Transformer.fromHost(gpu, m.config, await from.toHost());
+      copy = model.weights;
     }
-    const r = config.rollout;
+    const r = o.config.rollout;
     const generator = new Generator(model, {
       slots: r.slots,
       maxLen: r.max_prompt_length + r.max_response_length,
       blockSteps: r.block_steps,
       cache: r.kv_cache,
     });
-    this.#sampler = { model, copy, from, rollout: { ...rollout, generator } };
-    if (resumed) {
-      const specs = resumed.played.trajectories.map((t) => ({ task: t.task, group: t.group, seed: t.seed }));
-      this.#pending = { step: resumed.step, version: resumed.version, specs, done: Promise.resolve(resumed.played) };
-    }
+    const sampler = { gpu, model, copy, from, rollout: { ...o.rollout, generator } };
+    return new OneStepOff(learner, sampler, o.resumed);
   }
 
   /** Registers a later step's episodes; they start when the step before it has its own (see `play`). */
@@ -110,7 +132,7 @@ export class OneStepOff implements RolloutSource {
     const next = this.#next.get(step + 1);
     this.#next.clear();
     if (next) {
-      // The learner is at version step − 1 until this step's update, which the copy precedes in the queue.
+      // The learner holds version step − 1 until this step's update, which starts after this returns.
       await this.#sync(step - 1);
       const done = this.#play(next.specs, next.o);
       done.catch(() => {}); // awaited by the next step (or by close); a failure surfaces there
@@ -127,20 +149,21 @@ export class OneStepOff implements RolloutSource {
     return { [AHEAD_FILE]: record };
   }
 
-  /** Waits for what plays ahead and frees the sampler's GPU memory. */
+  /** Waits for what plays ahead and gives the sampler's device back. */
   async close(): Promise<void> {
     await this.#pending?.done.catch(() => {});
     this.#pending = undefined;
-    (this.#sampler.rollout.generator as Generator).release();
-    this.#sampler.copy.release();
+    this.#sampler.gpu.device.destroy();
   }
 
-  /** Copies the learner's weights (or adapter) into the sampler, as version `version`, unless it holds it. */
+  /**
+   * Writes the learner's weights (or adapter) into the sampler, as version `version`, unless it holds it. SYNC POINT
+   * on the learner's device (one readback); the sampler plays nothing meanwhile.
+   */
   async #sync(version: number): Promise<void> {
     if (this.#version === version) return;
-    const batch = new Batch(this.learner.gpu);
-    this.#sampler.copy.copyFrom(batch, this.#sampler.from);
-    await batch.submit();
+    const host = await this.#sampler.from.toHost();
+    for (const [name, t] of this.#sampler.copy.tensors) writeStored(t, host.get(name)!);
     this.#version = version;
   }
 
@@ -161,11 +184,6 @@ export class OneStepOff implements RolloutSource {
       metrics: { rollout_version: version, rollout_play_s: (performance.now() - t0) / 1000 },
     };
   }
-}
-
-/** Zero host tensors of a set's table (an adapter's starting point before its first copy). */
-function zerosOf(set: TensorSet): Map<string, Float32Array> {
-  return new Map(set.specs.map((s) => [s.name, new Float32Array(s.shape.reduce((a, b) => a * b, 1))]));
 }
 
 function sameSpecs(a: readonly EpisodeSpec[], b: readonly EpisodeSpec[]): boolean {

@@ -279,12 +279,13 @@ async function oneStepOff(run: Run): Promise<OneStepOff> {
   const file = r && r.state.phase === "rl" ? `${r.dir}/${AHEAD_FILE}` : undefined;
   const text = file ? await Deno.readTextFile(file).catch(() => undefined) : undefined;
   const record = text ? JSON.parse(text) as AheadRecord : undefined;
-  return new OneStepOff(
-    run.learner,
-    run.config,
-    run.rollout,
-    record?.step === run.state.rlStep + 1 ? record : undefined,
-  );
+  const resumed = record?.step === run.state.rlStep + 1 ? record : undefined;
+  return await OneStepOff.create(run.learner, {
+    config: run.config,
+    base: run.host.tensors,
+    rollout: run.rollout,
+    resumed,
+  });
 }
 
 /**

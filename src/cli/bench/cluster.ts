@@ -19,7 +19,8 @@ import { SMOKE_MODEL_YAML } from "./smoke_run.ts";
 
 /** Usage text of the `cluster` subcommand. */
 export const CLUSTER_USAGE =
-  `Usage: deno task bench cluster [--workers 1,2,3] [--steps N] [--delay-ms MS] [--staleness K] [--job textcraft] [--json]
+  `Usage: deno task bench cluster [--workers 1,2,3] [--steps N] [--delay-ms MS] [--staleness K] [--job textcraft] [--in-process]
+                               [--json]
 
 Learner plus 1, 2 and 3 local workers (NATS JetStream, nats-server installed by bash .ci/setup --cluster) against
 the in-process run, on TextCraft with a sleep in every environment step: episodes/s, GRPO steps per 10 min, the
@@ -34,6 +35,8 @@ Options:
   --staleness K    rollout.max_staleness of the worker runs and of the one-step-off in-process run (default 1)
   --job textcraft  the default job, shortened (see above), instead of the delayed smoke runs; --steps defaults to 3
   --eval-limit N   with --job: test tasks of the final evaluation (default 4)
+  --in-process     only the in-process runs (max_staleness 0 and K): what one-step-off gains in one process
+                   (with --job too)
   --json           end with one JSON line (speedup3, overhead, overlap, and every run)
 
 Examples:
@@ -65,6 +68,7 @@ export async function main(args: string[]): Promise<void> {
       "delay-ms": { type: "string" },
       staleness: { type: "string" },
       job: { type: "string" },
+      "in-process": { type: "boolean" },
       "eval-limit": { type: "string" },
       json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -83,7 +87,7 @@ export async function main(args: string[]): Promise<void> {
   const delayMs = numberFlag("--delay-ms", v["delay-ms"], 100, { lo: 0, hi: 60_000 });
   const staleness = numberFlag("--staleness", v.staleness, 1, { lo: 0, hi: 100, integer: true });
   if (dryRun(v.job ? "would measure the default job" : `would measure ${counts.join(", ")} workers`)) return;
-  if (v.job) return await jobBench({ steps, evalLimit, staleness, json: v.json === true });
+  if (v.job) return await jobBench({ steps, evalLimit, staleness, json: v.json === true, inProcess: v["in-process"] });
   const dir = await Deno.makeTempDir({ prefix: "crucible-bench-cluster-" });
   const env = await delayedTextCraft(delayMs);
   const say = (s: string) => v.json ? console.error(s) : console.log(s);
@@ -104,6 +108,12 @@ export async function main(args: string[]): Promise<void> {
     };
     record(await timedRun(dir, "in-process", base, 0, 0));
     record(await timedRun(dir, `in-process, max_staleness=${staleness}`, base, 0, staleness));
+    if (v["in-process"]) {
+      const overlap = runs[1].episodesPerSecond / runs[0].episodesPerSecond;
+      say(`one-step-off in process ${overlap.toFixed(2)}x (${delayMs} ms per environment step, ${rounds} rounds)`);
+      if (v.json) console.log(JSON.stringify({ overlap, delayMs, rounds, steps, staleness, runs }));
+      return;
+    }
     record(await timedRun(dir, "1 worker, max_staleness=0", base, 1, 0));
     for (const w of counts) {
       record(await timedRun(dir, `${w} worker(s), max_staleness=${staleness}`, base, w, staleness));
@@ -134,7 +144,9 @@ export async function main(args: string[]): Promise<void> {
  * The default job, shortened: in process at max_staleness 0, with --cluster and one local worker at 0, in process at
  * `staleness`; whole wall times (start-up, RL steps, the final evaluation) and the steady steps' rates.
  */
-async function jobBench(o: { steps: number; evalLimit: number; staleness: number; json: boolean }): Promise<void> {
+async function jobBench(
+  o: { steps: number; evalLimit: number; staleness: number; json: boolean; inProcess?: boolean },
+): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "crucible-bench-job-" });
   const say = (s: string) => o.json ? console.error(s) : console.log(s);
   const base = [
@@ -155,6 +167,7 @@ async function jobBench(o: { steps: number; evalLimit: number; staleness: number
         [`in-process, max_staleness=${o.staleness}`, 0, o.staleness],
       ] as const
     ) {
+      if (o.inProcess && workers > 0) continue;
       const r = await timedRun(dir, name, base, workers, k);
       runs.push(r);
       say(
@@ -163,6 +176,12 @@ async function jobBench(o: { steps: number; evalLimit: number; staleness: number
             r.updateSeconds.toFixed(1)
           } s`,
       );
+    }
+    if (o.inProcess) {
+      const overlap = runs[0].wallSeconds / runs[1].wallSeconds;
+      say(`one-step-off in process: ${overlap.toFixed(2)}x faster by wall time`);
+      if (o.json) console.log(JSON.stringify({ overlap, steps: o.steps, runs }));
+      return;
     }
     const overhead = runs[1].wallSeconds / runs[0].wallSeconds - 1;
     const steadyOverhead = runs[0].episodesPerSecond / runs[1].episodesPerSecond - 1;
