@@ -52,13 +52,11 @@ export class Batch {
   #kernels = new Set<Kernel>();
   #done = false;
   readonly #align: number;
-  /** This batch's token in the device's buffer pool (releases held until the submit). */
-  readonly #held: object;
 
   constructor(readonly gpu: Gpu, readonly timer?: GpuTimer) {
     this.encoder = gpu.device.createCommandEncoder();
     this.#align = gpu.limits.minUniformBufferOffsetAlignment;
-    this.#held = poolOf(gpu.device).beginRecording();
+    poolOf(gpu.device).beginRecording();
     // Validation errors of recording (bad bind groups, ...) would otherwise go to the console unseen.
     gpu.device.pushErrorScope("validation");
   }
@@ -124,12 +122,10 @@ export class Batch {
     this.#endPass();
     this.#flushChunk();
     this.#done = true;
-    const pool = poolOf(this.gpu.device);
-    pool.sealRecording(this.#held);
+    poolOf(this.gpu.device).endRecording();
     try {
       await Promise.all([...this.#kernels].map((k) => k.ready));
     } catch (err) {
-      pool.endRecording(this.#held);
       await this.gpu.device.popErrorScope();
       throw err;
     } finally {
@@ -139,8 +135,6 @@ export class Batch {
     }
     this.timer?.resolve(this.encoder);
     this.gpu.device.queue.submit([this.encoder.finish()]);
-    // Only now: another flow of work may have run while the kernels got ready, and must not have reused them.
-    pool.endRecording(this.#held);
     const error = await this.gpu.device.popErrorScope();
     if (error) {
       const names = [...this.#kernels].map((k) => k.name).join(", ");

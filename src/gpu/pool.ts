@@ -2,12 +2,9 @@
  * A pool of storage buffers, one per device, in size buckets of 1/8 octave (at most 12.5% waste).
  *
  * Invariant: a buffer released while a batch is being recorded is handed out again before that batch is submitted
- * only to callers that promise GPU-only use (`gpuOnly`) within that same batch: later dispatches of the batch run
- * after the earlier ones that read it, but a host `writeBuffer` or a separate submit would land before them. Queue
- * order does the rest: work issued after a submit runs after it, so buffers can be reused across steps without a
- * wait. Two flows of work may share a device (one-step-off rollouts beside the update): a batch records
- * synchronously, so the batch recording now is the one a release or a `gpuOnly` acquire belongs to; its releases
- * stay held until its `queue.submit` (not merely the end of its recording: another flow may run in between).
+ * only to callers that promise GPU-only use (`gpuOnly`): later dispatches of the same batch run after the earlier
+ * ones that read it, but a host `writeBuffer` or a separate submit would land before them. Queue order does the
+ * rest: work issued after a submit runs after it, so buffers can be reused across steps without a wait.
  */
 
 const USAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
@@ -42,11 +39,9 @@ export function bucketFloor(bytes: number): number {
 /** Storage buffers by bucket size, reused across steps. */
 export class BufferPool {
   #free = new Map<number, GPUBuffer[]>();
-  /**
-   * Per batch recorded and not yet submitted, the buffers released while it recorded: reusable by GPU-only tensors
-   * of that batch, by anyone after its submit. The last entry is the batch recording now, if it has not sealed.
-   */
-  #held: { recent: Map<number, GPUBuffer[]>; sealed: boolean }[] = [];
+  /** Released during the open batch: reusable by GPU-only tensors of that batch, by anyone after its submit. */
+  #recent = new Map<number, GPUBuffer[]>();
+  #recording = 0;
   #stats: PoolStats = { live: 0, peak: 0, cached: 0 };
 
   constructor(readonly device: GPUDevice) {}
@@ -57,7 +52,7 @@ export class BufferPool {
    */
   acquire(bytes: number, label?: string, gpuOnly = false): GPUBuffer {
     const size = bucketBytes(bytes);
-    const reused = (gpuOnly ? this.#recording()?.get(size)?.pop() : undefined) ?? this.#free.get(size)?.pop();
+    const reused = (gpuOnly ? this.#recent.get(size)?.pop() : undefined) ?? this.#free.get(size)?.pop();
     if (reused) this.#stats.cached -= size;
     const buffer = reused ?? this.device.createBuffer({ size, usage: USAGE, label });
     this.#stats.live += size;
@@ -68,34 +63,20 @@ export class BufferPool {
   /** Gives a buffer back; it is reused after the batch being recorded (if any) is submitted. */
   release(buffer: GPUBuffer): void {
     this.#stats.live -= buffer.size;
-    this.#park(buffer, this.#recording() ?? this.#free);
+    this.#park(buffer, this.#recording > 0 ? this.#recent : this.#free);
   }
 
-  /** A batch started recording: releases are held for it until it is submitted. Returns its token. */
-  beginRecording(): object {
-    const held = { recent: new Map<number, GPUBuffer[]>(), sealed: false };
-    this.#held.push(held);
-    return held;
-  }
-
-  /** A batch stopped recording (its submit began): later releases are no longer its own. */
-  sealRecording(token: object): void {
-    const held = this.#held.find((h) => h === token);
-    if (held) held.sealed = true;
+  /** A batch started recording: hold releases until it is submitted. */
+  beginRecording(): void {
+    this.#recording++;
   }
 
   /** A batch was submitted (or dropped): releases held for it become reusable. */
-  endRecording(token: object): void {
-    const i = this.#held.findIndex((h) => h === token);
-    if (i < 0) return;
-    const [held] = this.#held.splice(i, 1);
-    for (const list of held.recent.values()) for (const b of list) this.#park(b, this.#free, false);
-  }
-
-  /** The released-buffer lists of the batch recording now, if any. */
-  #recording(): Map<number, GPUBuffer[]> | undefined {
-    const last = this.#held[this.#held.length - 1];
-    return last && !last.sealed ? last.recent : undefined;
+  endRecording(): void {
+    this.#recording = Math.max(0, this.#recording - 1);
+    if (this.#recording > 0) return;
+    for (const list of this.#recent.values()) for (const b of list) this.#park(b, this.#free, false);
+    this.#recent.clear();
   }
 
   /** Destroys every cached buffer (memory back to the driver). */

@@ -45,7 +45,7 @@ export interface RlStepContext {
 }
 
 /**
- * Plays a step's episodes somewhere else (a cluster's workers): every episode of `specs`, each group whole, sampled
+ * Plays a step's episodes somewhere else (a cluster's workers, the one-step-off sampler): every episode of `specs`, each group whole, sampled
  * by a policy version at most rollout.max_staleness behind the learner's (version step − 1 for step `step`).
  */
 export interface RolloutSource {
