@@ -42,7 +42,8 @@ Options:
 Examples:
   deno task bench cluster
   deno task bench cluster --workers 1,3 --steps 3 --rounds 6 --json
-  nice -n 5 deno task bench cluster --job textcraft --steps 3`;
+  deno task bench cluster --job textcraft --steps 3
+  deno task bench cluster --in-process --steps 4`;
 
 /** One run's figures. */
 export interface ClusterRun {
