@@ -5,7 +5,7 @@
  * worker published before it died) is dropped by its (step, group); a group sampled more than
  * rollout.max_staleness versions behind is dropped, counted, and its prompt published again. With
  * rollout.max_staleness = k > 0 the trainer publishes the prompts of the next k steps ahead (`prepare`), so workers
- * play them while the learner updates.
+ * play them while the learner updates. A LoRA run publishes its adapter alone as each version.
  */
 import type { EpisodeSpec, RolloutOptions } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
@@ -41,12 +41,6 @@ export class ClusterSource implements RolloutSource {
   /** Prepares the streams for a new run, announces it in KV and starts reading played groups. */
   static async start(cluster: Cluster, run: Run): Promise<ClusterSource> {
     const c = run.config;
-    if (run.learner.model.lora) {
-      throw new RangeError(
-        "train --cluster publishes full parameters; a LoRA run (model.lora_rank > 0) over the cluster is not " +
-          "supported yet: train it in one process (drop --cluster)",
-      );
-    }
     await prepareStreams(cluster, { ackWaitSeconds: c.cluster.ack_wait_s, maxDeliver: c.cluster.max_deliver });
     const s = new ClusterSource(cluster, run);
     const info: RunInfo = { id: s.id, config: c };
@@ -80,20 +74,21 @@ export class ClusterSource implements RolloutSource {
     }
   }
 
-  /** Publishes policy version `version` (the learner's current weights) unless it is out already. */
-  async #publishVersion(version: number): Promise<number> {
-    if (version <= this.#version) return 0;
+  /** Publishes policy version `version` (the learner's current weights, or adapter) unless it is out already. */
+  async #publishVersion(version: number): Promise<{ seconds: number; bytes?: number }> {
+    if (version <= this.#version) return { seconds: 0 };
     const t0 = performance.now();
-    const w = this.run.learner.model.weights;
+    const lora = this.run.learner.model.lora;
+    const w = lora?.tensors ?? this.run.learner.model.weights;
     const host = await w.toHost();
     const shaped = new Map(w.specs.map((s) => [s.name, { shape: s.shape, data: host.get(s.name)! }]));
     const keep = this.run.config.rollout.max_staleness + 2;
-    await retrying(
+    const info = await retrying(
       `Publishing policy version ${version}`,
-      () => publishVersion(this.cluster, version, shaped, { keep }),
+      () => publishVersion(this.cluster, version, shaped, { keep, lora: lora?.settings }),
     );
     this.#version = version;
-    return (performance.now() - t0) / 1000;
+    return { seconds: (performance.now() - t0) / 1000, bytes: info.bytes };
   }
 
   /** Publishes a step's prompt groups (once): one message per group, all rollout.n seeds in it. */
@@ -124,7 +119,7 @@ export class ClusterSource implements RolloutSource {
 
   /** Plays a step over the cluster: see the module header. */
   async play(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<PlayedStep> {
-    const publishSeconds = await this.#publishVersion(step - 1);
+    const published = await this.#publishVersion(step - 1);
     await this.prepare(step, specs, o);
     const groups = [...new Set(specs.map((s) => s.group))];
     const counts0 = { ...this.#counts };
@@ -171,7 +166,8 @@ export class ClusterSource implements RolloutSource {
     const depth = await queueDepth(this.cluster).catch(() => undefined);
     const metrics: Record<string, number> = {
       cluster_wait_s: waited,
-      cluster_publish_s: publishSeconds,
+      cluster_publish_s: published.seconds,
+      ...(published.bytes === undefined ? {} : { cluster_version_bytes: published.bytes }),
       duplicates_dropped: this.#counts.duplicates - counts0.duplicates,
       prompts_replayed: replayed,
       ...(depth ? { queue_pending: depth.pending, queue_playing: depth.playing } : {}),

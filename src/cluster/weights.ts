@@ -1,11 +1,13 @@
 /**
- * Policy versions over the cluster: the learner puts version N's full parameters (f32 safetensors, exact) in the
+ * Policy versions over the cluster: the learner puts version N's trained tensors (f32 safetensors, exact) in the
  * object store as `vN` and then its number, object name and SHA-256 in the KV key `version`; a worker reads the key,
  * fetches the object and checks its SHA-256 before it samples, refusing a mismatch by the version's number. The
  * object store chunks and checksums on its own; the SHA-256 in the key binds the bytes to the version the learner
- * meant. LoRA adapters would travel the same way (a few MB); they are not wired yet, so `train --cluster` refuses
- * LoRA runs. A large full model (GBs) fits the object store too, at the cost of one copy per version on the server.
+ * meant. A full fine-tuning run's version is every parameter; a LoRA run's is the adapter alone (its A and B, with
+ * its rank, alpha and targets in the key), which a worker applies onto the frozen base it loaded itself. A large
+ * full model (GBs) fits the object store too, at the cost of one copy per version on the server.
  */
+import type { LoraSettings } from "../model/lora.ts";
 import { parseSafetensors, serializeSafetensors } from "../model/safetensors.ts";
 import type { Cluster } from "./nats.ts";
 
@@ -15,6 +17,8 @@ export interface VersionInfo {
   object: string;
   sha256: string;
   bytes: number;
+  /** Present when the version is a LoRA adapter (the tensors are its A and B) rather than the full parameters. */
+  lora?: LoraSettings;
 }
 
 /** Hex SHA-256 of bytes. */
@@ -31,10 +35,11 @@ export async function publishVersion(
   c: Cluster,
   version: number,
   tensors: ReadonlyMap<string, { shape: number[]; data: Float32Array }>,
-  o: { keep?: number } = {},
+  o: { keep?: number; lora?: LoraSettings } = {},
 ): Promise<VersionInfo> {
   const bytes = serializeSafetensors(tensors, { metadata: { crucible_policy_version: String(version) } });
   const info: VersionInfo = { version, object: `v${version}`, sha256: await sha256(bytes), bytes: bytes.byteLength };
+  if (o.lora) info.lora = o.lora;
   await c.weights.putBlob({ name: info.object }, bytes);
   await c.kv.put("version", JSON.stringify(info));
   const old = version - (o.keep ?? 2);

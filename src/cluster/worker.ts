@@ -4,11 +4,13 @@
  * then acknowledges the prompt. While it plays, it sends JetStream a heartbeat every third of the deadline, so a
  * slow group is not handed to another worker; a worker that dies stops the heartbeats and the prompt goes to the
  * next one after `cluster.ack_wait_s`. The run's config comes from the learner (KV key `run`); a worker started
- * with a config of its own is refused at connect when its task or model differs.
+ * with a config of its own is refused at connect when its task or model differs. A LoRA run's versions are adapters:
+ * the worker puts the base it loaded on the GPU once (frozen, as the learner holds it) and swaps the adapter.
  */
 import type { RunConfig } from "../config/schema.ts";
-import { getGpu } from "../gpu/device.ts";
+import { getGpu, type Gpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
+import { LoraAdapters, type LoraSettings, loraTransformer } from "../model/lora.ts";
 import { Transformer } from "../model/transformer.ts";
 import { runRollouts } from "../rollout/agent.ts";
 import { faultPoint } from "../train/faults.ts";
@@ -65,6 +67,11 @@ interface Policy {
   generator: Generator;
 }
 
+/** What a worker keeps across versions: a LoRA run's frozen base on the GPU, once made. */
+interface Held {
+  base?: Transformer;
+}
+
 /** Runs a worker until `stop` says so; returns the groups it played. */
 export async function runWorker(o: WorkerOptions): Promise<number> {
   const cl = await connectCluster(o.url, { name: o.name });
@@ -91,6 +98,7 @@ async function playLoop(
 ): Promise<number> {
   const consumer = await retrying("Opening the prompt queue", () => cl.js.consumers.get(PROMPTS, WORKERS));
   let policy: Policy | undefined, played = 0;
+  const held: Held = {};
   try {
     while (!o.stop()) {
       const first = await consumer.next({ expires: 1000 }).catch(() => null);
@@ -110,11 +118,12 @@ async function playLoop(
           if (o.config) checkSameRun(o.config, now.config);
           w.run = now;
           policy = release(policy); // a new run numbers its versions from 0 again
+          releaseBase(held);
         }
         prompts.push([msg, p]);
       }
       if (prompts.length === 0) continue;
-      policy = await ensurePolicy(cl, o, w, policy, Math.max(...prompts.map(([, p]) => p.minVersion)));
+      policy = await ensurePolicy(cl, o, { ...w, held }, policy, Math.max(...prompts.map(([, p]) => p.minVersion)));
       if (!policy) continue;
       const beat = () => prompts.forEach(([m]) => m.working());
       const heartbeat = setInterval(beat, (w.run.config.cluster.ack_wait_s * 1000) / 3);
@@ -139,6 +148,7 @@ async function playLoop(
     }
   } finally {
     release(policy);
+    releaseBase(held);
   }
   return played;
 }
@@ -224,7 +234,7 @@ async function playGroups(
 async function ensurePolicy(
   cl: Cluster,
   o: WorkerOptions,
-  w: { run: RunInfo; host: HostModel },
+  w: { run: RunInfo; host: HostModel; held: Held },
   policy: Policy | undefined,
   minVersion: number,
 ): Promise<Policy | undefined> {
@@ -240,7 +250,9 @@ async function ensurePolicy(
   const tensors = await retrying(`Fetching policy version ${found.version}`, () => fetchVersion(cl, found));
   release(policy);
   const c = w.run.config, gpu = await getGpu();
-  const model = Transformer.fromHost(gpu, w.host.config, tensors);
+  const model = found.lora
+    ? adapterModel(gpu, w, found.lora, tensors)
+    : Transformer.fromHost(gpu, w.host.config, tensors);
   const generator = new Generator(model, {
     slots: c.rollout.slots,
     maxLen: c.rollout.max_prompt_length + c.rollout.max_response_length,
@@ -250,10 +262,38 @@ async function ensurePolicy(
   return { version: info.version, model, generator };
 }
 
+/**
+ * A LoRA version on the worker: the adapter over the frozen base, which is put on the GPU (f16 where the learner's
+ * model.base_dtype makes it so) with the first version and kept for the later ones.
+ */
+function adapterModel(
+  gpu: Gpu,
+  w: { run: RunInfo; host: HostModel; held: Held },
+  settings: LoraSettings,
+  adapter: Map<string, Float32Array>,
+): Transformer {
+  const h = w.host, baseDtype = w.run.config.model.base_dtype;
+  if (!w.held.base) {
+    const first = loraTransformer(gpu, h.config, h.tensors, { settings, adapter, baseDtype });
+    w.held.base = new Transformer(gpu, h.config, first.weights);
+    return first;
+  }
+  return new Transformer(gpu, h.config, w.held.base.weights, {
+    lora: new LoraAdapters(gpu, h.config, settings, adapter),
+  });
+}
+
+/** Frees a version's GPU memory: its generator, and its weights, or with LoRA its adapter (the base is held). */
 function release(p: Policy | undefined): undefined {
   p?.generator.release();
-  p?.model.weights.release();
+  if (p?.model.lora) p.model.lora.release();
+  else p?.model.weights.release();
   return undefined;
+}
+
+function releaseBase(held: Held): void {
+  held.base?.weights.release();
+  held.base = undefined;
 }
 
 async function readRun(cl: Cluster): Promise<RunInfo | null> {

@@ -149,7 +149,8 @@ const Rollout = z.strictObject({
   /**
    * Policy versions a trajectory may lag the learner (AReaL's max_head_offpolicyness, TRL's max_staleness): 0 is the
    * on-policy step; over a cluster (train --cluster) workers may then sample up to this many versions behind, and a
-   * trajectory past the bound is dropped, counted and its prompt played again.
+   * trajectory past the bound is dropped, counted and its prompt played again. In one process, any value > 0 plays
+   * the next step's episodes during this step's update on a copy of the weights (one version behind, never more).
    */
   max_staleness: int().default(0),
 });

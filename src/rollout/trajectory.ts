@@ -36,7 +36,10 @@ export interface Trajectory {
   firstObservation: string;
   turns: TurnRecord[];
   error?: string;
-  /** The policy version that sampled it, when a cluster worker did (absent: the learner's current weights). */
+  /**
+   * The policy version that sampled it, when a cluster worker or the one-step-off sampler did (absent: the learner's
+   * current weights).
+   */
   version?: number;
 }
 

@@ -38,6 +38,11 @@ export interface TrainerState {
   reference: string | null;
   /** Anything else worth keeping (evaluation history, timings). */
   notes: Record<string, unknown>;
+  /**
+   * Prompts drawn for later steps whose episodes were published or played ahead (rollout.max_staleness > 0), by
+   * step: a resumed run plays these, not the next ones of its data position. Absent when nothing is ahead.
+   */
+  ahead?: Record<string, number[]>;
 }
 
 const STATE = "trainer_state.json";
@@ -96,12 +101,14 @@ export async function saveCheckpoint(runDir: string, name: string, c: {
   critic?: { weights: TensorSet; opt: AdamW };
   /** LoRA: the adapter is saved (PEFT's format, `base` its base_model_name_or_path) instead of the weights. */
   adapter?: { lora: LoraAdapters; base: string };
+  /** More JSON files by name (a rollout source's episodes played ahead). */
+  files?: Record<string, unknown>;
 }): Promise<string> {
   const dir = `${runDir}/checkpoints/${name}`;
   await Deno.mkdir(`${runDir}/checkpoints`, { recursive: true });
   const trained = c.adapter?.lora.tensors ?? c.weights;
   const tensors = await trained.toHost();
-  const extra: Record<string, unknown> = { [STATE]: c.state };
+  const extra: Record<string, unknown> = { ...c.files, [STATE]: c.state };
   if (c.agent) extra[AGENT_FILE] = c.agent;
   if (c.opt) extra[OPTIMIZER] = await momentsFile(trained, c.opt);
   if (c.critic) {

@@ -14,6 +14,7 @@ import { Critic } from "./critic.ts";
 import { collapsedEntropy, DivergenceGuard } from "./divergence.ts";
 import { phaseOptimizer, SkipGuard, trainable } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
+import { AHEAD_FILE, type AheadRecord, OneStepOff } from "./one_step_off.ts";
 import { byCategory, nextPrompts, recordSignal, signalPrompts } from "./prompts.ts";
 import { roundsAt } from "../rollout/scheduler.ts";
 import { divergeAt, Rollbacks, SpikeCheck } from "./rollback.ts";
@@ -206,6 +207,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
   const optimizerStepsTotal = stepsTotal * c.actor.ppo_epochs *
     Math.ceil(c.data.train_batch_size / c.actor.ppo_mini_batch_size);
   run.critic = c.algorithm.adv_estimator === "gae" ? await startCritic(run) : undefined;
+  if (!run.source && c.rollout.max_staleness > 0 && state.rlStep < stepsTotal) run.source = await oneStepOff(run);
   const ctx: RlStepContext = {
     config: c,
     rollout: run.rollout,
@@ -245,13 +247,18 @@ export async function rlPhase(run: Run): Promise<boolean> {
     const position = structuredClone(state.data);
     const r = await rlStep(ctx, step, ahead ? await ahead(step) : prompts(step));
     if (r.aborted) {
-      // Most episodes failed in the environment: the step does not count; the same prompts run again once it is back.
-      state.data = position;
+      // Most episodes failed in the environment: the step does not count; the same prompts run again once it is back
+      // (drawn again from the same position, or kept in state.ahead when drawn ahead).
+      if (!ahead) state.data = position;
       await abandonStep(run, budget, step, r.trajectories, () => run.save(opt, stepName()));
       continue;
     }
     budget.counted();
     state.rlStep = step;
+    if (state.ahead) {
+      delete state.ahead[step];
+      if (Object.keys(state.ahead).length === 0) delete state.ahead;
+    }
     if (category) recordSignal(state.data, groupRewards(r.trajectories), category);
     const m = stepMetrics(r);
     if (r.updates.length > 0) divergeAt(`rl update ${step}`, trainable(run.learner));
@@ -302,28 +309,48 @@ export async function rlPhase(run: Run): Promise<boolean> {
 }
 
 /**
- * With a rollout source that publishes ahead and rollout.max_staleness = k > 0: the prompts of a step, after
- * publishing those of the next k steps, so its workers play them while this step updates. The prompts are drawn in
- * step order, as without lookahead; a checkpoint's data position then lies up to k steps ahead, so a resumed run
- * skips those prompts (exact resume holds for k = 0 only).
+ * With a rollout source that plays ahead and rollout.max_staleness = k > 0: the prompts of a step, after handing the
+ * source those of the next k steps (or as many as it takes ahead), so they play while this step updates. The prompts
+ * are drawn in step order, as without lookahead, and kept in the trainer state (`ahead`) until their step counts:
+ * a resumed run plays the prompts drawn ahead before drawing new ones, so none is skipped.
  */
 function aheadOf(
   run: Run,
   prompts: (step: number) => number[],
 ): ((step: number) => Promise<number[]>) | undefined {
-  const c = run.config, k = c.rollout.max_staleness, source = run.source;
+  const c = run.config, source = run.source, state = run.state;
+  const k = Math.min(c.rollout.max_staleness, source?.ahead ?? Infinity);
   if (!source?.prepare || k === 0) return undefined;
-  const drawn = new Map<number, number[]>();
-  const draw = (s: number) => drawn.get(s) ?? drawn.set(s, prompts(s)).get(s)!;
+  const draw = (s: number) => {
+    const drawn = state.ahead ??= {};
+    return drawn[s] ??= prompts(s);
+  };
   return async (step) => {
     const mine = draw(step);
-    drawn.delete(step);
     for (let s = step + 1; s <= Math.min(step + k, c.trainer.total_steps); s++) {
       const options = rolloutOptions(c, roundsAt(scheduleOf(c), s), run.host.stopIds);
       await source.prepare!(s, stepSpecs(c, s, draw(s)), options);
     }
     return mine;
   };
+}
+
+/**
+ * The in-process one-step-off source (rollout.max_staleness > 0 without --cluster), with the episodes a resumed
+ * checkpoint had played ahead.
+ */
+async function oneStepOff(run: Run): Promise<OneStepOff> {
+  const r = run.resumed;
+  const file = r && r.state.phase === "rl" ? `${r.dir}/${AHEAD_FILE}` : undefined;
+  const text = file ? await Deno.readTextFile(file).catch(() => undefined) : undefined;
+  const record = text ? JSON.parse(text) as AheadRecord : undefined;
+  const resumed = record?.step === run.state.rlStep + 1 ? record : undefined;
+  return await OneStepOff.create(run.learner, {
+    config: run.config,
+    base: run.host.tensors,
+    rollout: run.rollout,
+    resumed,
+  });
 }
 
 /**

@@ -45,13 +45,17 @@ export interface RlStepContext {
 }
 
 /**
- * Plays a step's episodes somewhere else (a cluster's workers): every episode of `specs`, each group whole, sampled
+ * Plays a step's episodes somewhere else (a cluster's workers, the one-step-off sampler): every episode of `specs`, each group whole, sampled
  * by a policy version at most rollout.max_staleness behind the learner's (version step − 1 for step `step`).
  */
 export interface RolloutSource {
   play(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<PlayedStep>;
   /** Publishes a later step's episodes ahead of its play (rollout.max_staleness > 0): they play during updates. */
   prepare?(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<void>;
+  /** Steps whose episodes `prepare` takes ahead; default rollout.max_staleness. */
+  readonly ahead?: number;
+  /** Files a checkpoint keeps for the source (episodes played ahead), by name; may wait for them. */
+  checkpoint?(): Promise<Record<string, unknown> | undefined>;
   /** Ends the source's connections. */
   close?(): Promise<void>;
 }

@@ -222,6 +222,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
         agent: agentSettings(c, env.task, env.options),
         critic: run.critic ? { weights: run.critic.model.weights, opt: run.critic.opt } : undefined,
         adapter: checkpointAdapter(c, learner),
+        files: await run.source?.checkpoint?.(),
       });
       await saveMerged(run, name);
       return run.lastCheckpoint;

@@ -4,8 +4,13 @@
  * whose every step sleeps (so that the environment, not the CPU, sets the pace, as it does for WebShop or a
  * browser). Episodes per second and GRPO steps per 10 minutes are taken over the steady steps (step 2 to the last:
  * step 1 holds start-up, the workers' model load and the first version's upload). `overhead` is the one-worker run
- * at rollout.max_staleness=0 against the in-process run: the cost of the queue itself. Every process shares this
- * machine's CPU, so extra workers add decode capacity only where cores are free.
+ * at rollout.max_staleness=0 against the in-process run: the cost of the queue itself. `overlap` is the in-process
+ * run at rollout.max_staleness=K (one-step-off: the next step's rollouts during this step's update) against the one
+ * at 0. Every process shares this machine's CPU, so extra workers add decode capacity only where cores are free.
+ *
+ * `--job textcraft` measures the default job instead (configs/textcraft.yaml, shortened: no warm start, `--steps` RL
+ * steps, a final evaluation of `--eval-limit` test tasks, no checkpoints, no added delay): its whole wall time in
+ * process, with `--cluster` and one local worker, and in process at max_staleness=K.
  */
 import { serveTextCraft } from "../../env/textcraft/server.ts";
 import { startNatsServer } from "../../cluster/server.ts";
@@ -14,23 +19,31 @@ import { SMOKE_MODEL_YAML } from "./smoke_run.ts";
 
 /** Usage text of the `cluster` subcommand. */
 export const CLUSTER_USAGE =
-  `Usage: deno task bench cluster [--workers 1,2,3] [--steps N] [--delay-ms MS] [--staleness K] [--json]
+  `Usage: deno task bench cluster [--workers 1,2,3] [--steps N] [--delay-ms MS] [--staleness K] [--job textcraft] [--in-process]
+                               [--json]
 
 Learner plus 1, 2 and 3 local workers (NATS JetStream, nats-server installed by bash .ci/setup --cluster) against
 the in-process run, on TextCraft with a sleep in every environment step: episodes/s, GRPO steps per 10 min, the
-speedup of each worker count, and the one-worker run's overhead at max_staleness=0. A few minutes at the defaults.
+speedup of each worker count, the one-worker run's overhead at max_staleness=0, and the in-process run's gain at
+max_staleness=K (one-step-off). A few minutes at the defaults.
 
 Options:
   --workers LIST   worker counts to run (default 1,2,3)
   --steps N        RL steps per run, at least 2; the first is start-up and not timed (default 4)
   --rounds R       rounds per episode (default 10; more rounds, more of each step is the environment's)
   --delay-ms MS    sleep added to every environment step (default 100)
-  --staleness K    rollout.max_staleness of the worker runs (default 1: rollouts overlap the update)
-  --json           end with one JSON line (speedup3, overhead, and every run)
+  --staleness K    rollout.max_staleness of the worker runs and of the one-step-off in-process run (default 1)
+  --job textcraft  the default job, shortened (see above), instead of the delayed smoke runs; --steps defaults to 3
+  --eval-limit N   with --job: test tasks of the final evaluation (default 4)
+  --in-process     only the in-process runs (max_staleness 0 and K): what one-step-off gains in one process
+                   (with --job too)
+  --json           end with one JSON line (speedup3, overhead, overlap, and every run)
 
 Examples:
   deno task bench cluster
-  deno task bench cluster --workers 1,3 --steps 3 --rounds 6 --json`;
+  deno task bench cluster --workers 1,3 --steps 3 --rounds 6 --json
+  deno task bench cluster --job textcraft --steps 3
+  deno task bench cluster --in-process --steps 4`;
 
 /** One run's figures. */
 export interface ClusterRun {
@@ -55,6 +68,9 @@ export async function main(args: string[]): Promise<void> {
       rounds: { type: "string" },
       "delay-ms": { type: "string" },
       staleness: { type: "string" },
+      job: { type: "string" },
+      "in-process": { type: "boolean" },
+      "eval-limit": { type: "string" },
       json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -63,11 +79,16 @@ export async function main(args: string[]): Promise<void> {
   const counts = (v.workers ?? "1,2,3").split(",").map((w) =>
     numberFlag("--workers", w, 1, { lo: 1, hi: 16, integer: true })
   );
-  const steps = numberFlag("--steps", v.steps, 4, { lo: 2, hi: 1000, integer: true });
+  if (v.job !== undefined && v.job !== "textcraft") {
+    throw new RangeError(`--job ${v.job}: only the default job, --job textcraft, is measured`);
+  }
+  const steps = numberFlag("--steps", v.steps, v.job ? 3 : 4, { lo: 2, hi: 1000, integer: true });
+  const evalLimit = numberFlag("--eval-limit", v["eval-limit"], 4, { lo: 1, hi: 10_000, integer: true });
   const rounds = numberFlag("--rounds", v.rounds, 10, { lo: 1, hi: 100, integer: true });
   const delayMs = numberFlag("--delay-ms", v["delay-ms"], 100, { lo: 0, hi: 60_000 });
   const staleness = numberFlag("--staleness", v.staleness, 1, { lo: 0, hi: 100, integer: true });
-  if (dryRun(`would measure ${counts.join(", ")} workers`)) return;
+  if (dryRun(v.job ? "would measure the default job" : `would measure ${counts.join(", ")} workers`)) return;
+  if (v.job) return await jobBench({ steps, evalLimit, staleness, json: v.json === true, inProcess: v["in-process"] });
   const dir = await Deno.makeTempDir({ prefix: "crucible-bench-cluster-" });
   const env = await delayedTextCraft(delayMs);
   const say = (s: string) => v.json ? console.error(s) : console.log(s);
@@ -87,23 +108,91 @@ export async function main(args: string[]): Promise<void> {
       );
     };
     record(await timedRun(dir, "in-process", base, 0, 0));
+    record(await timedRun(dir, `in-process, max_staleness=${staleness}`, base, 0, staleness));
+    if (v["in-process"]) {
+      const overlap = runs[1].episodesPerSecond / runs[0].episodesPerSecond;
+      say(`one-step-off in process ${overlap.toFixed(2)}x (${delayMs} ms per environment step, ${rounds} rounds)`);
+      if (v.json) console.log(JSON.stringify({ overlap, delayMs, rounds, steps, staleness, runs }));
+      return;
+    }
     record(await timedRun(dir, "1 worker, max_staleness=0", base, 1, 0));
     for (const w of counts) {
       record(await timedRun(dir, `${w} worker(s), max_staleness=${staleness}`, base, w, staleness));
     }
     const inproc = runs[0].episodesPerSecond;
-    const byCount = (w: number) => runs.slice(2).find((r) => r.workers === w);
+    const byCount = (w: number) => runs.slice(3).find((r) => r.workers === w);
     const speedups = Object.fromEntries(counts.map((w) => [`speedup${w}`, byCount(w)!.episodesPerSecond / inproc]));
     // Per steady step: the one-worker queue run's time over the in-process run's.
-    const overhead = inproc / runs[1].episodesPerSecond - 1;
+    const overhead = inproc / runs[2].episodesPerSecond - 1;
+    const overlap = runs[1].episodesPerSecond / inproc;
     const speedText = counts.map((w) => `speedup${w} ${speedups[`speedup${w}`].toFixed(2)}x`).join("  ");
     say(
-      `${speedText}  overhead ${(100 * overhead).toFixed(1)}% (${delayMs} ms per environment step, ${rounds} ` +
+      `${speedText}  overhead ${(100 * overhead).toFixed(1)}%  one-step-off in process ${
+        overlap.toFixed(2)
+      }x (${delayMs} ms per environment step, ${rounds} ` +
         `rounds, ${steps} steps per run; every process here shares this machine's CPU)`,
     );
-    if (v.json) console.log(JSON.stringify({ ...speedups, overhead, delayMs, rounds, steps, staleness, runs }));
+    if (v.json) {
+      console.log(JSON.stringify({ ...speedups, overhead, overlap, delayMs, rounds, steps, staleness, runs }));
+    }
   } finally {
     await env.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * The default job, shortened: in process at max_staleness 0, with --cluster and one local worker at 0, in process at
+ * `staleness`; whole wall times (start-up, RL steps, the final evaluation) and the steady steps' rates.
+ */
+async function jobBench(
+  o: { steps: number; evalLimit: number; staleness: number; json: boolean; inProcess?: boolean },
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "crucible-bench-job-" });
+  const say = (s: string) => o.json ? console.error(s) : console.log(s);
+  const base = [
+    "textcraft",
+    "sft.enabled=false",
+    `trainer.total_steps=${o.steps}`,
+    "trainer.test_freq=0",
+    "trainer.save_freq=0",
+    `trainer.eval_limit=${o.evalLimit}`,
+  ];
+  say(`configs/textcraft.yaml with ${base.slice(1).join(" ")}`);
+  try {
+    const runs: ClusterRun[] = [];
+    for (
+      const [name, workers, k] of [
+        ["in-process, max_staleness=0", 0, 0],
+        ["1 worker, max_staleness=0", 1, 0],
+        [`in-process, max_staleness=${o.staleness}`, 0, o.staleness],
+      ] as const
+    ) {
+      if (o.inProcess && workers > 0) continue;
+      const r = await timedRun(dir, name, base, workers, k);
+      runs.push(r);
+      say(
+        `${name.padEnd(28)} wall ${r.wallSeconds.toFixed(1)} s  ${r.episodesPerSecond.toFixed(2)} episodes/s over ` +
+          `steps 2-${o.steps}  per step: rollout ${r.rolloutSeconds.toFixed(1)} s, update ${
+            r.updateSeconds.toFixed(1)
+          } s`,
+      );
+    }
+    if (o.inProcess) {
+      const overlap = runs[0].wallSeconds / runs[1].wallSeconds;
+      say(`one-step-off in process: ${overlap.toFixed(2)}x faster by wall time`);
+      if (o.json) console.log(JSON.stringify({ overlap, steps: o.steps, runs }));
+      return;
+    }
+    const overhead = runs[1].wallSeconds / runs[0].wallSeconds - 1;
+    const steadyOverhead = runs[0].episodesPerSecond / runs[1].episodesPerSecond - 1;
+    const overlap = runs[0].wallSeconds / runs[2].wallSeconds;
+    say(
+      `overhead ${(100 * overhead).toFixed(1)}% of the wall time (${(100 * steadyOverhead).toFixed(1)}% over the ` +
+        `steady steps); one-step-off in process: ${overlap.toFixed(2)}x faster by wall time`,
+    );
+    if (o.json) console.log(JSON.stringify({ overhead, steadyOverhead, overlap, steps: o.steps, runs }));
+  } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }
@@ -141,8 +230,8 @@ async function timedRun(
 ): Promise<ClusterRun> {
   const runDir = `${dir}/run-${crypto.randomUUID()}`;
   const args = ["train", ...base, `rollout.max_staleness=${staleness}`, "--run-dir", runDir];
-  // A step's 4 groups spread over the workers rather than all going to the first that asks.
-  if (workers > 0) args.push(`cluster.max_groups=${Math.ceil(4 / workers)}`);
+  // A step's 4 groups spread over the workers rather than all going to the first that asks (one worker takes all).
+  if (workers > 1) args.push(`cluster.max_groups=${Math.ceil(4 / workers)}`);
   const t0 = performance.now();
   if (workers === 0) {
     await command(args).done;
