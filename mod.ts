@@ -160,8 +160,8 @@ export {
   reinforceBaselineAdvantages,
   reinforcePlusPlusAdvantages,
   rlooAdvantages,
-} from "./src/train/advantages.ts";
-export { aggregateLoss, aggregationWeights, LOSS_AGG_MODES, type LossAggMode } from "./src/train/aggregation.ts";
+} from "./src/rl/advantages.ts";
+export { aggregateLoss, aggregationWeights, LOSS_AGG_MODES, type LossAggMode } from "./src/rl/aggregation.ts";
 export {
   type KlKind,
   klPenalty,
@@ -170,8 +170,8 @@ export {
   policyMetrics,
   policyObjective,
   policySurrogate,
-} from "./src/train/policy_loss.ts";
-export { valueLoss } from "./src/train/value_loss.ts";
+} from "./src/rl/policy_loss.ts";
+export { valueLoss } from "./src/rl/value_loss.ts";
 export { checkSchedule, roundsAt, type RoundsSchedule } from "./src/rollout/scheduler.ts";
 
 // Training.
@@ -187,5 +187,5 @@ export { policyLossHead } from "./src/train/policy_head.ts";
 export { rlStep, stepMetrics } from "./src/train/rl_step.ts";
 export { type EvalResult, evaluate } from "./src/train/eval.ts";
 export { type Reporter, type RunSummary, runTraining } from "./src/train/run.ts";
-export { type PretrainSummary, runPretraining } from "./src/train/pretrain_run.ts";
-export { writeReport } from "./src/train/report.ts";
+export { type PretrainSummary, runPretraining } from "./src/pretrain/run.ts";
+export { writeReport } from "./src/report/write.ts";

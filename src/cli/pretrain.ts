@@ -6,9 +6,9 @@
  */
 import { resolveConfig } from "../config/load.ts";
 import { configSource } from "../config/presets.ts";
-import { exportBaseModel } from "../train/export.ts";
-import { runPretraining } from "../train/pretrain_run.ts";
-import { writeReport } from "../train/report.ts";
+import { exportBaseModel } from "../pretrain/base_model.ts";
+import { runPretraining } from "../pretrain/run.ts";
+import { writeReport } from "../report/write.ts";
 import { dryRun, numberFlag, parseFlags } from "./args.ts";
 import { terminalReporter } from "./progress.ts";
 import { EXIT_STOPPED, readRunConfig, refuseExistingRun, stopOnSignals } from "./train.ts";

@@ -6,7 +6,7 @@
 import { resolveConfig } from "../config/load.ts";
 import { configSource, PRESET_NAMES } from "../config/presets.ts";
 import { runTraining } from "../train/run.ts";
-import { writeReport } from "../train/report.ts";
+import { writeReport } from "../report/write.ts";
 import { terminalReporter } from "./progress.ts";
 import { dryRun, parseFlags } from "./args.ts";
 import { coverage, type EvalResult } from "../train/eval.ts";

@@ -8,7 +8,7 @@ import type { Gpu } from "../gpu/device.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
 import type { HeadChunk, HeadChunkGrad, HeadGrad } from "../model/head.ts";
 import { POLICY_STATS, policyLossForward } from "../ops/policy_loss.ts";
-import { policyKernelSettings, type PolicyLossSettings } from "./policy_loss.ts";
+import { policyKernelSettings, type PolicyLossSettings } from "../rl/policy_loss.ts";
 
 export { uploadPolicyInputs } from "../ops/policy_loss.ts";
 

@@ -5,7 +5,7 @@
 import type { Gpu } from "../../gpu/device.ts";
 import { empty } from "../../gpu/tensor.ts";
 import { POLICY_STATS, policyLossForward, uploadPolicyInputs } from "../../ops/policy_loss.ts";
-import { policyKernelSettings } from "../../train/policy_loss.ts";
+import { policyKernelSettings } from "../../rl/policy_loss.ts";
 import { filled, pattern, releaseAll } from "./inputs.ts";
 import { type BenchCase, registerBench } from "./registry.ts";
 

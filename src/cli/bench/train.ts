@@ -9,7 +9,7 @@ import { resolveConfig } from "../../config/load.ts";
 import { configSource } from "../../config/presets.ts";
 import { getGpu } from "../../gpu/device.ts";
 import type { EvalResult } from "../../train/eval.ts";
-import { writeReport } from "../../train/report.ts";
+import { writeReport } from "../../report/write.ts";
 import { type Reporter, runTraining } from "../../train/run.ts";
 import { terminalReporter } from "../progress.ts";
 import { dryRun, parseFlags } from "../args.ts";

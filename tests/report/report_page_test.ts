@@ -4,7 +4,7 @@
 // test-artifacts/report/.
 import assert from "node:assert/strict";
 import { type Page, screenshot, withBrowser } from "../browser.ts";
-import { writeComparison, writeReport } from "../../src/train/report.ts";
+import { writeComparison, writeReport } from "../../src/report/write.ts";
 import { RL_KEYS, UNIQUE_WORD, writePretrainRun, writeTrainRun } from "./report_fixture.ts";
 
 interface ChartSeen {

@@ -1,8 +1,8 @@
 // The report's data: bad JSONL lines named by file and line and skipped, episodes with their category, and a page
 // whose embedded data no logged text can break out of. No browser here (report_page_test.ts opens the pages).
 import assert from "node:assert/strict";
-import { parseJsonl, readRun } from "../../src/train/report_data.ts";
-import { renderReport } from "../../src/train/report.ts";
+import { parseJsonl, readRun } from "../../src/report/data.ts";
+import { renderReport } from "../../src/report/write.ts";
 import { writeTrainRun } from "./report_fixture.ts";
 
 Deno.test("parseJsonl keeps good lines and names each bad one by file and line", () => {

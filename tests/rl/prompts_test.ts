@@ -8,7 +8,7 @@ import {
   recordSignal,
   signalPrompts,
   signalWeight,
-} from "../../src/train/prompts.ts";
+} from "../../src/rl/prompts.ts";
 
 const indices = Array.from({ length: 40 }, (_, i) => i);
 /** Tasks 0-9 are "a", 10-39 "b". */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { aggregationWeights } from "../../src/train/aggregation.ts";
-import { klPenalty, policySurrogate } from "../../src/train/policy_loss.ts";
-import { POLICY_STATS, policyMetrics, policyObjective, type PolicyTokens } from "../../src/train/policy_loss.ts";
+import { aggregationWeights } from "../../src/rl/aggregation.ts";
+import { klPenalty, policySurrogate } from "../../src/rl/policy_loss.ts";
+import { POLICY_STATS, policyMetrics, policyObjective, type PolicyTokens } from "../../src/rl/policy_loss.ts";
 import { assertClose } from "../reference/check.ts";
 import { numericGrad } from "../reference/finite_diff.ts";
 import { uniformArray } from "../reference/random.ts";

@@ -8,7 +8,7 @@ import {
   reinforceBaselineAdvantages,
   reinforcePlusPlusAdvantages,
   rlooAdvantages,
-} from "../../src/train/advantages.ts";
+} from "../../src/rl/advantages.ts";
 import { assertClose } from "../reference/check.ts";
 
 // Hand-worked values in f64: only summation-order rounding separates them from the code.

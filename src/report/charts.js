@@ -4,7 +4,7 @@
 // whose every point has one value is listed under "Constant over the run" instead of drawn as a flat line. With
 // smoothing the raw points stay drawn, faint, under the smoothed curve. Evaluation-only charts share the training
 // steps' x range. Compared runs differ by colour, their metrics by dash; each legend marker shows both.
-// report_browser.js runs after this script and uses D, el() and fmt().
+// browser.js runs after this script and uses D, el() and fmt().
 
 const D = JSON.parse(document.getElementById("data").textContent);
 const PALETTE = ["#3b6df0", "#e8590c", "#0a7a32", "#9c36b5", "#c92a2a", "#0b7285", "#b08800", "#d6336c", "#5f3dc4"];

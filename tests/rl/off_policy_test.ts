@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
 import type { Trajectory } from "../../src/rollout/trajectory.ts";
-import { boundStaleness, tisMetrics, tisWeights } from "../../src/train/off_policy.ts";
-import { policyObjective } from "../../src/train/policy_loss.ts";
+import { boundStaleness, tisMetrics, tisWeights } from "../../src/rl/off_policy.ts";
+import { policyObjective } from "../../src/rl/policy_loss.ts";
 import { rlStep, type RlStepContext, stepMetrics } from "../../src/train/rl_step.ts";
 
 Deno.test("TIS weights: a hand-worked case of truncation, observation tokens and the clip fraction", () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { lrAt } from "../../src/train/schedule.ts";
+import { lrAt } from "../../src/rl/schedule.ts";
 
 Deno.test("learning-rate schedules: constant, warm-up, cosine to the floor", () => {
   const c = { type: "constant" as const, warmup_steps: 10, min_lr_ratio: 0 };

@@ -5,7 +5,7 @@ import {
   aggregationWeights,
   LOSS_AGG_MODES,
   type LossAggMode,
-} from "../../src/train/aggregation.ts";
+} from "../../src/rl/aggregation.ts";
 import { assertClose } from "../reference/check.ts";
 import { Rng } from "../../src/util/random.ts";
 

@@ -17,12 +17,12 @@ import {
   loadLatestCheckpoint,
   saveCheckpoint,
   type TrainerState,
-} from "./checkpoint.ts";
-import { type AgentSettings, agentSettings } from "./agent_settings.ts";
-import { coverage, type EvalResult, evaluate } from "./eval.ts";
-import { createLearner, type Learner, phaseOptimizer, SkipGuard } from "./learner.ts";
-import { RunLog } from "./metrics.ts";
-import type { AdamW } from "./optimizer.ts";
+} from "../train/checkpoint.ts";
+import { type AgentSettings, agentSettings } from "../train/agent_settings.ts";
+import { coverage, type EvalResult, evaluate } from "../train/eval.ts";
+import { createLearner, type Learner, phaseOptimizer, SkipGuard } from "../train/learner.ts";
+import { RunLog } from "../train/metrics.ts";
+import type { AdamW } from "../train/optimizer.ts";
 import {
   type CopyAccuracy,
   copyAccuracy,
@@ -30,12 +30,12 @@ import {
   type PretrainData,
   pretrainData,
   recoveryCount,
-} from "./pretrain.ts";
-import { rolloutOptions } from "./rl_step.ts";
-import type { RunOptions } from "./run.ts";
-import { lrAt } from "./schedule.ts";
-import { configuredTask, type HostModel, loadModel } from "./setup.ts";
-import { supervisedStep } from "./sft.ts";
+} from "./data.ts";
+import { rolloutOptions } from "../rollout/options.ts";
+import type { RunOptions } from "../train/run.ts";
+import { lrAt } from "../rl/schedule.ts";
+import { configuredTask, type HostModel, loadModel } from "../train/setup.ts";
+import { supervisedStep } from "../train/sft.ts";
 
 /** Options of {@linkcode runPretraining}. */
 export interface PretrainOptions extends RunOptions {

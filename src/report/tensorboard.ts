@@ -12,9 +12,9 @@
  * wire format is written by `@bufbuild/protobuf`'s BinaryWriter (npm, Apache-2.0, no dependencies and no install
  * scripts, unlike protobufjs whose script makes Deno print a warning box), imported on first use only. CRC-32C is
  * written here: a 256-entry table and a loop, where the npm packages for it bring three dependencies (the AWS SDK's
- * types, tslib) for those ten lines; tests/train/tensorboard_test.ts checks it against the standard check value.
+ * types, tslib) for those ten lines; tests/report/tensorboard_test.ts checks it against the standard check value.
  */
-import { readRun, type RunData } from "./report_data.ts";
+import { readRun, type RunData } from "./data.ts";
 
 /** The pinned package, imported by a specifier held in a variable so commands that do not export never fetch it. */
 export const BUFBUILD_WIRE = "npm:@bufbuild/protobuf@2.17.0/wire";

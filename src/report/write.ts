@@ -1,11 +1,11 @@
 /**
  * report.html: one static file that opens from file:// with no server and no network. It embeds the runs' logs as
- * JSON, the uPlot charting library and the page's own script (see report_assets.ts), and shows every logged scalar
+ * JSON, the uPlot charting library and the page's own script (see assets.ts), and shows every logged scalar
  * charted in groups (x by step or wall time, smoothing, hover values, drag to zoom), the evaluations by category,
  * an episode browser with filters, and each run's config. Several runs give one page that overlays them.
  */
-import { type LogLine, readRun, type RunData } from "./report_data.ts";
-import { reportScript, reportStyle } from "./report_assets.ts";
+import { type LogLine, readRun, type RunData } from "./data.ts";
+import { reportScript, reportStyle } from "./assets.ts";
 
 export type { LogLine, RunData };
 

@@ -4,7 +4,7 @@
 // value the run did not log has no point, and a second export replaces the first.
 import assert from "node:assert/strict";
 import { main as report } from "../../src/cli/report.ts";
-import { crc32c, writeTensorBoard } from "../../src/train/tensorboard.ts";
+import { crc32c, writeTensorBoard } from "../../src/report/tensorboard.ts";
 import { POLICY_KEYS, writeTrainRun } from "./report_fixture.ts";
 
 /** CRC-32C bit by bit (polynomial 0x82F63B78, reflected). */

@@ -1,4 +1,4 @@
-// The report's evaluation table, episode browser and summary. Runs after report_charts.js and uses its D, el()
+// The report's evaluation table, episode browser and summary. Runs after charts.js and uses its D, el()
 // and fmt(). Episodes carry `category` (TextCraft: depth), added when the report was built; "" when unknown.
 
 const pct = (v) => (typeof v === "number" ? (100 * v).toFixed(1) + "%" : "");

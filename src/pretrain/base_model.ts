@@ -8,8 +8,8 @@
 import { parse } from "yaml";
 import { saveModelDir } from "../model/model_dir.ts";
 import { paramCount } from "../model/params.ts";
-import { AGENT_FILE, readAgentSettings } from "./agent_settings.ts";
-import { checkpointName, loadCheckpoint, loadLatestCheckpoint } from "./checkpoint.ts";
+import { AGENT_FILE, readAgentSettings } from "../train/agent_settings.ts";
+import { checkpointName, loadCheckpoint, loadLatestCheckpoint } from "../train/checkpoint.ts";
 
 interface EvalLine {
   phase: string;

@@ -11,9 +11,9 @@ import { ChatRenderer } from "../rollout/chat.ts";
 import type { SyntheticTasks, Task, TextEpisode } from "../../tasks/task.ts";
 import { Rng } from "../util/random.ts";
 import type { RunConfig } from "../config/schema.ts";
-import type { Learner } from "./learner.ts";
-import { microBatches, toPositions, type TrainSequence } from "./sequences.ts";
-import { episodeSequence } from "./sft_data.ts";
+import type { Learner } from "../train/learner.ts";
+import { microBatches, toPositions, type TrainSequence } from "../train/sequences.ts";
+import { episodeSequence } from "../train/sft_data.ts";
 
 /** Seed of the generator that draws batch `step` (or held-out task `step` with `stream` 2). */
 export function dataSeed(seed: number, step: number, stream = 1): number {

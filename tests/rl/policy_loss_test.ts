@@ -6,8 +6,8 @@ import {
   klPenaltyGrad,
   policySurrogate,
   surrogateTerm,
-} from "../../src/train/policy_loss.ts";
-import { valueLoss } from "../../src/train/value_loss.ts";
+} from "../../src/rl/policy_loss.ts";
+import { valueLoss } from "../../src/rl/value_loss.ts";
 import { assertClose } from "../reference/check.ts";
 import { numericGrad } from "../reference/finite_diff.ts";
 import { uniformArray } from "../reference/random.ts";

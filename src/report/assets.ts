@@ -10,14 +10,14 @@
  * `deno-lint-ignore-file`) comment line prepended. To update: `npm pack uplot@VERSION`, copy the two dist files and
  * LICENSE, prepend the same comment lines.
  *
- * The page's own code is plain browser JavaScript in report_charts.js (the controls and every chart) and
- * report_browser.js (the evaluation table, the episode browser and the summary), run in that order.
+ * The page's own code is plain browser JavaScript in charts.js (the controls and every chart) and
+ * browser.js (the evaluation table, the episode browser and the summary), run in that order.
  */
 import uplotScript from "./vendor/uplot.iife.min.js" with { type: "text" };
 import uplotStyle from "./vendor/uplot.min.css" with { type: "text" };
-import pageStyle from "./report_page.css" with { type: "text" };
-import chartsScript from "./report_charts.js" with { type: "text" };
-import browserScript from "./report_browser.js" with { type: "text" };
+import pageStyle from "./page.css" with { type: "text" };
+import chartsScript from "./charts.js" with { type: "text" };
+import browserScript from "./browser.js" with { type: "text" };
 
 /** The page's CSS: uPlot's, then the page's own (which never sets a legend's colour: each series sets its own). */
 export const reportStyle: string = `${uplotStyle}\n${pageStyle}`;
