@@ -7,8 +7,8 @@ import { type PlaySettings, servePlay } from "../play/server.ts";
 import { readDepthSkill } from "../play/skill.ts";
 import { readAgentSettings } from "../train/agent_settings.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
-import { dryRun, numberFlag, parseFlags } from "./args.ts";
-import { localModel } from "./model_arg.ts";
+import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
+import { localModel } from "../command/model_arg.ts";
 
 const USAGE = `Usage: deno task play [--model DIR] [--port N] [--host NAME]
 

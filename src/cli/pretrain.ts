@@ -9,8 +9,8 @@ import { configSource } from "../config/presets.ts";
 import { exportBaseModel } from "../pretrain/base_model.ts";
 import { runPretraining } from "../pretrain/run.ts";
 import { writeReport } from "../report/write.ts";
-import { dryRun, numberFlag, parseFlags } from "./args.ts";
-import { terminalReporter } from "./progress.ts";
+import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
+import { terminalReporter } from "../command/progress.ts";
 import { EXIT_STOPPED, readRunConfig, refuseExistingRun, stopOnSignals } from "./train.ts";
 
 const USAGE = `Usage: deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N]

@@ -2,7 +2,7 @@
 // code 2 at the step it happened, saves nothing of that step and writes no `final`, at the first step of a phase as
 // at its last.
 import assert from "node:assert/strict";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/cli/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
 import { noGpu } from "../no_gpu.ts";
 import { cli } from "./cli_run.ts";
 

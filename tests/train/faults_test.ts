@@ -8,7 +8,7 @@ import { serveTextCraft } from "../../src/env/textcraft/server.ts";
 import { noGpu } from "../no_gpu.ts";
 import { tree } from "../env/helpers.ts";
 import { cli, sha } from "./cli_run.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/cli/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
