@@ -7,7 +7,7 @@
  * at rollout.max_staleness=0 against the in-process run: the cost of the queue itself. Every process shares this
  * machine's CPU, so extra workers add decode capacity only where cores are free.
  */
-import { serveTextCraft } from "../env/textcraft/server.ts";
+import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { startNatsServer } from "../cluster/server.ts";
 import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
 import { SMOKE_MODEL_YAML } from "./smoke_run.ts";

@@ -6,7 +6,7 @@
  * address (whether a second address still gets an environment).
  */
 import http from "node:http";
-import { serveTextCraft } from "../env/textcraft/server.ts";
+import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { faultProxy, flaky } from "./fault_proxy.ts";
 import { SMOKE_RUN } from "./smoke_run.ts";
 

@@ -8,7 +8,7 @@
 import { Batch } from "../gpu/batch.ts";
 import { PackedInputs, packSequences } from "../model/packing.ts";
 import { ChatRenderer } from "../rollout/chat.ts";
-import type { SyntheticTasks, Task, TextEpisode } from "../../tasks/task.ts";
+import type { SyntheticTasks, Task, TextEpisode } from "../task/task.ts";
 import { Rng } from "../util/random.ts";
 import type { RunConfig } from "../config/schema.ts";
 import type { Learner } from "../train/learner.ts";

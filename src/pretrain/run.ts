@@ -9,7 +9,7 @@ import { envClient } from "../env/adapters/mod.ts";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import type { EnvClient } from "../env/client.ts";
-import type { Task, TextEpisode } from "../../tasks/task.ts";
+import type { Task, TextEpisode } from "../task/task.ts";
 import {
   checkpointName,
   hostFromCheckpoint,

@@ -5,7 +5,7 @@
  * generated tasks), per-category and per-class results, the oracle's demonstrations from ground truth, the tiny
  * model's vocabulary, and synthetic tasks for pretraining a base model (synthetic.ts).
  */
-import type { Task } from "../task.ts";
+import type { Task } from "../../src/task/task.ts";
 import type { EpisodeOptions } from "./episode.ts";
 import { oracleReplies } from "./oracle.ts";
 import { type BfclOptions, parseBfclOptions } from "./options.ts";

@@ -4,9 +4,9 @@
  * demonstrations in several reply layouts, per-epoch renaming and a distractor curriculum, the built-in tiny
  * model's vocabulary, and synthetic worlds for pretraining (worlds.ts).
  */
-import { serveTextCraft } from "../../src/env/textcraft/server.ts";
-import { CraftingTree } from "../../src/env/textcraft/tree.ts";
-import { type Task, upstreamSuccess } from "../task.ts";
+import { serveTextCraft } from "./game/server.ts";
+import { CraftingTree } from "./game/tree.ts";
+import { type Task, upstreamSuccess } from "../../src/task/task.ts";
 import { textCraftAugment } from "./augment.ts";
 import { demoReplies } from "./demos.ts";
 import { stackFrames } from "./formats.ts";
@@ -14,7 +14,7 @@ import { parseTextCraftOptions } from "./options.ts";
 import { depthOf, parseTextCraftAction, TEXTCRAFT_PROMPT, TEXTCRAFT_SPLITS } from "./rules.ts";
 import { textCraftSynthetic } from "./synthetic.ts";
 import { textCraftVocabulary } from "./vocabulary.ts";
-import { idToName } from "../../src/env/textcraft/python.ts";
+import { idToName } from "./game/python.ts";
 
 export { DEPTH_RANGES, parseTextCraftAction, TEXTCRAFT_PROMPT, TEXTCRAFT_SPLITS } from "./rules.ts";
 

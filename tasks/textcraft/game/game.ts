@@ -3,7 +3,7 @@
  * observation strings (spec sections 3.3-3.5). The tree is shared and never written; everything that changes lives
  * here, so environments on one server never interfere.
  */
-import { Rng } from "../../util/random.ts";
+import { Rng } from "../../../src/util/random.ts";
 import { idToName, nameToId, pyInt, pyRepr, pyStr, pyStrip, PythonError } from "./python.ts";
 import type { CraftingTree, Recipe } from "./tree.ts";
 

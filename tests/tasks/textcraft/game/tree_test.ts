@@ -1,17 +1,20 @@
 import assert from "node:assert/strict";
-import { formatFacts, rebuildFacts } from "../../src/env/textcraft/facts_gen.ts";
-import { TextCraftGame } from "../../src/env/textcraft/game.ts";
-import { CraftingTree } from "../../src/env/textcraft/tree.ts";
-import { DEPTH_RANGES, TEXTCRAFT_SPLITS } from "../../tasks/textcraft/rules.ts";
-import { tree } from "./helpers.ts";
+import { formatFacts, rebuildFacts } from "../../../../tasks/textcraft/game/facts_gen.ts";
+import { TextCraftGame } from "../../../../tasks/textcraft/game/game.ts";
+import { CraftingTree } from "../../../../tasks/textcraft/game/tree.ts";
+import { DEPTH_RANGES, TEXTCRAFT_SPLITS } from "../../../../tasks/textcraft/rules.ts";
+import { tree } from "../../../env/helpers.ts";
 
 Deno.test("recipes.tsv is exactly what the generator rebuilds from minecraft-data", async () => {
-  const checkedIn = await Deno.readTextFile(new URL("../../src/env/textcraft/recipes.tsv", import.meta.url));
+  const checkedIn = await Deno.readTextFile(new URL("../../../../tasks/textcraft/game/recipes.tsv", import.meta.url));
   const facts = rebuildFacts();
   assert.equal(facts.length, 635, "shaped 491 + shapeless 144, the stale sugar copy included");
   assert.equal(new Set(facts.map((f) => f.output)).size, 562);
   assert.equal(facts.filter((f) => f.group !== null).length, 319);
-  assert.ok(formatFacts(facts) === checkedIn, "recipes.tsv is stale: run deno run -A src/env/textcraft/facts_gen.ts");
+  assert.ok(
+    formatFacts(facts) === checkedIn,
+    "recipes.tsv is stale: run deno run -A tasks/textcraft/game/facts_gen.ts",
+  );
 });
 
 Deno.test("the tree has upstream's numbers: 544 goals, depths 140/280/113/11, 613 recipes, 132 base items", () => {

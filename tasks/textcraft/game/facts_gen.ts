@@ -1,7 +1,7 @@
 /**
  * Rebuilds TextCraft's recipe facts (`recipes.tsv`) from `minecraft-data`'s 1.16 crafting recipes and the tables in
  * `facts_tables.ts` (spec section 3.1b). `minecraft-data` expands every tag and ingredient list into one entry per
- * concrete combination; this module folds them back. Run `deno run -A src/env/textcraft/facts_gen.ts` to rewrite the
+ * concrete combination; this module folds them back. Run `deno run -A tasks/textcraft/game/facts_gen.ts` to rewrite the
  * file; a test fails when the checked-in file and this rebuild differ.
  *
  * How alternatives are recognised: entries are grouped by (output, result count, template: the shape with its empty
@@ -122,7 +122,7 @@ function reorder(output: string, inputs: RecipeFact["inputs"]): RecipeFact["inpu
 /** The facts as the checked-in TSV text: output, count, group (`-` for none), inputs. */
 export function formatFacts(facts: readonly RecipeFact[]): string {
   const head = [
-    `# TextCraft's crafting recipes, rebuilt from minecraft-data ${MINECRAFT_VERSION} by src/env/textcraft/facts_gen.ts.`,
+    `# TextCraft's crafting recipes, rebuilt from minecraft-data ${MINECRAFT_VERSION} by tasks/textcraft/game/facts_gen.ts.`,
     "# Do not edit by hand: change the generator or its tables and run it again.",
     "# Columns: output, output count, recipe group (- for none), inputs in TextCraft's order (#name is a tag).",
   ];

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { TextCraftGame } from "../../src/env/textcraft/game.ts";
-import { pyInt, pyRepr, pyStr, pyStrip, PythonError } from "../../src/env/textcraft/python.ts";
-import { main } from "../../src/cli/serve.ts";
-import { taskOf, tree } from "./helpers.ts";
+import { TextCraftGame } from "../../../../tasks/textcraft/game/game.ts";
+import { pyInt, pyRepr, pyStr, pyStrip, PythonError } from "../../../../tasks/textcraft/game/python.ts";
+import { main } from "../../../../src/cli/serve.ts";
+import { taskOf, tree } from "../../../env/helpers.ts";
 
 Deno.test("Python's repr, strip and int limits, as the observation strings expose them", () => {
   assert.equal(pyRepr("minecraft:oak_planks"), "'minecraft:oak_planks'");

@@ -1,6 +1,6 @@
 /**
- * What the TextCraft server checks before a route sees a request, none of which a well-behaved AgentGym client ever
- * trips: browser requests from other origins (403), POST bodies that are not `application/json` (415), bodies over
+ * What the game server (serve.ts) checks before a route sees a request, none of which a well-behaved AgentGym client
+ * ever trips: browser requests from other origins (403), POST bodies that are not `application/json` (415), bodies over
  * the size limit (413) or slower than the body timeout (408, with `connection: close`, on which the listener drops
  * the socket), and malformed JSON (FastAPI's 422). No CORS header is ever sent, so a browser page can neither read an
  * answer nor get a preflight through.

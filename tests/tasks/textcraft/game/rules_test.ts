@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { post, taskOf, withTextCraft } from "./helpers.ts";
+import { post, taskOf, withTextCraft } from "../../../env/helpers.ts";
 
 /** Plays `steps` on a fresh environment reset to the goal's task; returns every answer. */
 async function play(url: string, goal: string, actions: string[]) {

@@ -2,9 +2,9 @@
  * What a task is: everything about one environment that is not the HTTP protocol — the conversation start, how
  * the model's text becomes an action, what counts as success, the default round limit and the task splits.
  */
-import type { ActionParse } from "../src/env/client.ts";
-import type { EnvName } from "../src/env/adapters/mod.ts";
-import type { Rng } from "../src/util/random.ts";
+import type { ActionParse } from "../env/client.ts";
+import type { EnvName } from "../env/adapters/mod.ts";
+import type { Rng } from "../util/random.ts";
 
 /** The conversation start: the user's instructions and the assistant's acknowledgement. */
 export interface Prompt {

@@ -1,5 +1,5 @@
 /**
- * The TextCraft server's listener: Deno's `node:http` server bridged to a web-standard handler
+ * The game server's listener: Deno's `node:http` server bridged to a web-standard handler
  * (`(Request) => Promise<Response>`), chosen over `Deno.serve` for its limits on slow clients. Checked with Deno 2.9:
  * `Deno.serve` has no header read timeout (a connection stalled inside its headers or idle between requests stays
  * open for good), and a handler cannot close a connection whose body is still arriving, because a pending read of the

@@ -2,9 +2,10 @@
 // random ids, the clear error for a stale or reaped id, idle reaping, JSON-only bodies, same-origin browser requests,
 // header and body timeouts that close the connection, and the warning when bound beyond loopback.
 import assert from "node:assert/strict";
-import { EnvTable } from "../../src/env/textcraft/envs.ts";
-import { isLoopback, serveTextCraft } from "../../src/env/textcraft/server.ts";
-import { get, notValid, post, tree, withTextCraft } from "./helpers.ts";
+import { EnvTable } from "../../../../src/env/server/envs.ts";
+import { isLoopback } from "../../../../src/env/server/serve.ts";
+import { serveTextCraft } from "../../../../tasks/textcraft/game/server.ts";
+import { get, notValid, post, tree, withTextCraft } from "../../../env/helpers.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 

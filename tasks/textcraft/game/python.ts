@@ -3,9 +3,10 @@
  * `int`/`str` conversions with their 4300-digit limit (CPython 3.10.7 and later; the upstream image runs 3.10).
  * Counts are bigints so that `get 99999999999999999999 dirt` prints what Python prints.
  */
+import { GameError } from "../../../src/env/server/game.ts";
 
 /** An exception the upstream handler does not catch as a game failure: its text becomes `{"error": text}`. */
-export class PythonError extends Error {
+export class PythonError extends GameError {
   override name = "PythonError";
 }
 

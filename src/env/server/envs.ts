@@ -1,5 +1,5 @@
 /**
- * The live environments of one TextCraft server, by id. Ids are drawn from `crypto.getRandomValues` in [0, 2^53), so
+ * The live environments of one game server, by id. Ids are drawn from `crypto.getRandomValues` in [0, 2^53), so
  * they stay safe JSON integers (upstream's clients treat ids as ints) but cannot be guessed from one another, and a
  * restarted server does not hand out the ids of its earlier run (two draws collide with probability 2^-53). Entries
  * are kept in order of last use, so reaping the ones idle longer than `idleMs` walks from the front and stops at the

@@ -1,14 +1,15 @@
 /**
- * Crucible's TextCraft server: upstream's routes, JSON shapes and messages (spec section 1.3) over HTTP/1.1
- * (`listen.ts`). Requests run one at a time on the event loop and every environment owns its state and generator, so
- * concurrent requests on different environments cannot interfere. Beyond upstream, and invisible to a well-behaved
+ * The game server of AgentGym's TextCraft protocol, for any game (TextCraft's own in tasks/textcraft/game/server.ts,
+ * BFCL's in tasks/bfcl/server.ts): upstream TextCraft's routes, JSON shapes and messages (spec section 1.3) over
+ * HTTP/1.1 (`listen.ts`). Requests run one at a time on the event loop and every environment owns its state and
+ * generator, so concurrent requests on different environments cannot interfere. Beyond upstream, and invisible to a well-behaved
  * client: loopback by default (with a warning when bound wider), random ids never reused across restarts, idle
  * environments reaped, a cap on live environments, the request guards of `guard.ts` (same origin, JSON bodies, size
  * and time limits on bodies) and the listener's header and request timeouts.
  *
  * @example
  * ```ts
- * const server = await serveTextCraft({ port: 0 });
+ * const server = await serveGames(() => game, { port: 0, title: "a game" }); // game: a ServedGame
  * const headers = { "content-type": "application/json" };
  * const res = await fetch(`${server.url}/create`, { method: "POST", headers, body: "{}" });
  * console.log(await res.json()); // {id: 5871243096151183, observation: "Crafting commands:\n...", ...}
@@ -16,16 +17,16 @@
  * ```
  */
 import { EnvTable } from "./envs.ts";
-import { TextCraftGame } from "./game.ts";
+import { GameError, type ServedGame, type ServedStep } from "./game.ts";
 import { json, readJson, refuseCrossOrigin, refuseNonJson, text } from "./guard.ts";
 import { listen } from "./listen.ts";
-import { PythonError } from "./python.ts";
-import { CraftingTree } from "./tree.ts";
 import { checkBody, type Checked, checkQuery, type Field } from "./validate.ts";
 
+export type { ServedGame, ServedStep } from "./game.ts";
+
 /** Server settings; all optional. */
-export interface TextCraftServerOptions {
-  /** Port to listen on; 0 picks a free one. Default 36001, the port of upstream's README. */
+export interface GameServerOptions {
+  /** Port to listen on; 0 picks a free one (the default; TextCraft's server defaults to upstream's 36001). */
   port?: number;
   /** Interface to bind. Default 127.0.0.1; upstream binds 0.0.0.0. Anything beyond loopback gets a warning. */
   hostname?: string;
@@ -51,34 +52,16 @@ export interface TextCraftServerOptions {
   headersTimeoutMs?: number;
   /** An environment no request has touched for this long is closed; 0 never closes one. Default 30 minutes. */
   idleMs?: number;
-  /** The server's own origin, the one `Origin` a request may carry (serveTextCraft sets it). Default: none may. */
+  /** The server's own origin, the one `Origin` a request may carry (serveGames sets it). Default: none may. */
   origin?: string | (() => string);
   /** Where the warning about a non-loopback bind goes. Default `console.error`. */
   warn?: (message: string) => void;
-  /** A loaded tree to share (tests load it once). */
-  tree?: CraftingTree;
-  /** Games to serve instead of TextCraft's own over the tree (e.g. synthetic worlds, one per task index). */
-  games?: () => ServedGame;
-  /** The environment's name in `GET /` and the bind warning; default "TextCraft" (another task's served games). */
+  /** The environment's name in `GET /` and the bind warning ("TextCraft", "BFCL"); default "game". */
   title?: string;
 }
 
-/** One step of a served game: TextCraft's three fields, and an `info` object where the game has one (BFCL). */
-export interface ServedStep {
-  observation: string;
-  reward: number;
-  done: boolean;
-  info?: Record<string, unknown>;
-}
-
-/** What the server plays: a game that resets to a task index and steps actions, with TextCraft's messages. */
-export interface ServedGame {
-  reset(index: bigint): string;
-  step(action: string): ServedStep;
-}
-
 /** A running server. */
-export interface TextCraftServer {
+export interface GameServer {
   /** Base URL, e.g. `http://127.0.0.1:36001`; also the one origin a browser request may come from. */
   url: string;
   port: number;
@@ -110,21 +93,20 @@ const MODELS: Record<string, Record<string, Field>> = {
 };
 const PATHS = new Set(Object.keys(MODELS).concat("GET /").map((r) => r.split(" ")[1]));
 
+/** The request handler of a game server, as `serveGames` runs it. */
+export type GameHandler = (req: Request, client?: { address: string }) => Promise<Response>;
+
 /**
- * Builds the request handler (exported for in-process tests and for embedding in another server) over TextCraft's
- * games on `tree`, or over `newGame`'s games.
+ * Builds the request handler (exported for in-process tests and for embedding in another server) over `newGame`'s
+ * games, one per environment.
  */
-export function textCraftHandler(
-  source: CraftingTree | (() => ServedGame),
-  options: TextCraftServerOptions = {},
-): (req: Request, client?: { address: string }) => Promise<Response> {
-  const newGame = typeof source === "function" ? source : () => new TextCraftGame(source);
+export function gameHandler(newGame: () => ServedGame, options: GameServerOptions = {}): GameHandler {
   const maxEnvs = options.maxEnvs ?? 4096;
   const perClient = options.maxEnvsPerClient ?? Math.min(1024, maxEnvs);
   const keys = typeof options.token === "string" ? [options.token] : [...(options.token ?? [])];
   const limits = { maxBytes: options.maxBodyBytes ?? 65536, timeoutMs: options.bodyTimeoutMs ?? 10_000 };
   const idleMs = options.idleMs ?? 30 * 60_000;
-  const title = options.title ?? "TextCraft";
+  const title = options.title ?? "game";
   const envs = new EnvTable<Env>({ idleMs, maxAgeMs: options.maxAgeMs ?? 6 * 3600_000 });
   const origin = options.origin ?? "";
   const ownOrigin = typeof origin === "string" ? () => origin : origin;
@@ -171,7 +153,7 @@ export function textCraftHandler(
       try {
         out = env.game.step(action as string);
       } catch (e) {
-        if (e instanceof PythonError) return { error: e.message };
+        if (e instanceof GameError) return { error: e.message };
         throw e;
       }
       const body = { observation: out.observation, reward: out.reward, done: out.done };
@@ -217,15 +199,14 @@ export function textCraftHandler(
   };
 }
 
-/** Starts a TextCraft server and resolves once it listens; warns (see `warn`) when bound beyond loopback. */
-export async function serveTextCraft(options: TextCraftServerOptions = {}): Promise<TextCraftServer> {
-  const source = options.games ?? options.tree ?? await CraftingTree.load();
+/** Starts a server of `newGame`'s games and resolves once it listens; warns (see `warn`) when bound beyond loopback. */
+export async function serveGames(newGame: () => ServedGame, options: GameServerOptions = {}): Promise<GameServer> {
   const hostname = options.hostname ?? "127.0.0.1";
   const headersTimeoutMs = options.headersTimeoutMs ?? 10_000;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
   // The origin (and the base of request URLs) needs the port; it is set before any request can be answered.
   let url = "";
-  const handler = textCraftHandler(source, { ...options, origin: () => url });
+  const handler = gameHandler(newGame, { ...options, origin: () => url });
   const keys = typeof options.token === "string" ? [options.token] : options.token ?? [];
   if (keys.some((k) => k.length < 16)) throw new RangeError("A server key must be at least 16 characters long");
   if (!isLoopback(hostname) && keys.length === 0) {
@@ -234,10 +215,10 @@ export async function serveTextCraft(options: TextCraftServerOptions = {}): Prom
         "CRUCIBLE_ENV_TOKEN (the trainer sends CRUCIBLE_ENV_TOKEN too), or bind 127.0.0.1.",
     );
   }
-  const title = options.title ?? "TextCraft";
+  const title = options.title ?? "game";
   const server = await listen(handler, () => url, {
     hostname,
-    port: options.port ?? 36001,
+    port: options.port ?? 0,
     headersTimeoutMs,
     requestTimeoutMs: headersTimeoutMs + bodyTimeoutMs + 1000,
   });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { get, notValid, post, tree, withTextCraft } from "./helpers.ts";
+import { get, notValid, post, tree, withTextCraft } from "../../../env/helpers.ts";
 
 Deno.test("routes answer upstream's shapes: create resets to its own id, observation is a bare string", async () => {
   await withTextCraft(async ({ url }) => {
