@@ -1,13 +1,16 @@
 /**
- * Exporting a pretraining run's checkpoint (the latest, or the one at a given step) as a base model: a Hugging Face
+ * Saving a pretraining run's checkpoint (the latest, or the one at a given step) as a base model
+ * (`deno task pretrain --save-model DIR`; `deno task export` is the other verb, for ONNX): a Hugging Face
  * directory (config.json, model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json), its
  * agent settings (crucible.json), the resolved config that rebuilds it (pretrain.yaml) and a README model card
  * written from the run's own records: data recipe, seed, steps, tokens, wall time and the checkpoint's held-out
- * results.
+ * results. What the card says about the task's data is the task's own (its `baseModelWords` hook).
  */
 import { parse } from "yaml";
 import { saveModelDir } from "../model/model_dir.ts";
 import { paramCount } from "../model/params.ts";
+import type { BaseModelWords } from "../task/task.ts";
+import { getTask } from "../../tasks/mod.ts";
 import { AGENT_FILE, readAgentSettings } from "../train/agent_settings.ts";
 import { checkpointName, loadCheckpoint, loadLatestCheckpoint } from "../train/checkpoint.ts";
 
@@ -24,7 +27,7 @@ interface EvalLine {
  * Writes the model directory `out` from the run folder `runDir`: its latest checkpoint, or the one at pretraining
  * step `o.step` (which must have been saved); returns `out`.
  */
-export async function exportBaseModel(runDir: string, out: string, o: { step?: number } = {}): Promise<string> {
+export async function saveBaseModel(runDir: string, out: string, o: { step?: number } = {}): Promise<string> {
   const step = o.step;
   const ckpt = step === undefined ? await loadLatestCheckpoint(runDir) : await stepCheckpoint(runDir, step);
   if (ckpt.state.phase !== "pretrain") {
@@ -34,10 +37,11 @@ export async function exportBaseModel(runDir: string, out: string, o: { step?: n
   const agent = await readAgentSettings(ckpt.dir);
   const evals = (await Deno.readTextFile(`${runDir}/evals.jsonl`).catch(() => "")).split("\n").filter((l) => l.trim())
     .map((l) => JSON.parse(l) as EvalLine).filter((e) => e.phase === "pretrain");
+  const config = parse(configText) as Record<string, Record<string, unknown>>;
   const card = modelCard({
     name: out.split("/").filter(Boolean).pop() ?? out,
     dir: out.replace(/\/+$/, ""),
-    config: parse(configText) as Record<string, Record<string, unknown>>,
+    config,
     params: paramCount(ckpt.config),
     layers: ckpt.config.numLayers,
     hidden: ckpt.config.hiddenSize,
@@ -48,6 +52,7 @@ export async function exportBaseModel(runDir: string, out: string, o: { step?: n
     // The checkpoint's own evaluation (the last one up to its step), not a later one of the run.
     last: evals.filter((e) => e.step <= ckpt.state.sftStep).at(-1),
     runStep: Math.max(ckpt.state.sftStep, ...evals.map((e) => e.step)),
+    words: taskWords(config),
   });
   const enc = new TextEncoder();
   await saveModelDir(out, {
@@ -62,6 +67,25 @@ export async function exportBaseModel(runDir: string, out: string, o: { step?: n
     },
   });
   return out;
+}
+
+/** The card's words about the run's task: its own hook's, or plain ones for a task without it. */
+function taskWords(config: Record<string, Record<string, unknown>>): BaseModelWords {
+  const task = (config as { task?: unknown }).task;
+  const name = typeof task === "string" ? task : "textcraft";
+  const recipe = { pretrain: config.pretrain ?? {}, taskOptions: config.task_options ?? {} };
+  const words = getTask(name).baseModelWords?.(recipe);
+  if (words) return words;
+  const p = recipe.pretrain;
+  return {
+    vocabulary: "one token per word",
+    trainedOn: `${name}'s synthetic tasks only. It is the base model of \`deno task train ${name}\`.`,
+    data: `Every batch is generated on the fly from (seed ${p.seed}, step) by ${name}'s synthetic task generator, ` +
+      `each task played by its demonstration policy; a share of generic copy strings of its names (${p.copy_share} ` +
+      `at the start) is mixed in. Held-out tasks come from seed ${p.eval_seed}, which training never draws from.`,
+    heldOut: "synthetic tasks",
+    names: "names",
+  };
 }
 
 /** A pretraining run's checkpoint at `step`, or an error naming the step and how checkpoints are kept. */
@@ -93,6 +117,8 @@ function modelCard(m: {
   last?: EvalLine;
   /** The furthest step the run reached (past `step` when an earlier checkpoint is exported). */
   runStep: number;
+  /** The task's own words (its `baseModelWords` hook, or the generic ones). */
+  words: BaseModelWords;
 }): string {
   const p = m.config.pretrain ?? {};
   const partial = typeof p.steps === "number" && m.step < p.steps;
@@ -103,21 +129,12 @@ function modelCard(m: {
   return `# ${m.name}
 
 A ${(m.params / 1e6).toFixed(2)} M-parameter Qwen2-architecture model (${m.layers} layers, hidden ${m.hidden},
-word-level vocabulary of ${m.vocab} tokens with one token per item name), pretrained by Crucible's
-\`deno task pretrain\` on synthetic crafting worlds only. It is the base model of \`deno task train textcraft\`.
+word-level vocabulary of ${m.vocab} tokens with ${m.words.vocabulary}), pretrained by Crucible's
+\`deno task pretrain\` on ${m.words.trainedOn}
 
 ## Data
 
-Every batch is generated on the fly from (seed ${p.seed}, step): random recipe graphs of depth 1 to 4 with one to
-four inputs per recipe, TextCraft's yields and counts, shared items, alternative recipes and up to ten distractor
-lines, written in TextCraft's surface form; item names are drawn at random from the game's item vocabulary for every
-world, so no name carries a recipe. Each world is played by the stack policy (a depth-first plan whose replies name
-the items being crafted, their recipes and the action) through a simulator with TextCraft's rules and messages. A
-share of generic copy strings of item names (${p.copy_share} at the start) is mixed in.${
-    misreadText(m.config)
-  } The generator never reads the
-game's recipe tables, and no task of TextCraft's train or test split enters pretraining. Held-out worlds come from
-seed ${p.eval_seed}, which training never draws from.
+${m.words.data}
 
 ## Training
 
@@ -134,10 +151,10 @@ ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in 
       : ""
   }
 
-## Held-out results (greedy, ${p.eval_tasks} synthetic worlds the model never saw)
+## Held-out results (greedy, ${p.eval_tasks} ${m.words.heldOut} the model never saw)
 
 - success: ${pct(m.last?.avg)} (${depths})
-- item names copied right (teacher-forced): ${pct(m.last?.copy?.names)}; replies exactly right: ${
+- ${m.words.names} copied right (teacher-forced): ${pct(m.last?.copy?.names)}; replies exactly right: ${
     pct(m.last?.copy?.replies)
   }${
     m.last?.recovery
@@ -152,13 +169,4 @@ gives the same weights bit for bit (floating-point results can differ between GP
     partial ? `: these are its checkpoint at step ${m.step}, \`checkpoints/${checkpointName("pretrain", m.step)}\`` : ""
   }.
 `;
-}
-
-// The recovery data's sentence, when the recipe has it (task_options.synthetic_misreads).
-function misreadText(config: Record<string, Record<string, unknown>>): string {
-  const rate = config.task_options?.synthetic_misreads;
-  if (typeof rate !== "number" || rate === 0) return "";
-  return ` Recovery data: before each turn, a ${
-    (100 * rate).toFixed(0)
-  }% chance of a misread reply that the game refuses (kept as context, never trained), followed by the right one.`;
 }

@@ -63,6 +63,26 @@ export interface SyntheticTasks {
   refused?(observation: string): boolean;
 }
 
+/** A pretraining recipe as a base model's card reads it: the run's `pretrain` and `task_options` sections, raw. */
+export interface PretrainRecipe {
+  pretrain: Readonly<Record<string, unknown>>;
+  taskOptions: Readonly<Record<string, unknown>>;
+}
+
+/** What a base model's card says about a task's pretraining (src/pretrain/base_model.ts writes the rest). */
+export interface BaseModelWords {
+  /** How the word-level vocabulary treats the task's names (TextCraft: "one token per item name"). */
+  vocabulary: string;
+  /** What pretraining read and what the model is the base of, ending the card's first paragraph. */
+  trainedOn: string;
+  /** The card's "Data" section: how the synthetic tasks are made, from the recipe. */
+  data: string;
+  /** What the held-out tasks are (TextCraft: "synthetic worlds"). */
+  heldOut: string;
+  /** What the copy score counts (TextCraft: "item names"). */
+  names: string;
+}
+
 /**
  * One environment task. The optional hooks are the task's own training knowledge; the trainer calls them and never
  * tests a task's name.
@@ -98,6 +118,8 @@ export interface Task {
   augment?(options: TaskOptions): Promise<((episode: TextEpisode, c: AugmentContext) => TextEpisode) | undefined>;
   /** Synthetic tasks for pretraining a base model. */
   synthetic?(options: TaskOptions): Promise<SyntheticTasks>;
+  /** The words of a base model's card about this task's synthetic data, given the run's recipe. */
+  baseModelWords?(recipe: PretrainRecipe): BaseModelWords;
 }
 
 /** Upstream's evaluator: a final reward of 1, or 100 for SciWorld's score. */

@@ -2,12 +2,14 @@
  * TextCraft: craft a Minecraft item from a short list of crafting commands. The task's rules (rules.ts) and its
  * training aids, which the trainer reaches only through the Task hooks: Crucible's embedded server, the oracle's
  * demonstrations in several reply layouts, per-epoch renaming and a distractor curriculum, the built-in tiny
- * model's vocabulary, and synthetic worlds for pretraining (worlds.ts).
+ * model's vocabulary, and synthetic worlds for pretraining (worlds.ts) with their words on a base model's card
+ * (card.ts).
  */
 import { serveTextCraft } from "./game/server.ts";
 import { CraftingTree } from "./game/tree.ts";
 import { type Task, upstreamSuccess } from "../../src/task/task.ts";
 import { textCraftAugment } from "./augment.ts";
+import { textCraftCardWords } from "./card.ts";
 import { demoReplies } from "./demos.ts";
 import { stackFrames } from "./formats.ts";
 import { parseTextCraftOptions } from "./options.ts";
@@ -44,4 +46,5 @@ export const textcraft: Task = {
       misreads: o.synthetic_misreads,
     });
   },
+  baseModelWords: textCraftCardWords,
 };

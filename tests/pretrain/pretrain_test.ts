@@ -120,7 +120,7 @@ Deno.test({
     const changed = await pretrain(["--resume", `${dir}/c`, "pretrain.lr=0.1"]);
     assert.equal(changed.code, 2);
     assert.match(changed.err, /changed config \(pretrain\.lr\)/);
-    const resumed = await pretrain(["--resume", `${dir}/c`, "--export", `${dir}/model`]);
+    const resumed = await pretrain(["--resume", `${dir}/c`, "--save-model", `${dir}/model`]);
     assert.equal(resumed.code, 0, resumed.err);
     assert.equal(await weights("c"), await weights("a"), "resumed bit for bit");
     const evals = (await Deno.readTextFile(`${dir}/a/evals.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
@@ -134,7 +134,7 @@ Deno.test({
     assert.match(card, /3 optimizer steps/);
     assert.match(card, /never reads the\s+game's recipe tables/);
     // An earlier checkpoint of the finished run, with its own evaluation on the card.
-    const early = await pretrain(["--resume", `${dir}/c`, "--export", `${dir}/early`, "--step", "2"]);
+    const early = await pretrain(["--resume", `${dir}/c`, "--save-model", `${dir}/early`, "--step", "2"]);
     assert.equal(early.code, 0, early.err);
     assert.equal(
       await sha(`${dir}/early/model.safetensors`),
@@ -146,9 +146,11 @@ Deno.test({
     const at2 = JSON.parse((await Deno.readTextFile(`${dir}/c/evals.jsonl`)).trim().split("\n")[0]);
     assert.equal(at2.step, 2);
     assert.ok(earlyCard.includes(`replies exactly right: ${(100 * at2.copy.replies).toFixed(1)}%`), earlyCard);
+    // --export, the flag's old name, still works and names the new one.
     const missing = await pretrain(["--resume", `${dir}/c`, "--export", `${dir}/none`, "--step", "5"]);
     assert.equal(missing.code, 2);
     assert.match(missing.err, /no checkpoint at step 5/);
+    assert.match(missing.err, /note: --export is now --save-model/);
   },
 });
 
