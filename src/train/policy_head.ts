@@ -1,7 +1,7 @@
 /**
  * The actor's loss inside the LM head pass: for each chunk of rows the head records logp and entropy, then the
  * policy-loss kernel (src/ops/policy_loss.ts) turns them into dlogp and dentropy and per-token statistics before
- * the head's backward consumes the chunk. The formula it computes is policyObjective (policy_loss.ts).
+ * the head's backward consumes the chunk. The formula it computes is policyObjective (src/rl/policy_loss.ts).
  */
 import type { Batch } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
