@@ -134,9 +134,9 @@ export { DIMENSION_LETTERS, type DimensionLetter } from "./src/model/shapes.ts";
 export { EnvClient, type EnvSession } from "./src/env/client.ts";
 export { ADAPTERS, envClient, type EnvName } from "./src/env/adapters/mod.ts";
 export { EnvError, isEnvError } from "./src/env/errors.ts";
-export { serveTextCraft } from "./src/env/textcraft/server.ts";
+export { serveTextCraft } from "./tasks/textcraft/game/server.ts";
 export { getTask, type Task, TASKS } from "./tasks/mod.ts";
-export type { SyntheticTasks, TaskOptions, TextEpisode } from "./tasks/task.ts";
+export type { SyntheticTasks, TaskOptions, TextEpisode } from "./src/task/task.ts";
 export { solveGoal, solveTask } from "./tasks/textcraft/oracle.ts";
 export { parseOpening, stackPlan } from "./tasks/textcraft/stack.ts";
 export { randomWorld, WorldGame, worldOpening } from "./tasks/textcraft/worlds.ts";
@@ -156,8 +156,8 @@ export {
   reinforceBaselineAdvantages,
   reinforcePlusPlusAdvantages,
   rlooAdvantages,
-} from "./src/train/advantages.ts";
-export { aggregateLoss, aggregationWeights, LOSS_AGG_MODES, type LossAggMode } from "./src/train/aggregation.ts";
+} from "./src/rl/advantages.ts";
+export { aggregateLoss, aggregationWeights, LOSS_AGG_MODES, type LossAggMode } from "./src/rl/aggregation.ts";
 export {
   type KlKind,
   klPenalty,
@@ -166,8 +166,8 @@ export {
   policyMetrics,
   policyObjective,
   policySurrogate,
-} from "./src/train/policy_loss.ts";
-export { valueLoss } from "./src/train/value_loss.ts";
+} from "./src/rl/policy_loss.ts";
+export { valueLoss } from "./src/rl/value_loss.ts";
 export { checkSchedule, roundsAt, type RoundsSchedule } from "./src/rollout/scheduler.ts";
 
 // Training.
@@ -183,5 +183,5 @@ export { policyLossHead } from "./src/train/policy_head.ts";
 export { rlStep, stepMetrics } from "./src/train/rl_step.ts";
 export { type EvalResult, evaluate } from "./src/train/eval.ts";
 export { type Reporter, type RunSummary, runTraining } from "./src/train/run.ts";
-export { type PretrainSummary, runPretraining } from "./src/train/pretrain_run.ts";
-export { writeReport } from "./src/train/report.ts";
+export { type PretrainSummary, runPretraining } from "./src/pretrain/run.ts";
+export { writeReport } from "./src/report/write.ts";

@@ -1,5 +1,5 @@
 /** ALFWorld: household tasks in a text world; each observation lists the admissible actions. */
-import { type Task, upstreamSuccess } from "./task.ts";
+import { type Task, upstreamSuccess } from "../src/task/task.ts";
 
 /** The text after the last `Action:` (or the whole text), trimmed. */
 export function lastAction(text: string): string {

@@ -1,5 +1,5 @@
 /** BabyAI: reach a goal in a grid world of rooms and doors. */
-import { afterAction, type Task, upstreamSuccess } from "./task.ts";
+import { afterAction, type Task, upstreamSuccess } from "../src/task/task.ts";
 
 /** The BabyAI task. 20 rounds is Crucible's default (the spec records none). */
 export const babyai: Task = {

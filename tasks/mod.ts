@@ -5,7 +5,7 @@ import { bfcl } from "./bfcl/mod.ts";
 import { sciworld } from "./sciworld.ts";
 import { searchqa } from "./searchqa.ts";
 import { sqlgym } from "./sqlgym.ts";
-import type { Task } from "./task.ts";
+import type { Task } from "../src/task/task.ts";
 import { textcraft } from "./textcraft/mod.ts";
 import { webarena } from "./webarena.ts";
 import { webshop } from "./webshop.ts";
@@ -31,4 +31,4 @@ export function getTask(name: string): Task {
   return TASKS[name];
 }
 
-export type { Prompt, Task } from "./task.ts";
+export type { Prompt, Task } from "../src/task/task.ts";

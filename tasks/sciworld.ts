@@ -1,5 +1,5 @@
 /** SciWorld: carry out elementary-school science tasks in a text world. Success is a score of 100. */
-import { afterAction, type Task } from "./task.ts";
+import { afterAction, type Task } from "../src/task/task.ts";
 
 const ACTIONS: [string, string][] = [
   ["open/close OBJ", "open or close a container"],

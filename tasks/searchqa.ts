@@ -2,8 +2,8 @@
  * SearchQA: answer a question, searching a corpus on the way. The server itself finds the first
  * `<search>` or `<answer>` in the raw text, so the text is sent as it is. Items 0-51712 test, 51713-221327 train.
  */
-import { ranges } from "./splits.ts";
-import { type Task, upstreamSuccess } from "./task.ts";
+import { ranges } from "../src/task/splits.ts";
+import { type Task, upstreamSuccess } from "../src/task/task.ts";
 
 /** SearchQA item ranges. */
 export const SEARCHQA_SPLITS = { test: ranges([0, 51712]), train: ranges([51713, 221327]) };

@@ -1,6 +1,6 @@
 /** SQLGym (BIRD): answer a question with one SQLite query. Items 0-9427 train, 9428-10961 dev. */
-import { ranges } from "./splits.ts";
-import { type Task, upstreamSuccess } from "./task.ts";
+import { ranges } from "../src/task/splits.ts";
+import { type Task, upstreamSuccess } from "../src/task/task.ts";
 
 /** Upstream's rule: the text after the last "```sql", up to the next "```", trimmed. */
 export function sqlAction(text: string): string {

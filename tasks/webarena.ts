@@ -1,5 +1,5 @@
 /** WebArena: complete tasks on self-hosted websites through a browser. The server parses the text. */
-import { type Task, upstreamSuccess } from "./task.ts";
+import { type Task, upstreamSuccess } from "../src/task/task.ts";
 
 /** The WebArena task. 15 rounds is Crucible's default (the spec records none). */
 export const webarena: Task = {

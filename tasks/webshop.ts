@@ -1,6 +1,6 @@
 /** WebShop: find and buy the product an instruction describes. */
 import { lastAction } from "./alfworld.ts";
-import { type Task, upstreamSuccess } from "./task.ts";
+import { type Task, upstreamSuccess } from "../src/task/task.ts";
 
 /** The WebShop task. 6 rounds, as AgentGym's AgentEvol scripts run it. */
 export const webshop: Task = {

@@ -18,17 +18,17 @@
  * deno task bench model --size tiny
  * ```
  */
-import { BFCL_REPLAY_USAGE, main as bfclReplay } from "./bench/bfcl_replay.ts";
-import { ENV_SERVER_USAGE, main as bfclServer } from "./bench/env_server.ts";
-import { CLUSTER_USAGE, main as cluster } from "./bench/cluster.ts";
-import { FAULTS_USAGE, main as faults } from "./bench/faults.ts";
-import { KERNELS_USAGE, main as kernels } from "./bench/kernels.ts";
-import { main as model, MODEL_USAGE } from "./bench/model.ts";
-import { main as recall, RECALL_USAGE } from "./bench/recall.ts";
-import { main as soak, SOAK_USAGE } from "./bench/soak.ts";
-import { main as serve, SERVE_USAGE } from "./bench/serve.ts";
-import { main as train, TRAIN_USAGE } from "./bench/train.ts";
-import { main as vsTorch, VS_TORCH_USAGE } from "./bench/vs_torch.ts";
+import { BFCL_REPLAY_USAGE, main as bfclReplay } from "../bench/bfcl_replay.ts";
+import { ENV_SERVER_USAGE, main as bfclServer } from "../bench/env_server.ts";
+import { CLUSTER_USAGE, main as cluster } from "../bench/cluster.ts";
+import { FAULTS_USAGE, main as faults } from "../bench/faults.ts";
+import { KERNELS_USAGE, main as kernels } from "../bench/kernels.ts";
+import { main as model, MODEL_USAGE } from "../bench/model.ts";
+import { main as recall, RECALL_USAGE } from "../bench/recall.ts";
+import { main as soak, SOAK_USAGE } from "../bench/soak.ts";
+import { main as serve, SERVE_USAGE } from "../bench/serve.ts";
+import { main as train, TRAIN_USAGE } from "../bench/train.ts";
+import { main as vsTorch, VS_TORCH_USAGE } from "../bench/vs_torch.ts";
 
 interface Subcommand {
   summary: string;

@@ -2,7 +2,7 @@
  * `deno task cluster up [--port N] [--host H] [--data DIR]`: starts a local NATS server with JetStream for
  * `train --cluster` and `worker`, prints its URL, and runs until Ctrl-C.
  */
-import { dryRun, numberFlag, parseFlags } from "./args.ts";
+import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
 import { startNatsServer } from "../cluster/server.ts";
 
 const USAGE = `Usage: deno task cluster up [--port N] [--host HOST] [--data DIR]

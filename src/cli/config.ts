@@ -9,7 +9,7 @@ import { explainKey } from "../config/explain.ts";
 import { configSource, PRESET_NAMES } from "../config/presets.ts";
 import { curriculumConfigs, isCurriculum } from "../train/curriculum.ts";
 import { taskOptions } from "../train/setup.ts";
-import { parseFlags } from "./args.ts";
+import { parseFlags } from "../command/args.ts";
 
 const USAGE = `Usage: deno task config [NAME|CONFIG.yaml] [key.path=value ...]
        deno task config --explain KEY

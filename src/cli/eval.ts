@@ -16,11 +16,11 @@ import type { Sampler } from "../rollout/agent.ts";
 import { type AgentSettings, readAgentSettings } from "../train/agent_settings.ts";
 import { coverage, type EvalResult, evaluate } from "../train/eval.ts";
 import { appendEpisodes } from "../train/metrics.ts";
-import { rolloutOptions } from "../train/rl_step.ts";
+import { rolloutOptions } from "../rollout/options.ts";
 import { checkEnv, openEnv, splitIndices } from "../train/setup.ts";
-import { dryRun, numberFlag, parseFlags } from "./args.ts";
-import { terminalReporter } from "./progress.ts";
-import { localModel } from "./model_arg.ts";
+import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
+import { terminalReporter } from "../command/progress.ts";
+import { localModel } from "../command/model_arg.ts";
 
 const USAGE = `Usage: deno task eval --model DIR [--model DIR ...] [options]
 

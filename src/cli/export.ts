@@ -6,8 +6,8 @@
  * project's node_modules.
  */
 import { type ExportDType, exportModel } from "../onnx/export.ts";
-import { dryRun, parseFlags } from "./args.ts";
-import { localModel } from "./model_arg.ts";
+import { dryRun, parseFlags } from "../command/args.ts";
+import { localModel } from "../command/model_arg.ts";
 
 const USAGE = `Usage: deno task export --model DIR [--out DIR] [--dtype f32|f16]
 

@@ -6,8 +6,8 @@
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import { loadGpuModel } from "../model/load.ts";
-import { dryRun, numberFlag, parseFlags } from "./args.ts";
-import { localModel } from "./model_arg.ts";
+import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
+import { localModel } from "../command/model_arg.ts";
 
 const USAGE = `Usage: deno task generate --model DIR (--prompt TEXT | --prompt-ids 1,2,3) [options]
 

@@ -7,12 +7,12 @@
 import { Batch } from "../gpu/batch.ts";
 import { getGpu } from "../gpu/device.ts";
 import { loadGpuModel } from "../model/load.ts";
-import { localModel } from "./model_arg.ts";
+import { localModel } from "../command/model_arg.ts";
 import { PackedInputs, packSequences } from "../model/packing.ts";
 import { saveSafetensors } from "../model/safetensors.ts";
 import { TensorSet } from "../model/weights.ts";
 import { nllGrad } from "../train/nll.ts";
-import { dryRun, parseFlags } from "./args.ts";
+import { dryRun, parseFlags } from "../command/args.ts";
 
 const USAGE = `Usage: deno task grad --model DIR --data FILE.jsonl --out GRADS.safetensors
 

@@ -3,7 +3,7 @@
  * one of the deno tasks (train, eval, sft, generate, grad, serve, serve-model, bench, report, export, play,
  * worker, cluster).
  */
-import { runMain } from "./args.ts";
+import { runMain } from "../command/args.ts";
 import { main as bench } from "./bench.ts";
 import { main as cluster } from "./cluster.ts";
 import { main as config } from "./config.ts";

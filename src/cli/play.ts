@@ -7,8 +7,9 @@ import { type PlaySettings, servePlay } from "../play/server.ts";
 import { readDepthSkill } from "../play/skill.ts";
 import { readAgentSettings } from "../train/agent_settings.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
-import { dryRun, numberFlag, parseFlags } from "./args.ts";
-import { localModel } from "./model_arg.ts";
+import { embeddedTextCraft } from "../../tasks/textcraft/game/server.ts";
+import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
+import { localModel } from "../command/model_arg.ts";
 
 const USAGE = `Usage: deno task play [--model DIR] [--port N] [--host NAME]
 
@@ -57,6 +58,7 @@ export async function main(args: string[]): Promise<void> {
     temperature: agent?.temperature ?? 0,
     skill: await readDepthSkill(dir),
   };
-  const server = await servePlay({ model, modelName: dir, settings, port, hostname: v.host });
+  const game = await embeddedTextCraft();
+  const server = await servePlay({ game, model, modelName: dir, settings, port, hostname: v.host });
   console.log(`Play TextCraft beside ${dir}: open ${server.url}`);
 }

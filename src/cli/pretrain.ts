@@ -1,20 +1,21 @@
 /**
- * `deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N] [--export DIR]
+ * `deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N] [--save-model DIR]
  * [--step N] [key.path=value ...]`: pretrains a base model on the task's synthetic tasks (config section
- * `pretrain`), in chunks that each end with a held-out evaluation and a checkpoint. `--export` writes the run's
- * latest checkpoint (or the one at `--step`) as a Hugging Face model directory with a model card.
+ * `pretrain`), in chunks that each end with a held-out evaluation and a checkpoint. `--save-model` writes the run's
+ * latest checkpoint (or the one at `--step`) as a Hugging Face model directory with a model card; `--export` is its
+ * old name, still accepted with a note (`deno task export` is the verb for ONNX).
  */
 import { resolveConfig } from "../config/load.ts";
 import { configSource } from "../config/presets.ts";
-import { exportBaseModel } from "../train/export.ts";
-import { runPretraining } from "../train/pretrain_run.ts";
-import { writeReport } from "../train/report.ts";
-import { dryRun, numberFlag, parseFlags } from "./args.ts";
-import { terminalReporter } from "./progress.ts";
+import { saveBaseModel } from "../pretrain/base_model.ts";
+import { runPretraining } from "../pretrain/run.ts";
+import { writeReport } from "../report/write.ts";
+import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
+import { terminalReporter } from "../command/progress.ts";
 import { EXIT_STOPPED, readRunConfig, refuseExistingRun, stopOnSignals } from "./train.ts";
 
 const USAGE = `Usage: deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N]
-                          [--export DIR [--step N]] [key.path=value ...]
+                          [--save-model DIR [--step N]] [key.path=value ...]
 
 Pretrains a base model on a task's synthetic tasks (TextCraft: random crafting worlds, never the game's recipes).
 Every batch is drawn from (pretrain.seed, step), so a run resumes bit for bit; every pretrain.chunk_steps steps it
@@ -25,16 +26,17 @@ Options:
   --run-dir DIR      the run folder (default runs/<task>-pretrain-<time>)
   --resume RUN_DIR   continue a run from its latest checkpoint; overrides that change its config are refused
   --minutes N        stop after N minutes with a checkpoint (resume later); default: run to pretrain.steps
-  --export DIR       afterwards, write the latest checkpoint to DIR as a model directory with a README card
-  --step N           with --export, the checkpoint of step N instead (one is saved at every chunk's end)
+  --save-model DIR   afterwards, write the latest checkpoint to DIR as a model directory with a README card
+                     (--export DIR, its old name, still works)
+  --step N           with --save-model, the checkpoint of step N instead (one is saved at every chunk's end)
   key.path=value     config overrides, e.g. pretrain.steps=4 pretrain.chunk_steps=2
 
 Exit codes: 0 pretraining reached pretrain.steps; 3 it stopped early with a checkpoint; 2 an error.
 
 Examples:
   deno task pretrain --minutes 120                       # two hours of the shipped recipe, then resume
-  deno task pretrain --resume runs/textcraft-pretrain-20261123-2200 --export models/crucible-tiny
-  deno task pretrain --resume runs/pretrain-d --export models/crucible-tiny --step 14000   # a finished run's step`;
+  deno task pretrain --resume runs/textcraft-pretrain-20261123-2200 --save-model models/crucible-tiny
+  deno task pretrain --resume runs/pretrain-d --save-model models/crucible-tiny --step 14000   # a finished run's step`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
@@ -45,6 +47,7 @@ export async function main(args: string[]): Promise<void> {
       "run-dir": { type: "string" },
       resume: { type: "string" },
       minutes: { type: "string" },
+      "save-model": { type: "string" },
       export: { type: "string" },
       step: { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -56,11 +59,14 @@ export async function main(args: string[]): Promise<void> {
   if (names.length > 1) throw new TypeError(`Give one config name or file, got ${names.join(", ")}. See --help.`);
   const minutes = v.minutes === undefined ? undefined : numberFlag("--minutes", v.minutes, 0, { lo: 0 });
   const step = v.step === undefined ? undefined : numberFlag("--step", v.step, 0, { lo: 1, integer: true });
-  if (step !== undefined && !v.export) {
-    throw new TypeError("--step picks the checkpoint --export writes; give --export DIR");
+  const saveTo = saveModelFlag(v["save-model"], v.export);
+  if (step !== undefined && !saveTo) {
+    throw new TypeError("--step picks the checkpoint --save-model writes; give --save-model DIR");
   }
   if (
-    dryRun(`would pretrain${v.resume ? `, resuming ${v.resume}` : ""}${v.export ? `, exporting to ${v.export}` : ""}`)
+    dryRun(
+      `would pretrain${v.resume ? `, resuming ${v.resume}` : ""}${saveTo ? `, saving the model to ${saveTo}` : ""}`,
+    )
   ) {
     return;
   }
@@ -100,10 +106,23 @@ export async function main(args: string[]): Promise<void> {
       console.log(`Resume with: deno task pretrain --resume ${runDir}`);
       Deno.exitCode = EXIT_STOPPED;
     }
-    if (v.export) console.log(`Exported ${await exportBaseModel(runDir, v.export, { step })}`);
+    if (saveTo) console.log(`Saved the base model to ${await saveBaseModel(runDir, saveTo, { step })}`);
   } finally {
     stops.release();
   }
+}
+
+/**
+ * The directory `--save-model` names, or `--export` (its old name, kept so that scripts and notes still work) with a
+ * one-line note on stderr; both at once is an error.
+ */
+function saveModelFlag(saveModel: string | undefined, exportDir: string | undefined): string | undefined {
+  if (exportDir === undefined) return saveModel;
+  if (saveModel !== undefined) {
+    throw new TypeError("--export is the old name of --save-model; give only --save-model DIR");
+  }
+  console.error("note: --export is now --save-model (deno task export writes ONNX); --export still works");
+  return exportDir;
 }
 
 /** Dotted paths whose values differ between two resolved configs. */

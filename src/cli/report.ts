@@ -3,9 +3,9 @@
  * logs, or writes one report that overlays several runs (one series per run in each chart); with --tensorboard, also
  * a TensorBoard event file per run. Lines that cannot be read are named on stderr and in the page, and skipped.
  */
-import { writeComparison } from "../train/report.ts";
-import { dryRun, parseFlags } from "./args.ts";
-import { writeTensorBoard } from "../train/tensorboard.ts";
+import { writeComparison } from "../report/write.ts";
+import { dryRun, parseFlags } from "../command/args.ts";
+import { writeTensorBoard } from "../report/tensorboard.ts";
 
 const USAGE = `Usage: deno task report RUN_DIR [RUN_DIR ...] [--out FILE] [--tensorboard DIR]
 

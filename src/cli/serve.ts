@@ -2,8 +2,8 @@
  * `deno task serve textcraft|bfcl [options]`: runs Crucible's own TextCraft or BFCL server until interrupted
  * (`--help` lists the options). Other environments are served by their upstream AgentGym servers.
  */
-import { serveTextCraft } from "../env/textcraft/server.ts";
-import { dryRun, numberFlag, parseFlags } from "./args.ts";
+import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
+import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
 import { serveBfcl } from "../../tasks/bfcl/server.ts";
 
 const USAGE = `Usage: deno task serve textcraft|bfcl [options]

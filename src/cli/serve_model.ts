@@ -10,8 +10,8 @@ import type { CacheSetting } from "../model/infer.ts";
 import { loadGpuModel } from "../model/load.ts";
 import { DecodeBatcher } from "../serve/batcher.ts";
 import { serveOpenAI } from "../serve/openai.ts";
-import { dryRun, numberFlag, parseFlags } from "./args.ts";
-import { localModel } from "./model_arg.ts";
+import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
+import { localModel } from "../command/model_arg.ts";
 
 const USAGE = `Usage: deno task serve-model --model DIR [--adapter DIR] [options]
 

@@ -5,7 +5,7 @@
  */
 import { copy } from "./copy.ts";
 import { main as train } from "./train.ts";
-import { DRY_RUN_ENV, parseFlags } from "./args.ts";
+import { DRY_RUN_ENV, parseFlags } from "../command/args.ts";
 
 const USAGE = `Usage: deno task sft [NAME|CONFIG.yaml] [options] [key.path=value ...]
 

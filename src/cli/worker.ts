@@ -6,7 +6,7 @@ import { resolveConfig } from "../config/load.ts";
 import { configSource } from "../config/presets.ts";
 import { runWorker } from "../cluster/worker.ts";
 import { stopOnSignals } from "./train.ts";
-import { dryRun, parseFlags } from "./args.ts";
+import { dryRun, parseFlags } from "../command/args.ts";
 
 const USAGE = `Usage: deno task worker --cluster URL [--name NAME] [NAME|CONFIG.yaml] [key.path=value ...]
 

@@ -109,7 +109,7 @@ const Data = z.strictObject({
   /**
    * How RL steps pick their prompts: "uniform" walks the shuffled train split; "signal" favours the task's categories
    * (TextCraft: depth) whose groups have differed in reward so far, never giving one less than `floor` of that
-   * weight (src/train/prompts.ts).
+   * weight (src/rl/prompts.ts).
    */
   prompt_sampling: z.strictObject({
     /** uniform or signal, as above. */

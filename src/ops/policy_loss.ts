@@ -1,7 +1,7 @@
 /**
  * The actor's per-token loss on the GPU (shaders/policy_loss.wgsl): from each token's logp and entropy and
  * its inputs (old logp, reference logp, advantage, aggregation weight), dlogp, dentropy and per-token statistics.
- * The formula and its CPU definition live in src/train/policy_loss.ts, which resolves the settings this kernel
+ * The formula and its CPU definition live in src/rl/policy_loss.ts, which resolves the settings this kernel
  * takes as numbers; src/train/policy_head.ts runs it inside the LM head pass.
  *
  * The host uploads one [T, 4] tensor per packed batch; the weights are the whole mini-batch's, so micro-batch
@@ -50,7 +50,7 @@ export const POLICY_STATS = [
   "tokens",
 ] as const;
 
-/** The loss settings as the kernel takes them (see policyKernelSettings in src/train/policy_loss.ts). */
+/** The loss settings as the kernel takes them (see policyKernelSettings in src/rl/policy_loss.ts). */
 export interface PolicyKernelSettings {
   /** One of KL_CODES. */
   klCode: number;

@@ -13,7 +13,7 @@ import { Tokenizer } from "../model/tokenizer.ts";
 import type { OrtModule } from "../onnx/runtime.ts";
 import { OnnxSampler } from "../onnx/sampler.ts";
 import { DEPTH_RANGES, depthOf, parseTextCraftAction } from "../../tasks/textcraft/rules.ts";
-import { upstreamSuccess } from "../../tasks/task.ts";
+import { upstreamSuccess } from "../task/task.ts";
 import { type AgentReply, PageAgent } from "./agent.ts";
 import type { PlaySettings } from "./server.ts";
 import { depthNote } from "./skill.ts";

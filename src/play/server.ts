@@ -7,14 +7,14 @@
  *   GET  /model/...            the agent: onnx/model.onnx (exported at start, in memory), config.json, tokenizer.json,
  *                              tokenizer_config.json, generation_config.json
  *   GET  /play/settings        the agent's prompt, limits and temperature (its crucible.json) and the task count
- *   *    /env/...              Crucible's TextCraft server, embedded: its routes, guards and messages unchanged
+ *   *    /env/...              the game's server (TextCraft's, handed in by the command), embedded: its routes,
+ *                              guards and messages unchanged
  *
  * The TextCraft routes keep their guards: JSON bodies only and no cross-origin browser requests (the page is same
  * origin, and the loopback names of this server count as one origin). A reset to a task index outside the game's
  * tasks is answered here with an error naming the range, since TextCraft itself wraps indices around.
  */
-import { textCraftHandler } from "../env/textcraft/server.ts";
-import { CraftingTree } from "../env/textcraft/tree.ts";
+import type { GameHandler, GameServerOptions } from "../env/server/serve.ts";
 import { toHfConfig } from "../model/config.ts";
 import type { LoadedModel } from "../model/model_dir.ts";
 import { onnxBytes } from "../onnx/export.ts";
@@ -34,8 +34,19 @@ export interface PlaySettings {
   skill?: DepthSkill;
 }
 
+/** The game the page plays, handed in by the command (TextCraft's, from tasks/textcraft/game/server.ts). */
+export interface PlayGame {
+  /** Its name in the page's errors. */
+  title: string;
+  /** Its task count: a reset outside [0, tasks) is refused here. */
+  tasks: number;
+  /** Its game server's handler, built with these settings. */
+  handler(options: GameServerOptions): GameHandler;
+}
+
 /** Options of {@linkcode servePlay}. */
 export interface PlayOptions {
+  game: PlayGame;
   model: LoadedModel;
   /** Shown in the page. */
   modelName: string;
@@ -114,16 +125,11 @@ function response(body: BodyInit, name: string): Response {
  * ```
  */
 export async function servePlay(o: PlayOptions): Promise<PlayServer> {
-  const [app, ortDir, onnx, tree] = await Promise.all([
-    bundleApp(),
-    ortDistDir(),
-    onnxBytes(o.model, "f32"),
-    CraftingTree.load(),
-  ]);
+  const [app, ortDir, onnx] = await Promise.all([bundleApp(), ortDistDir(), onnxBytes(o.model, "f32")]);
   const hostname = o.hostname ?? "127.0.0.1";
-  const tasks = tree.goals.length;
+  const tasks = o.game.tasks;
   let url = "", origins = new Set<string>();
-  const game = textCraftHandler(tree, { origin: () => url, idleMs: 30 * 60_000, maxEnvs: 256 });
+  const game = o.game.handler({ origin: () => url, idleMs: 30 * 60_000, maxEnvs: 256 });
   const tok = o.model.tokenizer;
   const files: Record<string, () => BodyInit> = {
     "/": () => page,
@@ -150,7 +156,7 @@ export async function servePlay(o: PlayOptions): Promise<PlayServer> {
     if (origins.has(headers.get("origin") ?? "")) headers.set("origin", url);
     const body = req.method === "POST" ? await req.arrayBuffer() : undefined;
     if (path === "/reset" && body) {
-      const refused = outOfRange(body, tasks);
+      const refused = outOfRange(body, tasks, o.game.title);
       if (refused) return refused;
     }
     return await game(new Request(new URL(path + new URL(req.url).search, url), { method: req.method, headers, body }));
@@ -179,7 +185,7 @@ export async function servePlay(o: PlayOptions): Promise<PlayServer> {
  * An error body for a reset to a task index the game does not have (TextCraft itself would wrap it around), in the
  * protocol's own way of refusing a well-formed request: status 200 with `{"error": ...}`.
  */
-function outOfRange(body: ArrayBuffer, tasks: number): Response | undefined {
+function outOfRange(body: ArrayBuffer, tasks: number, title: string): Response | undefined {
   let idx: unknown;
   try {
     idx = JSON.parse(new TextDecoder().decode(body))?.data_idx;
@@ -187,6 +193,6 @@ function outOfRange(body: ArrayBuffer, tasks: number): Response | undefined {
     return undefined; // The game answers malformed JSON itself.
   }
   if (typeof idx !== "number" || (Number.isInteger(idx) && idx >= 0 && idx < tasks)) return undefined;
-  const error = `Task index ${idx} is out of range: TextCraft has tasks 0 to ${tasks - 1}.`;
+  const error = `Task index ${idx} is out of range: ${title} has tasks 0 to ${tasks - 1}.`;
   return new Response(JSON.stringify({ error }), { headers: { "content-type": "application/json" } });
 }

@@ -5,7 +5,7 @@
  * is one craft from base items, depth 4 a chain of four.
  *
  * The evaluation comes from, in order: the run folder of a checkpoint (`<run>/checkpoints/<name>`: the last line of
- * `<run>/evals.jsonl` with results by depth), or the model card (README.md) that `deno task pretrain --export`
+ * `<run>/evals.jsonl` with results by depth), or the model card (README.md) that `deno task pretrain --save-model`
  * writes, whose "success:" line lists them.
  */
 

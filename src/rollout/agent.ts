@@ -16,7 +16,7 @@ import { EnvError } from "../env/errors.ts";
 import type { DecodeLimits, DecodePiece, Generation } from "../model/generate.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import type { SampleSettings } from "../ops/sample.ts";
-import type { Task } from "../../tasks/task.ts";
+import type { Task } from "../task/task.ts";
 import { ChatRenderer } from "./chat.ts";
 import type { Trajectory, TurnRecord } from "./trajectory.ts";
 

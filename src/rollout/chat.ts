@@ -6,7 +6,7 @@
  * reads `tools` (Qwen2.5's), the opening's tool documents go to the template's `tools` variable instead of the text.
  */
 import type { Tokenizer } from "../model/tokenizer.ts";
-import type { Task } from "../../tasks/task.ts";
+import type { Task } from "../task/task.ts";
 
 /** A conversation start: instructions, the assistant's acknowledgement, and the environment's first observation. */
 export interface Opening {

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { KV_CACHE_SETTINGS, type RunConfig } from "../config/schema.ts";
-import type { Task, TaskOptions } from "../../tasks/task.ts";
+import type { Task, TaskOptions } from "../task/task.ts";
 
 /** The file name in a model directory. */
 export const AGENT_FILE = "crucible.json";

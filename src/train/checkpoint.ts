@@ -18,7 +18,7 @@ import type { AdamW } from "./optimizer.ts";
 import type { HostModel } from "./setup.ts";
 import { AGENT_FILE, type AgentSettings } from "./agent_settings.ts";
 import { faultPoint } from "./faults.ts";
-import type { DataPosition } from "./prompts.ts";
+import type { DataPosition } from "../rl/prompts.ts";
 import type { ResumedAdapter } from "./lora.ts";
 
 /** What the trainer needs to continue exactly where it stopped. */

@@ -16,7 +16,7 @@ import type { RunConfig } from "../config/schema.ts";
 import type { Learner } from "./learner.ts";
 import { AdamW } from "./optimizer.ts";
 import { fromPositions, microBatches, toPositions, type TrainSequence } from "./sequences.ts";
-import { valueLoss } from "./value_loss.ts";
+import { valueLoss } from "../rl/value_loss.ts";
 
 /** What one critic update did. */
 export interface CriticStep {

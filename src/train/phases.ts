@@ -15,22 +15,15 @@ import { collapsedEntropy, DivergenceGuard } from "./divergence.ts";
 import { phaseOptimizer, SkipGuard, trainable } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { AHEAD_FILE, type AheadRecord, OneStepOff } from "./one_step_off.ts";
-import { byCategory, nextPrompts, recordSignal, signalPrompts } from "./prompts.ts";
+import { byCategory, nextPrompts, recordSignal, signalPrompts } from "../rl/prompts.ts";
 import { roundsAt } from "../rollout/scheduler.ts";
 import { divergeAt, Rollbacks, SpikeCheck } from "./rollback.ts";
-import {
-  groupRewards,
-  rlStep,
-  type RlStepContext,
-  rolloutOptions,
-  scheduleOf,
-  stepMetrics,
-  stepSpecs,
-} from "./rl_step.ts";
+import { groupRewards, rlStep, type RlStepContext, scheduleOf, stepMetrics, stepSpecs } from "./rl_step.ts";
+import { rolloutOptions } from "../rollout/options.ts";
 import type { Run } from "./run.ts";
 import { checkEnv } from "./setup.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
-import { lrAt } from "./schedule.ts";
+import { lrAt } from "../rl/schedule.ts";
 import type { TrainSequence } from "./sequences.ts";
 import { runSft, sftEpochs, sftPlan } from "./sft.ts";
 import { EnvFailed, RunDiverged, RunStopped } from "./stops.ts";

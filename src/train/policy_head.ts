@@ -1,14 +1,14 @@
 /**
  * The actor's loss inside the LM head pass: for each chunk of rows the head records logp and entropy, then the
  * policy-loss kernel (src/ops/policy_loss.ts) turns them into dlogp and dentropy and per-token statistics before
- * the head's backward consumes the chunk. The formula it computes is policyObjective (policy_loss.ts).
+ * the head's backward consumes the chunk. The formula it computes is policyObjective (src/rl/policy_loss.ts).
  */
 import type { Batch } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
 import type { HeadChunk, HeadChunkGrad, HeadGrad } from "../model/head.ts";
 import { POLICY_STATS, policyLossForward } from "../ops/policy_loss.ts";
-import { policyKernelSettings, type PolicyLossSettings } from "./policy_loss.ts";
+import { policyKernelSettings, type PolicyLossSettings } from "../rl/policy_loss.ts";
 
 export { uploadPolicyInputs } from "../ops/policy_loss.ts";
 

@@ -18,9 +18,10 @@ import {
   reinforceBaselineAdvantages,
   reinforcePlusPlusAdvantages,
   rlooAdvantages,
-} from "./advantages.ts";
+} from "../rl/advantages.ts";
 import { faultPoint } from "./faults.ts";
-import { boundStaleness, tisMetrics, tisWeights } from "./off_policy.ts";
+import { rolloutOptions } from "../rollout/options.ts";
+import { boundStaleness, tisMetrics, tisWeights } from "../rl/off_policy.ts";
 import type { Learner } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "./rl_update.ts";
@@ -95,24 +96,6 @@ export function scheduleOf(c: RunConfig): RoundsSchedule {
 /** Seed of episode k of step `step`: distinct per episode, and the same after a resume. */
 export function episodeSeed(base: number, step: number, k: number): number {
   return (Math.imul(base, 1000003) + Math.imul(step, 7919) + k) | 0;
-}
-
-/** Rollout limits and sampling of a config. */
-export function rolloutOptions(
-  c: RunConfig,
-  maxRounds: number,
-  stopIds: number[],
-  temperature?: number,
-): RolloutOptions {
-  const r = c.rollout;
-  return {
-    maxRounds,
-    maxTokensPerTurn: r.max_tokens_per_turn,
-    maxPromptLength: r.max_prompt_length,
-    maxResponseLength: r.max_response_length,
-    sampling: { temperature: temperature ?? r.temperature, topP: r.top_p, topK: r.top_k },
-    stopIds,
-  };
 }
 
 /** The episodes of a step: rollout.n per prompt, each with its own seed. */

@@ -5,11 +5,11 @@
  */
 import { Batch } from "../gpu/batch.ts";
 import { PackedInputs, packSequences } from "../model/packing.ts";
-import { aggregationWeights, type LossAggMode } from "./aggregation.ts";
+import { aggregationWeights, type LossAggMode } from "../rl/aggregation.ts";
 import type { Learner } from "./learner.ts";
 import type { AdamW, StepStats } from "./optimizer.ts";
 import { policyLossHead, uploadPolicyInputs } from "./policy_head.ts";
-import { type PolicyLossSettings, type PolicyMetrics, policyMetrics } from "./policy_loss.ts";
+import { type PolicyLossSettings, type PolicyMetrics, policyMetrics } from "../rl/policy_loss.ts";
 import { microBatches, toPositions, type TrainSequence } from "./sequences.ts";
 
 /** One sequence of the update with its per-response-token inputs. */

@@ -29,7 +29,8 @@ import { checkpointAdapter, loraLine, runLora, saveMerged } from "./lora.ts";
 import { RunLog } from "./metrics.ts";
 import type { AdamW } from "./optimizer.ts";
 import { rlPhase, sftPhase } from "./phases.ts";
-import { rolloutOptions, type RolloutSource } from "./rl_step.ts";
+import { rolloutOptions } from "../rollout/options.ts";
+import type { RolloutSource } from "./rl_step.ts";
 import { diskFullStop, EnvFailed } from "./stops.ts";
 import {
   checkEnv,

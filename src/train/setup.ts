@@ -15,8 +15,8 @@ import type { Tokenizer } from "../model/tokenizer.ts";
 import { readAgentSettings } from "./agent_settings.ts";
 import type { Reporter } from "./run.ts";
 import { getTask } from "../../tasks/mod.ts";
-import { readItemIds } from "../../tasks/splits.ts";
-import { type EmbeddedServer, loadPrompt, type Task, type TaskOptions } from "../../tasks/task.ts";
+import { readItemIds } from "../task/splits.ts";
+import { type EmbeddedServer, loadPrompt, type Task, type TaskOptions } from "../task/task.ts";
 
 /** The environment side of a run. */
 export interface RunEnv {

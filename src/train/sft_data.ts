@@ -10,7 +10,7 @@ import type { Tokenizer } from "../model/tokenizer.ts";
 import { runRollouts } from "../rollout/agent.ts";
 import { ChatRenderer } from "../rollout/chat.ts";
 import { ScriptedSampler } from "../rollout/scripted.ts";
-import type { AugmentContext, Task, TaskOptions, TextEpisode } from "../../tasks/task.ts";
+import type { AugmentContext, Task, TaskOptions, TextEpisode } from "../task/task.ts";
 import { Rng } from "../util/random.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import type { TrainSequence } from "./sequences.ts";

@@ -6,7 +6,7 @@
  * model's vocabulary, synthetic tasks for pretraining a base model (synthetic.ts), and the first observation's tool
  * documents for a chat template that reads `tools`.
  */
-import type { Task } from "../task.ts";
+import type { Task } from "../../src/task/task.ts";
 import { type EpisodeOptions, splitToolList } from "./episode.ts";
 import { oracleReplies } from "./oracle.ts";
 import { type BfclOptions, parseBfclOptions } from "./options.ts";

@@ -3,7 +3,7 @@
  * request, then answer in plain text to end the turn), the call forms the server reads, and the fixed replies the
  * oracle's demonstrations end turns with.
  */
-import type { Prompt } from "../task.ts";
+import type { Prompt } from "../../src/task/task.ts";
 
 /** The oracle's plain reply that ends a turn after its calls. */
 export const TURN_DONE_REPLY = "Done.";

@@ -1,5 +1,5 @@
 /**
- * BFCL served over AgentGym's protocol with TextCraft's server (its routes, JSON shapes, id table and request
+ * BFCL served over AgentGym's protocol with the game server TextCraft's shares (src/env/server: its routes, JSON shapes, id table and request
  * guards): `/create`, `/reset {id, data_idx}`, `/step {id, action}` answering `observation`, `reward`, `done` and an
  * `info` object (the executed calls with their results, and at a user turn's end the checker's verdict). Entries are
  * BFCL's own, in file order, from a data directory, or Crucible's generated tasks (train indices first, then the
@@ -13,12 +13,7 @@
  * await server.shutdown();
  * ```
  */
-import {
-  type ServedGame,
-  serveTextCraft,
-  type TextCraftServer,
-  type TextCraftServerOptions,
-} from "../../src/env/textcraft/server.ts";
+import { type GameServer, type GameServerOptions, type ServedGame, serveGames } from "../../src/env/server/serve.ts";
 import { CLASS_NAMES, newInstance } from "./classes/api.ts";
 import { type BfclEntry, type FunctionDoc, loadBfclDir } from "./entries.ts";
 import { BfclEpisode, type EpisodeOptions } from "./episode.ts";
@@ -86,8 +81,8 @@ export function bfclGame(source: BfclSource, options: EpisodeOptions = {}): Serv
   };
 }
 
-/** Server settings: TextCraft's, the source's data directory and the episode options. */
-export interface BfclServerOptions extends Omit<TextCraftServerOptions, "games" | "tree" | "title"> {
+/** Server settings: the game server's, the source's data directory and the episode options. */
+export interface BfclServerOptions extends Omit<GameServerOptions, "title"> {
   /** BFCL's data directory (laid out as `bfcl_eval/data/`); default: the generated tasks. */
   dataDir?: string;
   /** Entries to serve instead (tests, embedding); overrides dataDir. */
@@ -96,12 +91,11 @@ export interface BfclServerOptions extends Omit<TextCraftServerOptions, "games" 
 }
 
 /** Starts a BFCL server; resolves once it listens. */
-export async function serveBfcl(options: BfclServerOptions = {}): Promise<TextCraftServer> {
+export async function serveBfcl(options: BfclServerOptions = {}): Promise<GameServer> {
   const source = options.source ?? await bfclSource(options.dataDir);
-  return serveTextCraft({
+  return serveGames(() => bfclGame(source, options.episode), {
     ...options,
     port: options.port ?? 36002,
     title: "BFCL",
-    games: () => bfclGame(source, options.episode),
   });
 }

@@ -6,7 +6,7 @@
  * training never uses) for measuring success on scenarios the model has not seen.
  */
 import type { Rng } from "../../src/util/random.ts";
-import type { SyntheticTasks, TextEpisode } from "../task.ts";
+import type { SyntheticTasks, TextEpisode } from "../../src/task/task.ts";
 import { newInstance } from "./classes/api.ts";
 import type { BfclEntry } from "./entries.ts";
 import { BfclEpisode, type EpisodeOptions } from "./episode.ts";

@@ -3,7 +3,7 @@
  * prompt, each generated entry's opening and questions, its ground truth written in every call form with the
  * results it gets back, and the fixed replies; function and parameter names kept as single tokens.
  */
-import type { Prompt, TaskVocabulary } from "../task.ts";
+import type { Prompt, TaskVocabulary } from "../../src/task/task.ts";
 import { newInstance } from "./classes/api.ts";
 import { CALL_FORMATS, encodeCalls } from "./calls.ts";
 import { parseGroundTruth } from "./checker.ts";

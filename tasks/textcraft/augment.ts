@@ -3,8 +3,8 @@
  * items renamed by a random permutation, so that a model must read the command list rather than memorise which
  * items the training tasks use, and a curriculum that leaves distractor lines out of the early epochs' lists.
  */
-import { CraftingTree } from "../../src/env/textcraft/tree.ts";
-import type { AugmentContext, TextEpisode } from "../task.ts";
+import { CraftingTree } from "./game/tree.ts";
+import type { AugmentContext, TextEpisode } from "../../src/task/task.ts";
 import { recipeLines } from "./formats.ts";
 import type { TextCraftOptions } from "./options.ts";
 import { ItemRenamer } from "./rename.ts";

@@ -4,9 +4,9 @@
  * task's opening as Crucible's server writes it; the tag table (which items are kinds of `planks`) comes from the
  * crafting tree, as a player's knowledge of the game would.
  */
-import { TextCraftGame } from "../../src/env/textcraft/game.ts";
-import { idToName, nameToId } from "../../src/env/textcraft/python.ts";
-import type { CraftingTree } from "../../src/env/textcraft/tree.ts";
+import { TextCraftGame } from "./game/game.ts";
+import { idToName, nameToId } from "./game/python.ts";
+import type { CraftingTree } from "./game/tree.ts";
 import { type OracleFormat, oracleReply, recipeLines, stackFrames } from "./formats.ts";
 import { solveTask } from "./oracle.ts";
 import { parseOpening, stackPlan } from "./stack.ts";

@@ -2,19 +2,21 @@
  * TextCraft: craft a Minecraft item from a short list of crafting commands. The task's rules (rules.ts) and its
  * training aids, which the trainer reaches only through the Task hooks: Crucible's embedded server, the oracle's
  * demonstrations in several reply layouts, per-epoch renaming and a distractor curriculum, the built-in tiny
- * model's vocabulary, and synthetic worlds for pretraining (worlds.ts).
+ * model's vocabulary, and synthetic worlds for pretraining (worlds.ts) with their words on a base model's card
+ * (card.ts).
  */
-import { serveTextCraft } from "../../src/env/textcraft/server.ts";
-import { CraftingTree } from "../../src/env/textcraft/tree.ts";
-import { type Task, upstreamSuccess } from "../task.ts";
+import { serveTextCraft } from "./game/server.ts";
+import { CraftingTree } from "./game/tree.ts";
+import { type Task, upstreamSuccess } from "../../src/task/task.ts";
 import { textCraftAugment } from "./augment.ts";
+import { textCraftCardWords } from "./card.ts";
 import { demoReplies } from "./demos.ts";
 import { stackFrames } from "./formats.ts";
 import { parseTextCraftOptions } from "./options.ts";
 import { depthOf, parseTextCraftAction, TEXTCRAFT_PROMPT, TEXTCRAFT_SPLITS } from "./rules.ts";
 import { textCraftSynthetic } from "./synthetic.ts";
 import { textCraftVocabulary } from "./vocabulary.ts";
-import { idToName } from "../../src/env/textcraft/python.ts";
+import { idToName } from "./game/python.ts";
 
 export { DEPTH_RANGES, parseTextCraftAction, TEXTCRAFT_PROMPT, TEXTCRAFT_SPLITS } from "./rules.ts";
 
@@ -44,4 +46,5 @@ export const textcraft: Task = {
       misreads: o.synthetic_misreads,
     });
   },
+  baseModelWords: textCraftCardWords,
 };

@@ -7,8 +7,8 @@
  * the sequence is shortest among plans that do not mix two recipes for one item, which never pays here: each
  * craft yields at most the larger recipe count and a second recipe only adds inputs to fetch.
  */
-import { idToName } from "../../src/env/textcraft/python.ts";
-import type { CraftingTree, Recipe } from "../../src/env/textcraft/tree.ts";
+import { idToName } from "./game/python.ts";
+import type { CraftingTree, Recipe } from "./game/tree.ts";
 
 /** A plan's actions, gets first, then crafts with every input before its consumer. */
 export interface OraclePlan {

@@ -7,8 +7,8 @@
  * `planks` and `oak planks` is not written in the episode.
  */
 import type { Rng } from "../../src/util/random.ts";
-import { idToName, nameToId } from "../../src/env/textcraft/python.ts";
-import type { CraftingTree } from "../../src/env/textcraft/tree.ts";
+import { idToName, nameToId } from "./game/python.ts";
+import type { CraftingTree } from "./game/tree.ts";
 
 /** Renames items in text with one fixed permutation. */
 export class ItemRenamer {

@@ -3,8 +3,8 @@
  * exact action extraction, the depth of each task index and the published splits.
  */
 import type { ActionParse } from "../../src/env/client.ts";
-import { ranges } from "../splits.ts";
-import type { Prompt } from "../task.ts";
+import { ranges } from "../../src/task/splits.ts";
+import type { Prompt } from "../../src/task/task.ts";
 
 /** Crucible's wording of the instructions upstream gives (same rules, same examples, same answer format). */
 export const TEXTCRAFT_PROMPT: Prompt = {

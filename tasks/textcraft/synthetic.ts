@@ -5,9 +5,9 @@
  * refuses before the right reply (recovery data); and a server of held-out worlds, drawn from a
  * seed that training never uses, for measuring success on worlds the model has not seen.
  */
-import { serveTextCraft } from "../../src/env/textcraft/server.ts";
+import { serveTextCraft } from "./game/server.ts";
 import { Rng } from "../../src/util/random.ts";
-import type { SyntheticTasks, TextEpisode } from "../task.ts";
+import type { SyntheticTasks, TextEpisode } from "../../src/task/task.ts";
 import type { StackFrames } from "./stack.ts";
 import { worldEpisode, WorldGame } from "./worlds.ts";
 

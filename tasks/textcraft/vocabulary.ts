@@ -4,11 +4,11 @@
  * get of a crafted item, an unknown command, a craft with a wrong input count). The built-in tiny model's word-level
  * vocabulary is built from it, so every word the game uses has a token.
  */
-import { TextCraftGame } from "../../src/env/textcraft/game.ts";
+import { TextCraftGame } from "./game/game.ts";
 import { solveTask } from "./oracle.ts";
-import { idToName } from "../../src/env/textcraft/python.ts";
-import type { CraftingTree } from "../../src/env/textcraft/tree.ts";
-import type { Prompt, TaskVocabulary } from "../task.ts";
+import { idToName } from "./game/python.ts";
+import type { CraftingTree } from "./game/tree.ts";
+import type { Prompt, TaskVocabulary } from "../../src/task/task.ts";
 import { oracleReply } from "./formats.ts";
 
 /** Texts of every task (in task order), plus `extra` (prompts, reply formats). */

@@ -9,7 +9,7 @@
  * branches, alternative recipes for some items, and distractor lines that use the same inputs, shuffled into one
  * command list as TextCraft builds it.
  */
-import { nameToId, pyRepr } from "../../src/env/textcraft/python.ts";
+import { nameToId, pyRepr } from "./game/python.ts";
 import type { Rng } from "../../src/util/random.ts";
 import {
   type CommandLine,
@@ -158,7 +158,7 @@ const GET = /^get ([0-9]+) ([^\n]*)/;
 const COUNTED = /^([0-9]+) ([^\n]*)/;
 
 /**
- * A game of one world under TextCraft's rules and messages (src/env/textcraft/game.ts): `get` fetches any name the
+ * A game of one world under TextCraft's rules and messages (tasks/textcraft/game/game.ts): `get` fetches any name the
  * world cannot craft, `craft` needs the exact inputs of one of the item's lines in hand, and crafting the goal ends
  * the episode with reward 1. Names stand for ids as TextCraft's do (`minecraft:oak_planks`).
  */
@@ -248,7 +248,7 @@ function sameInputs(want: readonly Ingredient[], given: readonly Ingredient[]): 
   return true;
 }
 
-/** An episode as text: the opening, then each reply and what the game answered (`misread`: see tasks/task.ts). */
+/** An episode as text: the opening, then each reply and what the game answered (`misread`: see src/task/task.ts). */
 export interface TextEpisode {
   opening: string;
   turns: { reply: string; observation: string; misread?: boolean }[];

@@ -3,7 +3,7 @@
 // --env-url names the URL and the command that starts a server, --split lists the splits, and config --explain
 // prints a key's meaning, default and other names, or the nearest keys.
 import assert from "node:assert/strict";
-import { parseFlags } from "../../src/cli/args.ts";
+import { parseFlags } from "../../src/command/args.ts";
 import { main as evaluate } from "../../src/cli/eval.ts";
 import { explainKey, keyDocs } from "../../src/config/explain.ts";
 import { resolveConfig } from "../../src/config/load.ts";

@@ -124,7 +124,7 @@ Deno.test({
 });
 
 Deno.test("raw operating-system errors become sentences; hub ids and folders without a model are explained", async () => {
-  const { humanMessage } = await import("../../src/cli/args.ts");
+  const { humanMessage } = await import("../../src/command/args.ts");
   const { loadModelDir } = await import("../../src/model/model_dir.ts");
   let raw: unknown;
   try {

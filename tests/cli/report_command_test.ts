@@ -2,7 +2,7 @@
 // several runs compared into <first>/compare.html, a bad log line named on stderr, and clear errors for a folder
 // that is not a run.
 import assert from "node:assert/strict";
-import { writeTrainRun } from "../train/report_fixture.ts";
+import { writeTrainRun } from "../report/report_fixture.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 

@@ -5,7 +5,7 @@
  * installs it and its absence must fail.
  */
 import { type NatsServer, natsServerInstalled, startNatsServer } from "../../src/cluster/server.ts";
-import { SMOKE_MODEL_YAML } from "../../src/cli/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML } from "../../src/bench/smoke_run.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { applyOverride, resolveConfig } from "../../src/config/load.ts";
 import { CONFIG_KL_KINDS, CONFIG_LOSS_AGG_MODES } from "../../src/config/schema.ts";
-import { LOSS_AGG_MODES } from "../../src/train/aggregation.ts";
-import { KL_KINDS } from "../../src/train/policy_loss.ts";
+import { LOSS_AGG_MODES } from "../../src/rl/aggregation.ts";
+import { KL_KINDS } from "../../src/rl/policy_loss.ts";
 
 const src = (text: string) => ({ text, name: "test.yaml" });
 

@@ -1,12 +1,16 @@
 /** Shared test helpers: one loaded crafting tree, in-process servers on port 0, and small HTTP shortcuts. */
-import { serveTextCraft, type TextCraftServer, type TextCraftServerOptions } from "../../src/env/textcraft/server.ts";
-import { CraftingTree } from "../../src/env/textcraft/tree.ts";
+import {
+  serveTextCraft,
+  type TextCraftServer,
+  type TextCraftServerOptions,
+} from "../../tasks/textcraft/game/server.ts";
+import { CraftingTree } from "../../tasks/textcraft/game/tree.ts";
 import type { EnvClient } from "../../src/env/client.ts";
 import type { Tokenizer } from "../../src/model/tokenizer.ts";
 import { runRollouts } from "../../src/rollout/agent.ts";
 import { ScriptedSampler } from "../../src/rollout/scripted.ts";
 import type { Trajectory } from "../../src/rollout/trajectory.ts";
-import type { Task } from "../../tasks/task.ts";
+import type { Task } from "../../src/task/task.ts";
 
 /** The checked-in tree, loaded once per test process. */
 export const tree: CraftingTree = await CraftingTree.load();

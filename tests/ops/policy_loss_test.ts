@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
 import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { headPass } from "../../src/model/head.ts";
-import { aggregationWeights } from "../../src/train/aggregation.ts";
+import { aggregationWeights } from "../../src/rl/aggregation.ts";
 import { POLICY_STATS, policyLossForward, uploadPolicyInputs } from "../../src/ops/policy_loss.ts";
 import { policyLossHead } from "../../src/train/policy_head.ts";
 import {
@@ -10,7 +10,7 @@ import {
   type PolicyLossSettings,
   policyObjective,
   type PolicyTokens,
-} from "../../src/train/policy_loss.ts";
+} from "../../src/rl/policy_loss.ts";
 import { assertClose } from "../reference/check.ts";
 import { intArray, roundF32, uniformArray } from "../reference/random.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";

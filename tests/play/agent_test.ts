@@ -3,7 +3,7 @@
 // person's move it re-reads the conversation and answers as a fresh sampler would.
 import assert from "node:assert/strict";
 import { envClient } from "../../src/env/adapters/mod.ts";
-import { serveTextCraft } from "../../src/env/textcraft/server.ts";
+import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { stopTokenIds } from "../../src/model/model_dir.ts";
 import { onnxBytes } from "../../src/onnx/export.ts";
 import { createSession, loadOrt } from "../../src/onnx/runtime.ts";

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { loadForExport } from "../../src/onnx/export.ts";
 import { servePlay } from "../../src/play/server.ts";
 import { readAgentSettings } from "../../src/train/agent_settings.ts";
+import { embeddedTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { screenshot, withBrowser } from "../browser.ts";
 import { noGpu } from "../no_gpu.ts";
 import { saveTestModel, testModels } from "../onnx/models.ts";
@@ -21,6 +22,7 @@ Deno.test({
     const { dir, task, source } = await solver();
     const agent = await readAgentSettings(dir);
     const server = await servePlay({
+      game: await embeddedTextCraft(),
       model: await loadForExport(dir),
       modelName: source,
       settings: {

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { envClient } from "../../src/env/adapters/mod.ts";
 import { solveTask } from "../../tasks/textcraft/oracle.ts";
-import { idToName } from "../../src/env/textcraft/python.ts";
+import { idToName } from "../../tasks/textcraft/game/python.ts";
 import type { DecodeLimits, DecodePiece, Generation } from "../../src/model/generate.ts";
 import type { Tokenizer } from "../../src/model/tokenizer.ts";
 import { wordTokenizer } from "../../src/model/word_tokenizer.ts";

@@ -3,7 +3,7 @@ import { ADAPTERS } from "../../src/env/adapters/mod.ts";
 import { lastAction } from "../../tasks/alfworld.ts";
 import { getTask, TASKS } from "../../tasks/mod.ts";
 import { sqlAction } from "../../tasks/sqlgym.ts";
-import { afterAction, loadPrompt } from "../../tasks/task.ts";
+import { afterAction, loadPrompt } from "../../src/task/task.ts";
 
 Deno.test("every adapter has a task of the same name with a prompt and positive round limit", () => {
   assert.deepEqual(Object.keys(TASKS).sort(), Object.keys(ADAPTERS).sort());

@@ -5,7 +5,7 @@ import { errorKind, errorMix, FailureBudget, mixText } from "../../src/train/bud
 import { collapsedEntropy } from "../../src/train/divergence.ts";
 import { scoreEpisodes } from "../../src/train/eval.ts";
 import { diskFullStop, RunDiverged, RunStopped } from "../../src/train/stops.ts";
-import { exitCodeOf, humanMessage } from "../../src/cli/args.ts";
+import { exitCodeOf, humanMessage } from "../../src/command/args.ts";
 import type { Finish, Trajectory } from "../../src/rollout/trajectory.ts";
 
 function episode(task: number, finish: Finish, o: { success?: boolean; error?: string } = {}): Trajectory {

@@ -4,11 +4,11 @@
 // before anything non-finite is saved; a too-long observation is counted, not fatal; and a run folder is never
 // reused without --resume.
 import assert from "node:assert/strict";
-import { serveTextCraft } from "../../src/env/textcraft/server.ts";
+import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { noGpu } from "../no_gpu.ts";
 import { tree } from "../env/helpers.ts";
 import { cli, sha } from "./cli_run.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/cli/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 

@@ -3,12 +3,12 @@
 // budget the run saves and exits 3 with the server, its errors and the resume command; resumed against a healthy
 // server it finishes.
 import assert from "node:assert/strict";
-import { serveTextCraft } from "../../src/env/textcraft/server.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/cli/bench/smoke_run.ts";
+import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
 import { noGpu } from "../no_gpu.ts";
 import { tree } from "../env/helpers.ts";
 import { cli } from "./cli_run.ts";
-import { faultProxy, flaky } from "../../src/cli/bench/fault_proxy.ts";
+import { faultProxy, flaky } from "../../src/bench/fault_proxy.ts";
 
 function budget(dir: string): string[] {
   return [

@@ -5,11 +5,11 @@ import assert from "node:assert/strict";
 import type { Trajectory } from "../../src/rollout/trajectory.ts";
 import { coverage } from "../../src/train/eval.ts";
 import { stepLine } from "../../src/train/phases.ts";
-import { readRun } from "../../src/train/report_data.ts";
+import { readRun } from "../../src/report/data.ts";
 import type { RlStepResult } from "../../src/train/rl_step.ts";
 import { stepMetrics } from "../../src/train/rl_step.ts";
 import type { MiniBatchResult } from "../../src/train/rl_update.ts";
-import { writeTrainRun } from "./report_fixture.ts";
+import { writeTrainRun } from "../report/report_fixture.ts";
 
 function episode(group: number, reward: number | null, finish: Trajectory["finish"] = "done"): Trajectory {
   return {

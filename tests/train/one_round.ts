@@ -1,5 +1,5 @@
 /** A one-round environment for the RL toy tests: TextCraft's protocol, a fixed prompt, a reward per reply. */
-import type { Task } from "../../tasks/task.ts";
+import type { Task } from "../../src/task/task.ts";
 import { fakeServer } from "../env/helpers.ts";
 
 /** A server whose episode is one step: `prompt`, then the reply's reward and the episode's end. */

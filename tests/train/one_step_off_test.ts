@@ -11,7 +11,7 @@ import { AHEAD_FILE, type AheadRecord } from "../../src/train/one_step_off.ts";
 import { type Reporter, runTraining } from "../../src/train/run.ts";
 import { fromPositions, sequenceLogprobs } from "../../src/train/sequences.ts";
 import { noGpu } from "../no_gpu.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/cli/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
 
 const QUIET: Reporter = { bar: () => ({ tick() {}, done() {} }), line() {} };
 

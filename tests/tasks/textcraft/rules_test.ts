@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { formatItemIds, parseItemIds, ranges } from "../../../tasks/splits.ts";
+import { formatItemIds, parseItemIds, ranges } from "../../../src/task/splits.ts";
 import { ONLY_ONE_ACTION, parseTextCraftAction, TEXTCRAFT_SPLITS } from "../../../tasks/textcraft/rules.ts";
 import { textcraft } from "../../../tasks/textcraft/mod.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TextCraftGame } from "../../../src/env/textcraft/game.ts";
+import { TextCraftGame } from "../../../tasks/textcraft/game/game.ts";
 import { tagMembers } from "../../../tasks/textcraft/demos.ts";
 import { parseOpening, stackPlan } from "../../../tasks/textcraft/stack.ts";
 import { tree } from "../../env/helpers.ts";

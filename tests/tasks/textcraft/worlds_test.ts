@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { TextCraftGame } from "../../../src/env/textcraft/game.ts";
-import { idToName } from "../../../src/env/textcraft/python.ts";
+import { TextCraftGame } from "../../../tasks/textcraft/game/game.ts";
+import { idToName } from "../../../tasks/textcraft/game/python.ts";
 import { Rng } from "../../../src/util/random.ts";
 import { parseOpening, stackPlan } from "../../../tasks/textcraft/stack.ts";
 import { randomWorld, type World, worldEpisode, WorldGame, worldOpening } from "../../../tasks/textcraft/worlds.ts";

@@ -1,0 +1,256 @@
+/**
+ * The game server of AgentGym's TextCraft protocol, for any game (TextCraft's own in tasks/textcraft/game/server.ts,
+ * BFCL's in tasks/bfcl/server.ts): upstream TextCraft's routes, JSON shapes and messages (docs/textcraft-server.md) over
+ * HTTP/1.1 (`listen.ts`). Requests run one at a time on the event loop and every environment owns its state and
+ * generator, so concurrent requests on different environments cannot interfere. Beyond upstream, and invisible to a well-behaved
+ * client: loopback by default (with a warning when bound wider), random ids never reused across restarts, idle
+ * environments reaped, a cap on live environments, the request guards of `guard.ts` (same origin, JSON bodies, size
+ * and time limits on bodies) and the listener's header and request timeouts.
+ *
+ * @example
+ * ```ts
+ * const server = await serveGames(() => game, { port: 0, title: "a game" }); // game: a ServedGame
+ * const headers = { "content-type": "application/json" };
+ * const res = await fetch(`${server.url}/create`, { method: "POST", headers, body: "{}" });
+ * console.log(await res.json()); // {id: 5871243096151183, observation: "Crafting commands:\n...", ...}
+ * await server.shutdown();
+ * ```
+ */
+import { EnvTable } from "./envs.ts";
+import { GameError, type ServedGame, type ServedStep } from "./game.ts";
+import { json, readJson, refuseCrossOrigin, refuseNonJson, text } from "./guard.ts";
+import { listen } from "./listen.ts";
+import { checkBody, type Checked, checkQuery, type Field } from "./validate.ts";
+
+export type { ServedGame, ServedStep } from "./game.ts";
+
+/** Server settings; all optional. */
+export interface GameServerOptions {
+  /** Port to listen on; 0 picks a free one (the default; TextCraft's server defaults to upstream's 36001). */
+  port?: number;
+  /** Interface to bind. Default 127.0.0.1; upstream binds 0.0.0.0. Anything beyond loopback gets a warning. */
+  hostname?: string;
+  /** Most environments alive at once; `/create` answers an error past it. Default 4096. */
+  maxEnvs?: number;
+  /**
+   * Most environments one client may hold at once (a client is its address, and its key's place in `token` when
+   * several keys are given), so that one client cannot starve the rest. Default min(1024, maxEnvs).
+   */
+  maxEnvsPerClient?: number;
+  /** An environment older than this is closed however recently it was used; 0 never. Default 6 hours. */
+  maxAgeMs?: number;
+  /**
+   * Keys, one of which every request must carry as `Authorization: Bearer KEY` (401 otherwise); required when
+   * binding beyond loopback. Default none: no key asked.
+   */
+  token?: string | readonly string[];
+  /** Largest request body accepted, in bytes; larger gets a 413. Default 65536. */
+  maxBodyBytes?: number;
+  /** Time for a request body to arrive once its headers have, in milliseconds; then a 408. Default 10000. */
+  bodyTimeoutMs?: number;
+  /** Time for a request's line and headers to arrive, in milliseconds; then a 408. Default 10000. */
+  headersTimeoutMs?: number;
+  /** An environment no request has touched for this long is closed; 0 never closes one. Default 30 minutes. */
+  idleMs?: number;
+  /** The server's own origin, the one `Origin` a request may carry (serveGames sets it). Default: none may. */
+  origin?: string | (() => string);
+  /** Where the warning about a non-loopback bind goes. Default `console.error`. */
+  warn?: (message: string) => void;
+  /** The environment's name in `GET /` and the bind warning ("TextCraft", "BFCL"); default "game". */
+  title?: string;
+}
+
+/** A running server. */
+export interface GameServer {
+  /** Base URL, e.g. `http://127.0.0.1:36001`; also the one origin a browser request may come from. */
+  url: string;
+  port: number;
+  /** Stops listening and waits for open requests to finish. */
+  shutdown(): Promise<void>;
+}
+
+interface Env {
+  game: ServedGame;
+  info: { observation: string; done: boolean; reward: number; deleted: false };
+}
+
+const ID: Record<string, Field> = { id: { type: "int", required: true } };
+const CREATE: Record<string, Field> = {
+  commands: { type: "str", required: false, default: null },
+  goal: { type: "str", required: false, default: null },
+};
+const RESET: Record<string, Field> = { ...ID, data_idx: { type: "int", required: false, default: 0n } };
+const STEP: Record<string, Field> = { ...ID, action: { type: "str", required: true } };
+const MODELS: Record<string, Record<string, Field>> = {
+  "POST /create": CREATE,
+  "POST /reset": RESET,
+  "POST /step": STEP,
+  "GET /observation": ID,
+  "GET /detail": ID,
+  "GET /commands": ID,
+  "GET /goal": ID,
+  "POST /close": ID,
+};
+const PATHS = new Set(Object.keys(MODELS).concat("GET /").map((r) => r.split(" ")[1]));
+
+/** The request handler of a game server, as `serveGames` runs it. */
+export type GameHandler = (req: Request, client?: { address: string }) => Promise<Response>;
+
+/**
+ * Builds the request handler (exported for in-process tests and for embedding in another server) over `newGame`'s
+ * games, one per environment.
+ */
+export function gameHandler(newGame: () => ServedGame, options: GameServerOptions = {}): GameHandler {
+  const maxEnvs = options.maxEnvs ?? 4096;
+  const perClient = options.maxEnvsPerClient ?? Math.min(1024, maxEnvs);
+  const keys = typeof options.token === "string" ? [options.token] : [...(options.token ?? [])];
+  const limits = { maxBytes: options.maxBodyBytes ?? 65536, timeoutMs: options.bodyTimeoutMs ?? 10_000 };
+  const idleMs = options.idleMs ?? 30 * 60_000;
+  const title = options.title ?? "game";
+  const envs = new EnvTable<Env>({ idleMs, maxAgeMs: options.maxAgeMs ?? 6 * 3600_000 });
+  const origin = options.origin ?? "";
+  const ownOrigin = typeof origin === "string" ? () => origin : origin;
+  // Upstream's message first, so clients that match on it still do; then what may have happened.
+  const reaped = idleMs > 0 ? `, unused for ${duration(idleMs)} and reaped,` : "";
+  const notValid = (id: bigint) => ({
+    error: `The id ${id} is not valid. No live environment has it: it was closed${reaped} or created by an earlier ` +
+      `run of a server that has restarted since (ids are random and never reused). Create a new environment.`,
+  });
+
+  const routes: Record<string, (input: Record<string, unknown>, owner: string) => unknown> = {
+    "GET /": () => `This is environment ${title}.`,
+    "POST /create": (_, owner) => {
+      if (envs.size >= maxEnvs) {
+        return { error: `Too many live environments (${envs.size} of ${maxEnvs}); close some with /close first.` };
+      }
+      const held = envs.owned(owner);
+      if (held >= perClient) {
+        return {
+          error: `Too many live environments for this client (${held} of ${perClient} per client); close some ` +
+            "with /close first.",
+        };
+      }
+      const game = newGame();
+      const env: Env = { game, info: { observation: "", done: false, reward: 0, deleted: false } };
+      const id = envs.add(env, owner);
+      // Upstream resets a new environment to the task whose index is its own id (so id mod the task count here);
+      // `commands` and `goal` are unused.
+      env.info.observation = game.reset(id);
+      return { id, observation: env.info.observation, done: false, reward: 0 };
+    },
+    "POST /reset": ({ id, data_idx }) => {
+      const env = envs.get(id as bigint);
+      if (!env) return notValid(id as bigint);
+      if (data_idx === null) return { error: "unsupported operand type(s) for %: 'NoneType' and 'int'" };
+      const observation = env.game.reset(data_idx as bigint);
+      env.info = { observation, done: false, reward: 0, deleted: false };
+      return { id, observation, done: false, reward: 0 };
+    },
+    "POST /step": ({ id, action }) => {
+      const env = envs.get(id as bigint);
+      if (!env) return notValid(id as bigint);
+      let out: ServedStep;
+      try {
+        out = env.game.step(action as string);
+      } catch (e) {
+        if (e instanceof GameError) return { error: e.message };
+        throw e;
+      }
+      const body = { observation: out.observation, reward: out.reward, done: out.done };
+      Object.assign(env.info, body);
+      return out.info ? { ...body, info: out.info } : body;
+    },
+    "GET /observation": ({ id }) => envs.get(id as bigint)?.info.observation ?? notValid(id as bigint),
+    "GET /detail": ({ id }) => envs.get(id as bigint)?.info ?? notValid(id as bigint),
+    "POST /close": ({ id }) => envs.delete(id as bigint),
+  };
+
+  return async (req: Request, client?: { address: string }): Promise<Response> => {
+    const refused = refuseCrossOrigin(req, ownOrigin());
+    if (refused) return refused;
+    const key = keys.length > 0 ? keyIndex(req, keys) : 0;
+    if (key < 0) {
+      return json(
+        {
+          detail: "This server needs a key: send the header Authorization: Bearer KEY, with the key the server was " +
+            "started with (serve --token, or CRUCIBLE_ENV_TOKEN on both sides).",
+        },
+        401,
+        { "www-authenticate": "Bearer" },
+      );
+    }
+    const owner = `${client?.address ?? ""}${keys.length > 1 ? ` key ${key}` : ""}`;
+    const url = new URL(req.url);
+    const route = `${req.method} ${url.pathname}`;
+    if (!(route in MODELS) && route !== "GET /") {
+      return PATHS.has(url.pathname) ? json({ detail: "Method Not Allowed" }, 405) : json({ detail: "Not Found" }, 404);
+    }
+    let checked: Checked = { ok: true, values: {} };
+    if (req.method === "GET" && route in MODELS) checked = checkQuery(url.searchParams, MODELS[route]);
+    else if (req.method === "POST") {
+      const body = refuseNonJson(req) ?? await readJson(req, limits);
+      if (body instanceof Response) return body;
+      checked = checkBody(body, MODELS[route]);
+    }
+    if (!checked.ok) return json({ detail: checked.problems }, 422);
+    // Upstream's wrapper has no get_commands or get_goal, so these routes always fail inside the handler.
+    if (route === "GET /commands" || route === "GET /goal") return text("Internal Server Error", 500);
+    return json(routes[route](checked.values, owner), 200);
+  };
+}
+
+/** Starts a server of `newGame`'s games and resolves once it listens; warns (see `warn`) when bound beyond loopback. */
+export async function serveGames(newGame: () => ServedGame, options: GameServerOptions = {}): Promise<GameServer> {
+  const hostname = options.hostname ?? "127.0.0.1";
+  const headersTimeoutMs = options.headersTimeoutMs ?? 10_000;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
+  // The origin (and the base of request URLs) needs the port; it is set before any request can be answered.
+  let url = "";
+  const handler = gameHandler(newGame, { ...options, origin: () => url });
+  const keys = typeof options.token === "string" ? [options.token] : options.token ?? [];
+  if (keys.some((k) => k.length < 16)) throw new RangeError("A server key must be at least 16 characters long");
+  if (!isLoopback(hostname) && keys.length === 0) {
+    throw new RangeError(
+      `Binding ${hostname}, beyond loopback, needs a key that every request must carry: pass --token KEY or set ` +
+        "CRUCIBLE_ENV_TOKEN (the trainer sends CRUCIBLE_ENV_TOKEN too), or bind 127.0.0.1.",
+    );
+  }
+  const title = options.title ?? "game";
+  const server = await listen(handler, () => url, {
+    hostname,
+    port: options.port ?? 0,
+    headersTimeoutMs,
+    requestTimeoutMs: headersTimeoutMs + bodyTimeoutMs + 1000,
+  });
+  url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${server.port}`;
+  if (!isLoopback(hostname)) {
+    (options.warn ?? console.error)(
+      `warning: ${title} is bound to ${hostname}, beyond loopback, so it accepts environments from the network: ` +
+        `anyone who can reach port ${server.port} and holds the key can create, step and close environments, and ` +
+        `the key travels unencrypted over HTTP. Bind 127.0.0.1 (the default) unless that is what you want.`,
+    );
+  }
+  return { url, port: server.port, shutdown: server.shutdown };
+}
+
+/** The index of the key a request carries as `Authorization: Bearer KEY`, or -1; compared in constant time. */
+function keyIndex(req: Request, keys: readonly string[]): number {
+  const got = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
+  let found = -1;
+  keys.forEach((k, i) => {
+    let diff = k.length ^ got.length;
+    for (let j = 0; j < k.length; j++) diff |= k.charCodeAt(j) ^ got.charCodeAt(j % Math.max(1, got.length));
+    if (diff === 0) found = i;
+  });
+  return found;
+}
+
+/** Whether `hostname` is a loopback address or name (127.0.0.0/8, ::1, localhost). */
+export function isLoopback(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+function duration(ms: number): string {
+  return ms >= 60_000 ? `${ms / 60_000} min` : `${ms / 1000} s`;
+}

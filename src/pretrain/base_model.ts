@@ -1,0 +1,172 @@
+/**
+ * Saving a pretraining run's checkpoint (the latest, or the one at a given step) as a base model
+ * (`deno task pretrain --save-model DIR`; `deno task export` is the other verb, for ONNX): a Hugging Face
+ * directory (config.json, model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json), its
+ * agent settings (crucible.json), the resolved config that rebuilds it (pretrain.yaml) and a README model card
+ * written from the run's own records: data recipe, seed, steps, tokens, wall time and the checkpoint's held-out
+ * results. What the card says about the task's data is the task's own (its `baseModelWords` hook).
+ */
+import { parse } from "yaml";
+import { saveModelDir } from "../model/model_dir.ts";
+import { paramCount } from "../model/params.ts";
+import type { BaseModelWords } from "../task/task.ts";
+import { getTask } from "../../tasks/mod.ts";
+import { AGENT_FILE, readAgentSettings } from "../train/agent_settings.ts";
+import { checkpointName, loadCheckpoint, loadLatestCheckpoint } from "../train/checkpoint.ts";
+
+interface EvalLine {
+  phase: string;
+  step: number;
+  avg: number;
+  byCategory: Record<string, { avg: number }>;
+  copy?: { names: number; replies: number };
+  recovery?: { refused: number; recovered: number };
+}
+
+/**
+ * Writes the model directory `out` from the run folder `runDir`: its latest checkpoint, or the one at pretraining
+ * step `o.step` (which must have been saved); returns `out`.
+ */
+export async function saveBaseModel(runDir: string, out: string, o: { step?: number } = {}): Promise<string> {
+  const step = o.step;
+  const ckpt = step === undefined ? await loadLatestCheckpoint(runDir) : await stepCheckpoint(runDir, step);
+  if (ckpt.state.phase !== "pretrain") {
+    throw new RangeError(`${runDir} is not a pretraining run (its latest checkpoint is in phase ${ckpt.state.phase})`);
+  }
+  const configText = await Deno.readTextFile(`${runDir}/config.yaml`);
+  const agent = await readAgentSettings(ckpt.dir);
+  const evals = (await Deno.readTextFile(`${runDir}/evals.jsonl`).catch(() => "")).split("\n").filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as EvalLine).filter((e) => e.phase === "pretrain");
+  const config = parse(configText) as Record<string, Record<string, unknown>>;
+  const card = modelCard({
+    name: out.split("/").filter(Boolean).pop() ?? out,
+    dir: out.replace(/\/+$/, ""),
+    config,
+    params: paramCount(ckpt.config),
+    layers: ckpt.config.numLayers,
+    hidden: ckpt.config.hiddenSize,
+    vocab: ckpt.config.vocabSize,
+    step: ckpt.state.sftStep,
+    tokens: Number(ckpt.state.notes.tokens ?? 0),
+    seconds: Number(ckpt.state.notes.seconds ?? 0),
+    // The checkpoint's own evaluation (the last one up to its step), not a later one of the run.
+    last: evals.filter((e) => e.step <= ckpt.state.sftStep).at(-1),
+    runStep: Math.max(ckpt.state.sftStep, ...evals.map((e) => e.step)),
+    words: taskWords(config),
+  });
+  const enc = new TextEncoder();
+  await saveModelDir(out, {
+    config: ckpt.config,
+    tensors: ckpt.tensors,
+    tokenizer: ckpt.tokenizer,
+    dtype: "f32",
+    extra: {
+      ...(agent ? { [AGENT_FILE]: agent } : {}),
+      "pretrain.yaml": enc.encode(configText),
+      "README.md": enc.encode(card),
+    },
+  });
+  return out;
+}
+
+/** The card's words about the run's task: its own hook's, or plain ones for a task without it. */
+function taskWords(config: Record<string, Record<string, unknown>>): BaseModelWords {
+  const task = (config as { task?: unknown }).task;
+  const name = typeof task === "string" ? task : "textcraft";
+  const recipe = { pretrain: config.pretrain ?? {}, taskOptions: config.task_options ?? {} };
+  const words = getTask(name).baseModelWords?.(recipe);
+  if (words) return words;
+  const p = recipe.pretrain;
+  return {
+    vocabulary: "one token per word",
+    trainedOn: `${name}'s synthetic tasks only. It is the base model of \`deno task train ${name}\`.`,
+    data: `Every batch is generated on the fly from (seed ${p.seed}, step) by ${name}'s synthetic task generator, ` +
+      `each task played by its demonstration policy; a share of generic copy strings of its names (${p.copy_share} ` +
+      `at the start) is mixed in. Held-out tasks come from seed ${p.eval_seed}, which training never draws from.`,
+    heldOut: "synthetic tasks",
+    names: "names",
+  };
+}
+
+/** A pretraining run's checkpoint at `step`, or an error naming the step and how checkpoints are kept. */
+async function stepCheckpoint(runDir: string, step: number) {
+  const name = checkpointName("pretrain", step);
+  try {
+    return await loadCheckpoint(`${runDir}/checkpoints/${name}`);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    throw new Deno.errors.NotFound(
+      `${runDir} has no checkpoint at step ${step} (checkpoints/${name}); pretraining saves one at the end of ` +
+        `every chunk (pretrain.chunk_steps)`,
+    );
+  }
+}
+
+function modelCard(m: {
+  name: string;
+  /** The directory as the export was asked to write it: the card's rebuild line names its pretrain.yaml. */
+  dir: string;
+  config: Record<string, Record<string, unknown>>;
+  params: number;
+  layers: number;
+  hidden: number;
+  vocab: number;
+  step: number;
+  tokens: number;
+  seconds: number;
+  last?: EvalLine;
+  /** The furthest step the run reached (past `step` when an earlier checkpoint is exported). */
+  runStep: number;
+  /** The task's own words (its `baseModelWords` hook, or the generic ones). */
+  words: BaseModelWords;
+}): string {
+  const p = m.config.pretrain ?? {};
+  const partial = typeof p.steps === "number" && m.step < p.steps;
+  const pct = (x: number | undefined) => (x === undefined ? "n/a" : `${(100 * x).toFixed(1)}%`);
+  const depths = m.last
+    ? Object.entries(m.last.byCategory).map(([k, r]) => `${k}: ${pct(r.avg)}`).join(", ")
+    : "not evaluated";
+  return `# ${m.name}
+
+A ${(m.params / 1e6).toFixed(2)} M-parameter Qwen2-architecture model (${m.layers} layers, hidden ${m.hidden},
+word-level vocabulary of ${m.vocab} tokens with ${m.words.vocabulary}), pretrained by Crucible's
+\`deno task pretrain\` on ${m.words.trainedOn}
+
+## Data
+
+${m.words.data}
+
+## Training
+
+${m.step}${partial ? ` of the recipe's ${p.steps}` : ""} optimizer steps of about ${p.batch_tokens} tokens (${
+    (m.tokens / 1e6).toFixed(1)
+  } M tokens in all), AdamW at
+${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in ${
+    (m.seconds / 3600).toFixed(2)
+  } hours of wall time on the machine that built it (2 CPU cores, WebGPU on Mesa's lavapipe).${
+    m.runStep > m.step
+      ? ` The run went on to step ${m.runStep}; this is its checkpoint at step ${m.step} (every held-out evaluation is in the run's evals.jsonl).`
+      : partial
+      ? ` This is the run's checkpoint at step ${m.step}: pretraining goes on from it, and a later export replaces it.`
+      : ""
+  }
+
+## Held-out results (greedy, ${p.eval_tasks} ${m.words.heldOut} the model never saw)
+
+- success: ${pct(m.last?.avg)} (${depths})
+- ${m.words.names} copied right (teacher-forced): ${pct(m.last?.copy?.names)}; replies exactly right: ${
+    pct(m.last?.copy?.replies)
+  }${
+    m.last?.recovery
+      ? `\n- refused actions whose next action was accepted (recovery): ${m.last.recovery.recovered} of ${m.last.recovery.refused}`
+      : ""
+  }
+
+## Rebuild
+
+\`deno task pretrain ${m.dir}/pretrain.yaml\` replays the same batches from the same seed; on the same adapter it
+gives the same weights bit for bit (floating-point results can differ between GPU drivers)${
+    partial ? `: these are its checkpoint at step ${m.step}, \`checkpoints/${checkpointName("pretrain", m.step)}\`` : ""
+  }.
+`;
+}

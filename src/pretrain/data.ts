@@ -1,0 +1,185 @@
+/**
+ * Pretraining a base model on a task's synthetic tasks (`deno task pretrain`): every batch is drawn afresh from
+ * (seed, step), so no data file exists and no world repeats, and the run goes in chunks that each end with a
+ * checkpoint and an evaluation on held-out synthetic tasks (greedy, from a seed training never draws from, whose
+ * openings are also refused in training). A resumed run continues bit for bit: weights, moments, the step count,
+ * and the data, which depends on the step alone.
+ */
+import { Batch } from "../gpu/batch.ts";
+import { PackedInputs, packSequences } from "../model/packing.ts";
+import { ChatRenderer } from "../rollout/chat.ts";
+import type { SyntheticTasks, Task, TextEpisode } from "../task/task.ts";
+import { Rng } from "../util/random.ts";
+import type { RunConfig } from "../config/schema.ts";
+import type { Learner } from "../train/learner.ts";
+import { microBatches, toPositions, type TrainSequence } from "../train/sequences.ts";
+import { episodeSequence } from "../train/sft_data.ts";
+
+/** Seed of the generator that draws batch `step` (or held-out task `step` with `stream` 2). */
+export function dataSeed(seed: number, step: number, stream = 1): number {
+  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(step + 1, 0xc2b2ae35) ^ Math.imul(stream, 0x27d4eb2f);
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+  return (h ^ (h >>> 13)) | 0;
+}
+
+/** What one pretraining batch is made from. */
+export interface PretrainData {
+  synthetic: SyntheticTasks;
+  chat: ChatRenderer;
+  prompt: { user: string; assistant: string };
+  stopId: number;
+  /** Token ids of the task's names that are single tokens (for copy strings). */
+  nameIds: number[];
+  /** The id of "\n", which ends a line in lookup strings. */
+  newlineId: number;
+  /** Openings of the held-out tasks: a training episode with one of them is drawn again. */
+  heldOut: ReadonlySet<string>;
+}
+
+/** The data of a pretraining run for a task and tokenizer. */
+export function pretrainData(
+  task: Task,
+  synthetic: SyntheticTasks,
+  tok: ChatRenderer["tokenizer"],
+  o: { stopId: number; heldOut: readonly string[] },
+): PretrainData {
+  const nameIds = new Set<number>();
+  for (const n of synthetic.names) {
+    for (const form of [n, ` ${n}`]) {
+      const ids = tok.encode(form);
+      if (ids.length === 1) nameIds.add(ids[0]);
+    }
+  }
+  if (nameIds.size < 16) throw new RangeError(`Only ${nameIds.size} of ${task.name}'s names are single tokens`);
+  return {
+    synthetic,
+    chat: new ChatRenderer(tok, task.tools?.bind(task)),
+    prompt: task.prompt,
+    stopId: o.stopId,
+    nameIds: [...nameIds].sort((a, b) => a - b),
+    newlineId: tok.encode("\n")[0],
+    heldOut: new Set(o.heldOut),
+  };
+}
+
+/** One pretraining batch: its sequences, and which of them are copy strings. */
+export interface PretrainBatch {
+  seqs: TrainSequence[];
+  copies: boolean[];
+}
+
+/**
+ * Batch `step`: synthetic episodes rendered as chat (replies trained, mask 1) and a share of copy strings (a
+ * random string of names, a separator, the same string; the copy trained), to `batch_tokens` tokens or more.
+ */
+export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: number): PretrainBatch {
+  const rng = new Rng(dataSeed(c.seed, step));
+  const progress = Math.min(1, step / c.curriculum_steps);
+  const copyShare = step <= c.copy_warmup_steps ? 1 : c.copy_share * (1 - (2 / 3) * progress);
+  const seqs: TrainSequence[] = [], copies: boolean[] = [];
+  let tokens = 0;
+  while (tokens < c.batch_tokens) {
+    let q: TrainSequence;
+    const copy = rng.float() < copyShare;
+    if (copy) q = copyString(d, rng);
+    else {
+      const episode = d.synthetic.episode(rng, progress);
+      if (d.heldOut.has(episode.opening)) continue;
+      q = episodeSequence(d.chat, d.prompt, episode, d.stopId);
+      if (q.ids.length > c.max_sequence_tokens) continue;
+    }
+    seqs.push(q);
+    copies.push(copy);
+    tokens += q.ids.length;
+  }
+  return { seqs, copies };
+}
+
+/**
+ * A generic string that only copying solves: half the time a random string of names, a separator and the same
+ * string again (the copy trained); else 2 to 12 lines of a head name and 1 to 4 more, a separator, one line's head
+ * and the rest of that line (the rest trained): a lookup by content.
+ */
+function copyString(d: PretrainData, rng: Rng): TrainSequence {
+  const name = () => d.nameIds[rng.int(d.nameIds.length)];
+  if (rng.float() < 0.5) {
+    const xs = Array.from({ length: 8 + rng.int(41) }, name);
+    return { ids: [d.stopId, ...xs, d.stopId, ...xs], promptLength: xs.length + 2, mask: xs.map(() => 1) };
+  }
+  const lines = Array.from({ length: 2 + rng.int(11) }, () => Array.from({ length: 2 + rng.int(4) }, name));
+  const asked = lines[rng.int(lines.length)];
+  const prompt = [d.stopId, ...lines.flatMap((l) => [...l, d.newlineId]), d.stopId, asked[0]];
+  const answer = [...asked.slice(1), d.newlineId];
+  return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1) };
+}
+
+/** Teacher-forced reading of held-out demonstrations: how much of the replies a greedy policy would write. */
+export interface CopyAccuracy {
+  /** Share of name tokens in replies that the model predicts with probability above 1/2 (so greedy writes them). */
+  names: number;
+  /** Share of replies whose every token is predicted so. */
+  replies: number;
+  /** Mean NLL of reply tokens. */
+  nll: number;
+}
+
+/** Scores held-out demonstrations token by token (one forward per micro-batch, no gradients). */
+export async function copyAccuracy(
+  l: Learner,
+  d: PretrainData,
+  episodes: readonly TextEpisode[],
+): Promise<CopyAccuracy> {
+  const seqs = episodes.map((e) => episodeSequence(d.chat, d.prompt, e, d.stopId));
+  const names = new Set(d.nameIds);
+  let nameCount = 0, nameRight = 0, replies = 0, repliesRight = 0, tokens = 0, nll = 0;
+  for (const group of microBatches(seqs, 8192)) {
+    const part = group.map((i) => seqs[i]);
+    const inputs = new PackedInputs(l.gpu, packSequences(part.map((q) => ({ ids: q.ids }))));
+    const batch = new Batch(l.gpu);
+    const out = l.model.forward(batch, inputs, {});
+    const [logp] = await batch.read([out.logp]); // one readback per micro-batch
+    for (const t of [out.logp, out.entropy]) t.release();
+    inputs.release();
+    let at = 0;
+    for (const q of part) {
+      const trained = toPositions(q, q.mask);
+      let replyOk = true;
+      for (let p = 0; p + 1 < q.ids.length; p++) {
+        if (!trained[p]) continue;
+        const lp = logp[at + p], right = lp > Math.log(0.5);
+        tokens++, nll -= lp;
+        replyOk &&= right;
+        if (names.has(q.ids[p + 1])) nameCount++, nameRight += right ? 1 : 0;
+        if (q.ids[p + 1] === d.stopId) replies++, repliesRight += replyOk ? 1 : 0, replyOk = true;
+      }
+      at += q.ids.length;
+    }
+  }
+  const share = (a: number, b: number) => (b === 0 ? 0 : a / b);
+  return { names: share(nameRight, nameCount), replies: share(repliesRight, replies), nll: share(nll, tokens) };
+}
+
+/** Refused actions with a reply after them, and how many of those replies the environment accepted. */
+export interface Recovery {
+  refused: number;
+  recovered: number;
+}
+
+/**
+ * Counts, over episodes, the refused actions that a reply followed and the ones whose next action was accepted: the
+ * recovery rate is recovered / refused (a model that repeats a failed craft recovers none).
+ */
+export function recoveryCount(
+  episodes: readonly { turns: readonly { observation: string }[] }[],
+  refused: (observation: string) => boolean,
+): Recovery {
+  let n = 0, ok = 0;
+  for (const e of episodes) {
+    for (let i = 0; i + 1 < e.turns.length; i++) {
+      if (!refused(e.turns[i].observation)) continue;
+      n++;
+      if (!refused(e.turns[i + 1].observation)) ok++;
+    }
+  }
+  return { refused: n, recovered: ok };
+}

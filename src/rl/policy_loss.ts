@@ -1,0 +1,306 @@
+/**
+ * The actor's loss, the one home of its formula, on plain arrays with gradients (verl's vanilla policy loss with
+ * dual clip, plus its KL-loss estimators):
+ *
+ *   L = Σ_t w_t [pg_t + c_KL · kl_t] − c_H Σ_t w_t H_t
+ *
+ * with w_t the aggregation weights of the whole mini-batch (aggregationWeights, 0 on mask-0 tokens), pg_t the
+ * clipped surrogate, kl_t the KL estimator against the reference and H_t the entropy of the temperature-scaled
+ * logits. Tokens are flat [T] arrays: the rows of a packed batch laid end to end. The fused GPU kernel
+ * (src/ops/policy_loss.ts, run by src/train/policy_head.ts) computes the same per token and is tested against
+ * policyObjective. Gradients follow PyTorch's conventions at clamps (a clamp passes the gradient on its closed
+ * interval), so they match what verl's autograd computes.
+ */
+import { KL_CODES, POLICY_STATS, type PolicyKernelSettings } from "../ops/policy_loss.ts";
+
+export { aggregateLoss, aggregationWeights, LOSS_AGG_MODES, type LossAggMode } from "./aggregation.ts";
+export { POLICY_STATS } from "../ops/policy_loss.ts";
+
+/** KL estimators by their verl names; aliases: kl = k1, mse = k2, low_var_kl = k3. */
+export const KL_KINDS = ["k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl"] as const;
+
+/** A KL estimator; a `+` suffix is straight-through: the value of the estimator, the gradient of k2. */
+export type KlKind = typeof KL_KINDS[number] | `${typeof KL_KINDS[number]}+`;
+
+/** The estimator a kind computes (0 k1, 1 abs, 2 k2, 3 k3: the GPU kernel's codes) and whether it is `+`. */
+export function klCode(kind: KlKind): { code: number; straightThrough: boolean } {
+  const straightThrough = kind.endsWith("+");
+  const base = straightThrough ? kind.slice(0, -1) : kind;
+  const c = KL_CODES;
+  const code = { k1: c.k1, kl: c.k1, abs: c.abs, k2: c.k2, mse: c.k2, k3: c.k3, low_var_kl: c.k3 }[base];
+  if (code === undefined) throw new RangeError(`Unknown KL kind "${kind}"; use one of ${KL_KINDS.join(", ")}`);
+  return { code, straightThrough };
+}
+
+/**
+ * KL estimate of one token and its derivative with respect to logp, with d = logp − refLogp:
+ * k1 = d; abs = |d|; k2 = d²/2; k3 = clamp(e^u − u − 1, −10, 10) with u = clamp(−d, −20, 20).
+ * Returns [value, d value / d logp].
+ */
+export function klTerm(logp: number, refLogp: number, kind: KlKind): [number, number] {
+  const { code, straightThrough } = klCode(kind);
+  const d = logp - refLogp;
+  let value: number, grad: number;
+  if (code === 0) [value, grad] = [d, 1];
+  else if (code === 1) [value, grad] = [Math.abs(d), Math.sign(d)];
+  else if (code === 2) [value, grad] = [0.5 * d * d, d];
+  else {
+    const u = Math.min(20, Math.max(-20, -d));
+    const k = Math.exp(u) - u - 1;
+    value = Math.min(10, Math.max(-10, k));
+    // du/dlogp = −1 inside the inner clamp; dk/du = e^u − 1; the outer clamp passes k ≤ 10 (k ≥ 0 always).
+    grad = Math.abs(d) <= 20 && k <= 10 ? 1 - Math.exp(u) : 0;
+  }
+  return [value, straightThrough ? d : grad];
+}
+
+/**
+ * Per-token KL penalty of the current log-probabilities against the reference.
+ *
+ * @example
+ * ```ts
+ * klPenalty([-1.5], [-1], "low_var_kl"); // [e^0.5 − 1.5] ≈ [0.1487]
+ * ```
+ */
+export function klPenalty(logp: ArrayLike<number>, refLogp: ArrayLike<number>, kind: KlKind): number[] {
+  if (logp.length !== refLogp.length) throw new TypeError(`klPenalty: ${logp.length} logp but ${refLogp.length} ref`);
+  return Array.from(logp, (l, t) => klTerm(l, refLogp[t], kind)[0]);
+}
+
+/** d klPenalty / d logp per token (for `+` kinds, the k2 gradient d). */
+export function klPenaltyGrad(logp: ArrayLike<number>, refLogp: ArrayLike<number>, kind: KlKind): number[] {
+  if (logp.length !== refLogp.length) {
+    throw new TypeError(`klPenaltyGrad: ${logp.length} logp but ${refLogp.length} ref`);
+  }
+  return Array.from(logp, (l, t) => klTerm(l, refLogp[t], kind)[1]);
+}
+
+/** Clip settings of the policy surrogate (verl's defaults). */
+export interface ClipSettings {
+  /** ε_low: the ratio is clipped below at 1 − clipLow (default 0.2). */
+  clipLow?: number;
+  /** ε_high: above at 1 + clipHigh (default 0.2; DAPO uses 0.28). */
+  clipHigh?: number;
+  /** Dual clip c > 1: for A < 0 the loss is capped at −A·c (default 3). */
+  clipC?: number;
+}
+
+/** One token's surrogate loss, its derivative with respect to logp, and what the metrics count. */
+export interface SurrogateTerm {
+  loss: number;
+  grad: number;
+  /** ρ = exp(clamp(logp − oldLogp, −20, 20)). */
+  ratio: number;
+  /** 1 when the ratio clip is active (L2 > L1): pg_clipfrac. */
+  clipped: number;
+  /** 1 when the dual clip is active (A < 0 and max(L1, L2) > −A·c): pg_clipfrac_lower. */
+  clippedLower: number;
+}
+
+/** Checks clip settings and fills defaults. */
+export function clipSettings(c: ClipSettings = {}): Required<ClipSettings> {
+  const s = { clipLow: c.clipLow ?? 0.2, clipHigh: c.clipHigh ?? 0.2, clipC: c.clipC ?? 3 };
+  if (!(s.clipLow >= 0 && s.clipLow < 1)) throw new RangeError(`clipLow must be in [0, 1), got ${s.clipLow}`);
+  if (!(s.clipHigh >= 0)) throw new RangeError(`clipHigh must be >= 0, got ${s.clipHigh}`);
+  if (!(s.clipC > 1)) throw new RangeError(`The dual-clip constant clipC must be > 1, got ${s.clipC}`);
+  return s;
+}
+
+/**
+ * The clipped policy surrogate of one token (verl's `vanilla` loss): Δ = clamp(logp − oldLogp, ±20), ρ = e^Δ,
+ * L1 = −Aρ, L2 = −A·clip(ρ, 1 − ε_low, 1 + ε_high), Lc = max(L1, L2); for A < 0 the loss is min(Lc, −A·c).
+ * The gradient flows only through an unclipped L1 with the log-ratio inside the clamp.
+ *
+ * @example
+ * ```ts
+ * surrogateTerm(Math.log(1.5), 0, 1).loss; // −1.2: A > 0 and ρ = 1.5 is clipped at 1 + 0.2
+ * ```
+ */
+export function surrogateTerm(
+  logp: number,
+  oldLogp: number,
+  advantage: number,
+  clip: ClipSettings = {},
+): SurrogateTerm {
+  const { clipLow, clipHigh, clipC } = clipSettings(clip);
+  const diff = logp - oldLogp;
+  const ratio = Math.exp(Math.min(20, Math.max(-20, diff)));
+  const l1 = -advantage * ratio;
+  const l2 = -advantage * Math.min(1 + clipHigh, Math.max(1 - clipLow, ratio));
+  const clipped = l2 > l1 ? 1 : 0;
+  let loss = Math.max(l1, l2);
+  let grad = clipped === 0 && Math.abs(diff) <= 20 ? -advantage * ratio : 0;
+  let clippedLower = 0;
+  if (advantage < 0) {
+    const l3 = -advantage * clipC;
+    if (loss > l3) [loss, grad, clippedLower] = [l3, 0, 1];
+  }
+  return { loss, grad, ratio, clipped, clippedLower };
+}
+
+/** {@linkcode surrogateTerm} over arrays of tokens: per-token losses and gradients with respect to logp. */
+export function policySurrogate(
+  logp: ArrayLike<number>,
+  oldLogp: ArrayLike<number>,
+  advantages: ArrayLike<number>,
+  clip: ClipSettings = {},
+): { losses: number[]; grads: number[]; terms: SurrogateTerm[] } {
+  if (logp.length !== oldLogp.length || logp.length !== advantages.length) {
+    throw new TypeError(`policySurrogate: lengths ${logp.length}, ${oldLogp.length}, ${advantages.length} differ`);
+  }
+  const terms = Array.from(logp, (l, t) => surrogateTerm(l, oldLogp[t], advantages[t], clip));
+  return { losses: terms.map((x) => x.loss), grads: terms.map((x) => x.grad), terms };
+}
+
+/** Loss settings of the actor. */
+export interface PolicyLossSettings extends ClipSettings {
+  /** KL estimator against the reference, or "none" to skip it (default "low_var_kl", k3 with both clamps). */
+  klKind?: KlKind | "none";
+  /** c_KL (default 1e-3). The KL statistic is still computed with c_KL = 0 unless klKind is "none". */
+  klCoef?: number;
+  /** c_H, the entropy bonus (default 0). */
+  entropyCoef?: number;
+}
+
+/** Defaults of {@linkcode PolicyLossSettings}: verl's clip defaults, dual clip 3, k3 KL at 1e-3, no entropy bonus. */
+export const POLICY_LOSS_DEFAULTS: Required<PolicyLossSettings> = {
+  clipLow: 0.2,
+  clipHigh: 0.2,
+  clipC: 3,
+  klKind: "low_var_kl",
+  klCoef: 1e-3,
+  entropyCoef: 0,
+};
+
+/** Checks settings and fills defaults. */
+export function policyLossSettings(s: PolicyLossSettings = {}): Required<PolicyLossSettings> {
+  const d = POLICY_LOSS_DEFAULTS;
+  const out = {
+    ...clipSettings(s),
+    klKind: s.klKind ?? d.klKind,
+    klCoef: s.klCoef ?? d.klCoef,
+    entropyCoef: s.entropyCoef ?? d.entropyCoef,
+  };
+  if (out.klKind !== "none") klCode(out.klKind);
+  if (!Number.isFinite(out.klCoef)) throw new RangeError(`klCoef must be finite, got ${out.klCoef}`);
+  if (!Number.isFinite(out.entropyCoef)) throw new RangeError(`entropyCoef must be finite, got ${out.entropyCoef}`);
+  return out;
+}
+
+/** The settings as the GPU kernel takes them. */
+export function policyKernelSettings(settings: PolicyLossSettings = {}): PolicyKernelSettings {
+  const s = policyLossSettings(settings);
+  const kl = s.klKind === "none" ? { code: KL_CODES.none, straightThrough: false } : klCode(s.klKind);
+  return {
+    klCode: kl.code,
+    straightThrough: kl.straightThrough,
+    clipLow: s.clipLow,
+    clipHigh: s.clipHigh,
+    clipC: s.clipC,
+    klCoef: s.klCoef,
+    entropyCoef: s.entropyCoef,
+  };
+}
+
+/** Per-token inputs of one packed batch, each [T]. */
+export interface PolicyTokens {
+  /** Current log-probabilities (temperature-scaled logits), the model's output. */
+  logp: ArrayLike<number>;
+  entropy: ArrayLike<number>;
+  /** Behaviour log-probabilities (recomputed by the actor before the update). */
+  oldLogp: ArrayLike<number>;
+  /** Reference log-probabilities; ignored when klKind is "none". */
+  refLogp: ArrayLike<number>;
+  advantages: ArrayLike<number>;
+  /** Aggregation weights w_t, 0 on masked tokens, whose other inputs are then never read. */
+  weights: ArrayLike<number>;
+}
+
+/** The objective of a packed batch: its value, gradients [T] and statistics [T, 8] (see POLICY_STATS). */
+export interface PolicyObjective {
+  loss: number;
+  dlogp: Float64Array;
+  dentropy: Float64Array;
+  stats: Float64Array;
+}
+
+/**
+ * L and its gradients with respect to each token's logp and entropy, as the GPU kernel computes them.
+ *
+ * @example
+ * ```ts
+ * const one = [0];
+ * policyObjective({ logp: one, entropy: [1], oldLogp: one, refLogp: one, advantages: [2], weights: [0.5] });
+ * // loss −1 (−w·A·ρ at ρ = 1), dlogp [−1]
+ * ```
+ */
+export function policyObjective(x: PolicyTokens, settings: PolicyLossSettings = {}): PolicyObjective {
+  const s = policyLossSettings(settings);
+  const T = x.weights.length;
+  for (const name of ["logp", "entropy", "oldLogp", "refLogp", "advantages"] as const) {
+    if (name === "refLogp" && s.klKind === "none") continue;
+    if (x[name].length !== T) throw new TypeError(`policyObjective: ${name} has ${x[name].length} tokens, not ${T}`);
+  }
+  const S = POLICY_STATS.length;
+  const dlogp = new Float64Array(T), dentropy = new Float64Array(T), stats = new Float64Array(T * S);
+  let loss = 0;
+  for (let t = 0; t < T; t++) {
+    const w = x.weights[t];
+    if (w === 0) continue;
+    const lp = x.logp[t], h = x.entropy[t];
+    const pg = surrogateTerm(lp, x.oldLogp[t], x.advantages[t], s);
+    const [kl, dkl] = s.klKind === "none" ? [0, 0] : klTerm(lp, x.refLogp[t], s.klKind);
+    loss += w * (pg.loss + s.klCoef * kl - s.entropyCoef * h);
+    dlogp[t] = w * (pg.grad + s.klCoef * dkl);
+    dentropy[t] = -s.entropyCoef * w;
+    stats.set([w * pg.loss, w * kl, w * h, pg.clipped, pg.clippedLower, pg.ratio, x.oldLogp[t] - lp, 1], t * S);
+  }
+  return { loss, dlogp, dentropy, stats };
+}
+
+/** Metrics of one mini-batch from its per-token statistics (see POLICY_STATS). */
+export interface PolicyMetrics {
+  /** The total loss L. */
+  loss: number;
+  /** Aggregated surrogate Σ w·pg, KL Σ w·kl and entropy Σ w·H. */
+  pgLoss: number;
+  klLoss: number;
+  entropy: number;
+  /** Masked means over the trained tokens. */
+  pgClipfrac: number;
+  pgClipfracLower: number;
+  ratioMean: number;
+  ppoKl: number;
+  tokens: number;
+}
+
+/**
+ * Sums statistics [T, 8] of one or more micro-batches (read back from the GPU or from policyObjective) into the
+ * mini-batch's metrics. The loss parts add up across micro-batches because the weights are the mini-batch's.
+ */
+export function policyMetrics(
+  stats: ArrayLike<number> | readonly ArrayLike<number>[],
+  settings: PolicyLossSettings = {},
+): PolicyMetrics {
+  const s = policyLossSettings(settings);
+  const S = POLICY_STATS.length;
+  const sums = new Float64Array(S);
+  const parts = Array.isArray(stats) ? stats as readonly ArrayLike<number>[] : [stats as ArrayLike<number>];
+  for (const part of parts) {
+    if (part.length % S !== 0) throw new TypeError(`Policy statistics must be [T, ${S}], got ${part.length} values`);
+    for (let i = 0; i < part.length; i++) sums[i % S] += part[i];
+  }
+  const [pgLoss, klLoss, entropy, clipped, clippedLower, ratio, ppoKl, tokens] = sums;
+  const mean = (v: number) => (tokens === 0 ? 0 : v / tokens);
+  return {
+    loss: pgLoss + s.klCoef * klLoss - s.entropyCoef * entropy,
+    pgLoss,
+    klLoss,
+    entropy,
+    pgClipfrac: mean(clipped),
+    pgClipfracLower: mean(clippedLower),
+    ratioMean: mean(ratio),
+    ppoKl: mean(ppoKl),
+    tokens,
+  };
+}

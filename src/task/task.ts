@@ -1,0 +1,170 @@
+/**
+ * What a task is: everything about one environment that is not the HTTP protocol — the conversation start, how
+ * the model's text becomes an action, what counts as success, the default round limit and the task splits.
+ */
+import type { ActionParse } from "../env/client.ts";
+import type { EnvName } from "../env/adapters/mod.ts";
+import type { Rng } from "../util/random.ts";
+
+/** The conversation start: the user's instructions and the assistant's acknowledgement. */
+export interface Prompt {
+  user: string;
+  assistant: string;
+}
+
+/** An episode as text: the opening observation, then each reply and what the environment answered to it. */
+export interface TextEpisode {
+  opening: string;
+  /**
+   * `misread` marks a deliberately wrong reply (recovery data): it stays in the context, with the environment's
+   * failure message after it, but is never trained on, so the model learns the reply that follows a failure.
+   */
+  turns: { reply: string; observation: string; misread?: boolean }[];
+}
+
+/** A first observation's tool documents, split off for a chat template that reads `tools`, and the text left. */
+export interface OpeningTools {
+  /** The documents for the template's `tools` variable, in the shape the task's benchmark gives its models. */
+  tools: object[];
+  /** The observation without its tool list. */
+  observation: string;
+}
+
+/** A task's settings under `task_options`, after the task checked them. */
+export type TaskOptions = Readonly<Record<string, unknown>>;
+
+/** Where an augmentation is: its generator (seeded per episode and epoch by the trainer) and the epoch. */
+export interface AugmentContext {
+  rng: Rng;
+  /** 0-based epoch, of `epochs` (may be fractional: the last epoch is cut short). */
+  epoch: number;
+  epochs: number;
+}
+
+/** A running environment server that a task embeds. */
+export interface EmbeddedServer {
+  url: string;
+  shutdown(): Promise<void>;
+}
+
+/** What the built-in word-level tiny model's tokenizer is built from for a task. */
+export interface TaskVocabulary {
+  /** Texts whose words get tokens. */
+  corpus: string[];
+  /** Multi-word names kept as single tokens (see WordTokenizerOptions.phrases). */
+  phrases: string[];
+}
+
+/** Synthetic pretraining data of a task: random tasks of its kind, never its real ones. */
+export interface SyntheticTasks {
+  /** A random demonstration; `progress` in [0, 1] moves the task's curriculum from easy to full difficulty. */
+  episode(rng: Rng, progress: number): TextEpisode;
+  /** Held-out task `index` of `seed`, played by the demonstration policy. */
+  heldOut(seed: number, index: number): TextEpisode;
+  /** Serves held-out synthetic tasks on a free loopback port: task index i is heldOut(seed, i)'s task. */
+  serve(seed: number): Promise<EmbeddedServer>;
+  /** The category of held-out task index i (TextCraft: its depth). */
+  category(index: number): string;
+  /** The names the tasks are made of, for generic copy strings. */
+  names: readonly string[];
+  /** Whether an observation is the environment refusing an action (for the recovery rate of held-out episodes). */
+  refused?(observation: string): boolean;
+}
+
+/** A pretraining recipe as a base model's card reads it: the run's `pretrain` and `task_options` sections, raw. */
+export interface PretrainRecipe {
+  pretrain: Readonly<Record<string, unknown>>;
+  taskOptions: Readonly<Record<string, unknown>>;
+}
+
+/** What a base model's card says about a task's pretraining (src/pretrain/base_model.ts writes the rest). */
+export interface BaseModelWords {
+  /** How the word-level vocabulary treats the task's names (TextCraft: "one token per item name"). */
+  vocabulary: string;
+  /** What pretraining read and what the model is the base of, ending the card's first paragraph. */
+  trainedOn: string;
+  /** The card's "Data" section: how the synthetic tasks are made, from the recipe. */
+  data: string;
+  /** What the held-out tasks are (TextCraft: "synthetic worlds"). */
+  heldOut: string;
+  /** What the copy score counts (TextCraft: "item names"). */
+  names: string;
+}
+
+/**
+ * One environment task. The optional hooks are the task's own training knowledge; the trainer calls them and never
+ * tests a task's name.
+ */
+export interface Task {
+  /** The task's name, also its item-id prefix (`textcraft_12`). */
+  readonly name: string;
+  /** The adapter that talks to its server. */
+  readonly env: EnvName;
+  /** Crucible's own wording of the upstream instructions; see `loadPrompt` to use another. */
+  readonly prompt: Prompt;
+  /** The model's text -> the action to send, or a local reply. */
+  parseAction(text: string): ActionParse;
+  /** Whether an episode's final reward counts as solved. */
+  isSuccess(reward: number): boolean;
+  /** Default round limit of an episode. */
+  readonly maxRounds: number;
+  /** Built-in splits of task indices, where the task publishes them (else item files are needed). */
+  readonly splits?: Readonly<Record<string, readonly number[]>>;
+  /** The category of a task index for per-category results (TextCraft: its crafting depth). */
+  category?(index: number): string;
+  /** Further groups a task index belongs to, for results by group (BFCL: `class GorillaFileSystem`, ...). */
+  groups?(index: number): string[];
+  /** Checks `task_options` and fills defaults; errors name the key. Tasks without it accept no options. */
+  parseOptions?(raw: unknown): TaskOptions;
+  /** Starts the task's own server on a free loopback port, used when a run names no server. */
+  serve?(options: TaskOptions): Promise<EmbeddedServer>;
+  /** The vocabulary of the built-in tiny model for this task, given the run's prompt. */
+  vocabulary?(prompt: Prompt): Promise<TaskVocabulary>;
+  /** The replies of a demonstration that solves task `index` (played through the environment by the trainer). */
+  oracle?(index: number, options: TaskOptions): Promise<string[]>;
+  /** A per-epoch rewrite of demonstrations (e.g. renamed items), or undefined when the options ask for none. */
+  augment?(options: TaskOptions): Promise<((episode: TextEpisode, c: AugmentContext) => TextEpisode) | undefined>;
+  /** Synthetic tasks for pretraining a base model. */
+  synthetic?(options: TaskOptions): Promise<SyntheticTasks>;
+  /**
+   * The tool documents a first observation lists, split off so that a model whose chat template reads `tools` gets
+   * them there (as Hugging Face's apply_chat_template passes them) rather than pasted in the text; undefined when the
+   * observation lists none. Templates that do not read `tools` keep the observation as it is.
+   */
+  tools?(observation: string): OpeningTools | undefined;
+  /** The words of a base model's card about this task's synthetic data, given the run's recipe. */
+  baseModelWords?(recipe: PretrainRecipe): BaseModelWords;
+}
+
+/** Upstream's evaluator: a final reward of 1, or 100 for SciWorld's score. */
+export function upstreamSuccess(reward: number): boolean {
+  return reward === 1 || reward === 100;
+}
+
+/** The part after the first `Action:` (or the whole text), trimmed: BabyAI's and SciWorld's clients' rule. */
+export function afterAction(text: string): string {
+  // Upstream drops a trailing "</s>" with action[:-5], one character more than the tag's four.
+  const t = text.endsWith("</s>") ? text.slice(0, -5) : text;
+  const parts = t.split("Action:");
+  return (parts.length > 1 ? parts[1] : parts[0]).trim();
+}
+
+/**
+ * Reads a prompt file for a config that wants other wording (e.g. upstream's exact text): a JSON object
+ * `{"user": ..., "assistant": ...}`, or plain text used as the user message with `fallback`'s acknowledgement.
+ */
+export async function loadPrompt(path: string | URL, fallback: Prompt): Promise<Prompt> {
+  const text = await Deno.readTextFile(path);
+  if (!text.trimStart().startsWith("{")) return { user: text, assistant: fallback.assistant };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new SyntaxError(`Prompt file ${path} starts with "{" but is not JSON: ${(e as Error).message}`);
+  }
+  const v = value as Partial<Prompt>;
+  if (typeof v.user !== "string" || (v.assistant !== undefined && typeof v.assistant !== "string")) {
+    throw new SyntaxError(`Prompt file ${path} must hold {"user": string, "assistant"?: string}`);
+  }
+  return { user: v.user, assistant: v.assistant ?? fallback.assistant };
+}

@@ -1,0 +1,38 @@
+/**
+ * What a TextCraft base model's card says about its pretraining data (the Task hook `baseModelWords`): the synthetic
+ * crafting worlds, their stack-policy demonstrations, the copy strings and, when the recipe has them
+ * (task_options.synthetic_misreads), the recovery data. The card's frame (size, steps, results, rebuild) is
+ * src/pretrain/base_model.ts's.
+ */
+import type { BaseModelWords, PretrainRecipe } from "../../src/task/task.ts";
+
+/** The card's TextCraft words for `recipe`. */
+export function textCraftCardWords(recipe: PretrainRecipe): BaseModelWords {
+  const p = recipe.pretrain;
+  return {
+    vocabulary: "one token per item name",
+    trainedOn: "synthetic crafting worlds only. It is the base model of `deno task train textcraft`.",
+    data:
+      `Every batch is generated on the fly from (seed ${p.seed}, step): random recipe graphs of depth 1 to 4 with one to
+four inputs per recipe, TextCraft's yields and counts, shared items, alternative recipes and up to ten distractor
+lines, written in TextCraft's surface form; item names are drawn at random from the game's item vocabulary for every
+world, so no name carries a recipe. Each world is played by the stack policy (a depth-first plan whose replies name
+the items being crafted, their recipes and the action) through a simulator with TextCraft's rules and messages. A
+share of generic copy strings of item names (${p.copy_share} at the start) is mixed in.${
+        misreadText(recipe.taskOptions)
+      } The generator never reads the
+game's recipe tables, and no task of TextCraft's train or test split enters pretraining. Held-out worlds come from
+seed ${p.eval_seed}, which training never draws from.`,
+    heldOut: "synthetic worlds",
+    names: "item names",
+  };
+}
+
+// The recovery data's sentence, when the recipe has it (task_options.synthetic_misreads).
+function misreadText(options: Readonly<Record<string, unknown>>): string {
+  const rate = options.synthetic_misreads;
+  if (typeof rate !== "number" || rate === 0) return "";
+  return ` Recovery data: before each turn, a ${
+    (100 * rate).toFixed(0)
+  }% chance of a misread reply that the game refuses (kept as context, never trained), followed by the right one.`;
+}

@@ -1,0 +1,92 @@
+// `deno task bench recall`: the probes' sequences (targets exactly the answer, items flagged, induction strings of
+// varying length, the lookup answer the goal's own line) without a GPU, and a short run as a user starts it, whose
+// untrained losses sit at chance.
+import assert from "node:assert/strict";
+import { recallSequence } from "../../src/bench/recall.ts";
+import { Rng } from "../../src/util/random.ts";
+import { noGpu } from "../no_gpu.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+Deno.test("bench recall: copy targets repeat the string, lookup targets are the goal's own command line", () => {
+  const rng = new Rng(3);
+  for (let k = 0; k < 20; k++) {
+    const c = recallSequence("copy", rng, { length: 5, lines: 0 });
+    assert.equal(c.ids.length, 12);
+    assert.deepEqual(c.ids.slice(7), c.ids.slice(1, 6));
+    assert.deepEqual(c.target, [0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
+    assert.deepEqual(c.item, c.target);
+
+    const q = recallSequence("lookup", rng, { length: 0, lines: 4 });
+    const first = q.target.indexOf(1);
+    const answer = q.ids.slice(first);
+    assert.ok(q.target.slice(first).every((t) => t === 1) && q.target.slice(0, first).every((t) => t === 0));
+    // The goal item sits between the goal token (7) and a newline just before the answer.
+    const goal = q.ids[first - 2];
+    assert.equal(q.ids[first - 3], 7);
+    assert.equal(answer[2], goal);
+    const lines = q.ids.slice(1, first - 3);
+    const asText = (a: number[]) => a.join(" ");
+    assert.ok(asText(lines).includes(asText(answer)), "the answer is one of the listed lines");
+    assert.equal(answer.at(-1), 6);
+    assert.equal(q.item.reduce((a, b) => a + b, 0), answer.filter((t) => t >= 100).length);
+    assert.ok(answer.filter((t) => t >= 100).length >= 2);
+  }
+});
+
+Deno.test("bench recall: induction strings repeat like copy but vary in length, so no fixed distance finds them", () => {
+  const rng = new Rng(5);
+  const lengths = new Set<number>();
+  for (let k = 0; k < 40; k++) {
+    const q = recallSequence("induction", rng, { length: 12, lines: 0 });
+    const n = (q.ids.length - 2) / 2;
+    assert.ok(Number.isInteger(n) && n >= 3 && n <= 12, `length ${n}`);
+    lengths.add(n);
+    assert.equal(q.ids[0], 1);
+    assert.equal(q.ids[n + 1], 2);
+    assert.deepEqual(q.ids.slice(n + 2), q.ids.slice(1, n + 1));
+    assert.deepEqual(q.target, q.ids.map((_, j) => (j > n + 1 ? 1 : 0)));
+    assert.deepEqual(q.item, q.target);
+  }
+  assert.ok(lengths.size >= 6, `lengths seen: ${[...lengths]}`);
+});
+
+Deno.test({
+  name: "bench recall runs all three probes; an untrained model's item loss is at chance",
+  ignore: noGpu,
+  async fn() {
+    const args = ["run", "-A", "src/cli/main.ts", "bench", "recall", "--steps", "2", "--batch", "2", "--every", "1"];
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: [...args, "--json"],
+      cwd: ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const out = new TextDecoder().decode(r.stdout);
+    assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
+    const reports = out.trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(reports.map((x) => x.task), ["copy", "induction", "lookup"]);
+    for (const x of reports) {
+      assert.equal(x.curve.length, 2);
+      // Two steps at a warm-up learning rate cannot copy yet: within 1 nat of log(items).
+      for (const c of x.curve) assert.ok(Math.abs(c.itemLoss - x.chanceLoss) < 1, JSON.stringify(c));
+      assert.equal(x.learnedAt, null);
+      assert.ok(x.secondsPerStep > 0);
+    }
+    const bad = await new Deno.Command(Deno.execPath(), { args: [...args, "--task", "sort"], cwd: ROOT }).output();
+    assert.notEqual(bad.code, 0);
+    assert.match(new TextDecoder().decode(bad.stderr), /--task must be copy, induction, lookup or all, got "sort"/);
+    const yaml = await Deno.makeTempFile({ suffix: ".yaml" });
+    await Deno.writeTextFile(
+      yaml,
+      (await Deno.readTextFile(`${ROOT}configs/models/tiny.yaml`)).replace(
+        /num_hidden_layers: \d+/,
+        "num_hidden_layers: 0",
+      ),
+    );
+    const badModel = await new Deno.Command(Deno.execPath(), { args: [...args, "--tiny", yaml], cwd: ROOT }).output();
+    await Deno.remove(yaml);
+    assert.notEqual(badModel.code, 0);
+    assert.match(new TextDecoder().decode(badModel.stderr), /"num_hidden_layers" too small/);
+  },
+});

@@ -1,0 +1,224 @@
+// `deno task bench` on reduced budgets, as a user runs it (a subprocess): one cheap kernel case, the tiny model's
+// training and decode measurements, and the main job's benchmark on a minimal run; plus the train report's
+// arithmetic and text without a GPU.
+import assert from "node:assert/strict";
+import { reportLines, trainReport } from "../../src/bench/train.ts";
+import type { EvalResult } from "../../src/train/eval.ts";
+import { noGpu } from "../no_gpu.ts";
+import { SMOKE_MODEL_YAML } from "../../src/bench/smoke_run.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+async function bench(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--lock=tests/deno.lock", "src/cli/main.ts", "bench", ...args],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const d = new TextDecoder();
+  return { code: r.code, out: d.decode(r.stdout), err: d.decode(r.stderr) };
+}
+
+/** The JSON objects of stdout, one per line. */
+function jsonLines(out: string): Record<string, unknown>[] {
+  return out.trim().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+}
+
+const positive = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x > 0;
+
+Deno.test({
+  name: "bench kernels --filter --json prints one object per case with kernel, variant, shape, ms and rates",
+  ignore: noGpu,
+  async fn() {
+    const r = await bench(["kernels", "--filter", "kvcache_write f32 decode", "--json", "--budget-ms", "20"]);
+    assert.equal(r.code, 0, r.err + r.out);
+    const rows = jsonLines(r.out);
+    assert.equal(rows.length, 1, r.out);
+    const [row] = rows;
+    assert.equal(row.kernel, "kvcache_write");
+    assert.equal(row.variant, "f32");
+    assert.match(String(row.shape), /^decode T32 H14 KV2 D64/);
+    assert.ok(positive(row.ms), `ms ${row.ms}`);
+    assert.ok("gflops" in row && row.gflops === null, "a memory-bound case has gflops null");
+    assert.ok(positive(row.gbps), `gbps ${row.gbps}`);
+    assert.equal(typeof row.compileMs, "number");
+  },
+});
+
+Deno.test({
+  name: "bench kernels --list covers every kernel, and --exclude leaves cases out",
+  ignore: noGpu,
+  async fn() {
+    const r = await bench(["kernels", "--list", "--exclude", "matmul"]);
+    assert.equal(r.code, 0, r.err + r.out);
+    const kernels = new Set(r.out.trim().split("\n").map((l) => l.split(" ")[0]));
+    for (
+      const k of [
+        "attention_forward",
+        "attention_backward",
+        "embedding_forward",
+        "embedding_backward",
+        "rmsnorm_forward",
+        "rmsnorm_backward",
+        "rope",
+        "swiglu_forward",
+        "swiglu_backward",
+        "logprob_entropy_forward",
+        "logprob_entropy_backward",
+        "kvcache_write",
+        "sample",
+        "gradnorm",
+        "adamw",
+        "policy_loss",
+      ]
+    ) assert.ok(kernels.has(k), `no case for ${k}`);
+    assert.ok(!kernels.has("matmul"));
+  },
+});
+
+Deno.test({
+  name: "bench model --size tiny on a small budget reports training and decode tokens/s, bytes/param, hot spots",
+  ignore: noGpu,
+  async fn() {
+    const r = await bench([
+      "model",
+      "--size",
+      "tiny",
+      "--json",
+      ...["--tokens", "128", "--seq-len", "64", "--steps", "1"],
+      ...["--decode-seqs", "4", "--prompt-len", "8", "--decode-steps", "2", "--decode-blocks", "1"],
+    ]);
+    assert.equal(r.code, 0, r.err + r.out);
+    const rows = jsonLines(r.out);
+    assert.equal(rows.length, 1, r.out);
+    const m = rows[0] as Record<string, Record<string, unknown>> & { model: string; vocab: number; params: number };
+    assert.equal(m.model, "tiny");
+    // TextCraft's word vocabulary: its words, item names and item ids' words (about 2,100 with bench's prompt).
+    assert.ok(m.vocab > 500 && m.vocab < 2500, `tiny vocabulary ${m.vocab}`);
+    assert.ok(positive(m.params));
+    assert.equal(m.train.tokens, 128);
+    assert.equal(m.train.seqs, 2);
+    assert.ok(positive(m.train.tokensPerS) && positive(m.train.bestMs));
+    assert.ok(Math.abs(Number(m.train.loss) - Math.log(m.vocab)) < 1, `loss ${m.train.loss} of a random model`);
+    assert.equal(m.decode.blockTokens, 4 * 3);
+    assert.ok(positive(m.decode.tokensPerS));
+    assert.ok(Number(m.memory.bytesPerParam) >= 16, `bytes/param ${m.memory.bytesPerParam}`);
+    assert.ok(Number(m.memory.heldBytesPerParam) >= 16, `held bytes/param ${m.memory.heldBytesPerParam}`);
+    assert.ok(Number(m.memory.heldBytesPerParam) < Number(m.memory.bytesPerParam));
+    assert.equal(m.memory.stateBytesPerParam, 16);
+    const hot = m.profile.hotspots as { kernel: string; ms: number; share: number; calls: number }[];
+    assert.ok(hot.length > 5);
+    assert.ok(hot.some((h) => h.kernel.startsWith("attention")) && hot.some((h) => h.kernel.startsWith("adamw")));
+    assert.ok(Math.abs(hot.reduce((a, h) => a + h.share, 0) - 1) < 1e-6);
+    const onnx = m.onnx as Record<string, number>;
+    assert.ok(positive(onnx.tokensPerS) && positive(onnx.crucibleOneSeqTokensPerS), JSON.stringify(onnx));
+  },
+});
+
+Deno.test({
+  name: "bench model --lora-rank: the base frozen in f16, the adapters trained, far fewer bytes held per parameter",
+  ignore: noGpu,
+  async fn() {
+    const r = await bench([
+      ...["model", "--size", "tiny", "--json", "--no-profile", "--no-onnx", "--lora-rank", "4"],
+      ...["--tokens", "64", "--steps", "1", "--decode-seqs", "2", "--prompt-len", "4", "--decode-blocks", "1"],
+    ]);
+    assert.equal(r.code, 0, r.err + r.out);
+    const m = jsonLines(r.out)[0] as Record<string, Record<string, number>> & { params: number };
+    assert.equal(m.lora.rank, 4);
+    assert.ok(m.lora.params > 0 && m.lora.params < m.params / 10, JSON.stringify(m.lora));
+    // f16 matrices (2 bytes), f32 norms, and 16 bytes per adapter parameter: far under full training's 16.
+    assert.ok(m.memory.stateBytesPerParam > 2 && m.memory.stateBytesPerParam < 4, `${m.memory.stateBytesPerParam}`);
+    assert.ok(m.memory.heldBytesPerParam < 6, `held ${m.memory.heldBytesPerParam}`);
+    assert.ok(positive(m.train.tokensPerS) && positive(m.decode.tokensPerS));
+  },
+});
+
+Deno.test({
+  name: "bench train on a minimal budget prints wall time, success after SFT and final, and the gap",
+  ignore: noGpu,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
+      const overrides = [
+        `model.tiny=${dir}/tiny.yaml`,
+        "model.path=null",
+        "trainer.total_steps=1",
+        "sft.epochs=0.01",
+        "trainer.eval_limit=2",
+        "trainer.save_freq=0",
+        "data.train_batch_size=2",
+        "rollout.n=2",
+        "rollout.max_tokens_per_turn=6",
+        "rollout.max_response_length=96",
+        "algorithm.rounds_ctrl.type=fixed",
+        "algorithm.rounds_ctrl.rounds=[2]",
+      ];
+      const r = await bench(["train", "--json", "--run-dir", `${dir}/run`, ...overrides]);
+      assert.equal(r.code, 0, r.err + r.out);
+      const rows = jsonLines(r.out);
+      assert.equal(rows.length, 1, r.out);
+      const t = rows[0];
+      assert.ok(positive(t.wallSeconds));
+      for (const k of ["sftSuccess", "finalSuccess", "pass4", "trainSplitSuccess"]) {
+        assert.ok(typeof t[k] === "number" && t[k] >= 0 && t[k] <= 1, `${k} ${t[k]}`);
+      }
+      assert.ok(Math.abs(Number(t.gapPoints) - 100 * (Number(t.finalSuccess) - Number(t.sftSuccess))) < 1e-9);
+      assert.equal(t.testTasks, 2);
+      assert.equal(t.trainSplitTasks, 2, "the train split is evaluated under the same eval_limit");
+      assert.ok(Number(t.trainSplitSize) > 2, `the train split's size ${t.trainSplitSize}`);
+      assert.equal(typeof t.meetsBar, "boolean");
+      assert.deepEqual(t.overrides, overrides);
+      await Deno.stat(`${dir}/run/report.html`);
+      const again = await bench(["train", "--run-dir", `${dir}/run`, ...overrides]);
+      assert.notEqual(again.code, 0);
+      assert.match(again.err, /exists; bench train needs a fresh one/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+const evalOf = (avg: number, tasks = 100) => ({ avg, tasks }) as EvalResult;
+
+Deno.test("bench train's report: the gap in points, the main job's bar, and n/a where a phase did not run", () => {
+  const base = {
+    config: "configs/textcraft.yaml",
+    overrides: [],
+    runDir: "runs/x",
+    adapter: "gpu",
+    interrupted: false,
+  };
+  const good = trainReport({ ...base, wallSeconds: 1500, sft: evalOf(0.31), final: evalOf(0.52) });
+  assert.ok(Math.abs(good.gapPoints! - 21) < 1e-9);
+  assert.equal(good.meetsBar, true);
+  const lines = reportLines(good).join("\n");
+  assert.match(lines, /wall time\s+25\.0 min \(1500 s\)/);
+  assert.match(lines, /31\.0% after SFT, 52\.0% final \(100 test tasks, greedy Avg@1\)/);
+  const part = { avg: 0.5, tasks: 20, split: "test", splitTasks: 100 } as EvalResult;
+  const limited = reportLines(trainReport({ ...base, wallSeconds: 60, sft: part, final: part })).join("\n");
+  assert.match(limited, /\(20 of 100 test tasks, greedy Avg@1\)/);
+  assert.match(lines, /gap\s+\+21\.0 points/);
+  assert.equal(trainReport({ ...base, wallSeconds: 1900, sft: evalOf(0.31), final: evalOf(0.52) }).meetsBar, false);
+  assert.equal(trainReport({ ...base, wallSeconds: 60, sft: evalOf(0.5), final: evalOf(0.91) }).meetsBar, true);
+  assert.equal(trainReport({ ...base, wallSeconds: 60, sft: evalOf(0.5), final: evalOf(0.6) }).meetsBar, false);
+  const noRl = trainReport({ ...base, wallSeconds: 60, sft: evalOf(0.4) });
+  assert.equal(noRl.gapPoints, null);
+  assert.equal(noRl.meetsBar, null);
+  assert.match(reportLines(noRl).join("\n"), /40\.0% after SFT, n\/a final/);
+  assert.doesNotMatch(reportLines(noRl).join("\n"), /train split/, "not measured: no line, never 0%");
+  const train = { avg: 0.25, tasks: 374, split: "train", splitTasks: 374, byCategory: { "1": { avg: 0.5 } } };
+  const both = trainReport({
+    ...base,
+    wallSeconds: 60,
+    final: evalOf(0.2),
+    trainSplit: train as unknown as EvalResult,
+  });
+  assert.equal(both.trainSplitSuccess, 0.25);
+  const text = reportLines(both).join("\n");
+  assert.match(text, /train split\s+25\.0% final \(374 train tasks, greedy Avg@1/);
+  assert.match(text, /by depth \(final, train split\) 1 50\.0%/);
+});

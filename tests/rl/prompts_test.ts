@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { resolveConfig } from "../../src/config/load.ts";
+import { runTraining } from "../../src/train/run.ts";
+import {
+  byCategory,
+  type DataPosition,
+  nextPrompts,
+  recordSignal,
+  signalPrompts,
+  signalWeight,
+} from "../../src/rl/prompts.ts";
+
+const indices = Array.from({ length: 40 }, (_, i) => i);
+/** Tasks 0-9 are "a", 10-39 "b". */
+const category = (i: number) => (i < 10 ? "a" : "b");
+
+Deno.test("the uniform walk visits every prompt once per epoch, then reshuffles", () => {
+  const pos = { epoch: 0, offset: 0 };
+  const first = [...nextPrompts(indices, 16, 3, pos), ...nextPrompts(indices, 24, 3, pos)];
+  assert.deepEqual([...first].sort((x, y) => x - y), indices);
+  assert.deepEqual(pos, { epoch: 1, offset: 0 });
+  const second = nextPrompts(indices, 40, 3, pos);
+  assert.notDeepEqual(second, first);
+  assert.deepEqual([...second].sort((x, y) => x - y), indices);
+});
+
+Deno.test("signal weights: a prior of one signal in two groups, the floor below", () => {
+  assert.equal(signalWeight(undefined, 0.05), 0.5);
+  assert.equal(signalWeight({ epoch: 0, offset: 0, groups: 8, signal: 5 }, 0.05), 0.6);
+  assert.equal(signalWeight({ epoch: 0, offset: 0, groups: 100, signal: 0 }, 0.05), 0.05);
+});
+
+Deno.test("signal counts: a group counts as signal only when its rewards differ", () => {
+  const pos: DataPosition = { epoch: 0, offset: 0 };
+  recordSignal(pos, [
+    { task: 1, rewards: [0, 1, 0] },
+    { task: 2, rewards: [1, 1, 1] },
+    { task: 20, rewards: [0, 0] },
+    { task: 21, rewards: [] },
+  ], category);
+  assert.deepEqual(pos.categories, {
+    a: { epoch: 0, offset: 0, groups: 2, signal: 1 },
+    b: { epoch: 0, offset: 0, groups: 1, signal: 0 },
+  });
+});
+
+Deno.test("signal sampling follows each category's share of signal, keeps the floor, and replays", () => {
+  const groups = byCategory(indices, category);
+  assert.deepEqual([...groups.keys()], ["a", "b"]);
+  // Before any counts, every prompt weighs the same: "b" holds 3/4 of the split.
+  const fresh: DataPosition = { epoch: 0, offset: 0 };
+  const drawn = Array.from({ length: 100 }, (_, s) => signalPrompts(groups, 8, 1, s + 1, 0.05, fresh)).flat();
+  const shareB = drawn.filter((i) => category(i) === "b").length / drawn.length;
+  assert.ok(shareB > 0.68 && shareB < 0.82, `share of b before counts ${shareB}`);
+  // "a" always differed, "b" never: a gets 10 x (41/42), b 30 x 0.05.
+  const counted: DataPosition = {
+    epoch: 0,
+    offset: 0,
+    categories: {
+      a: { epoch: 0, offset: 0, groups: 40, signal: 40 },
+      b: { epoch: 0, offset: 0, groups: 400, signal: 0 },
+    },
+  };
+  const replay = structuredClone(counted);
+  const picks = Array.from({ length: 200 }, (_, s) => signalPrompts(groups, 8, 1, s + 1, 0.05, counted)).flat();
+  const expectB = (30 * 0.05) / (30 * 0.05 + 10 * (41 / 42));
+  const b = picks.filter((i) => category(i) === "b").length / picks.length;
+  assert.ok(Math.abs(b - expectB) < 0.03, `share of b ${b}, expected ${expectB}`);
+  // Within a category the walk covers every prompt before repeating one.
+  const firstA = picks.filter((i) => category(i) === "a").slice(0, 10);
+  assert.deepEqual([...firstA].sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  // The same state and step give the same prompts (a resumed run draws what it would have drawn).
+  assert.deepEqual(signalPrompts(groups, 8, 1, 1, 0.05, replay), picks.slice(0, 8));
+});
+
+Deno.test("signal sampling for a task without categories stops before the run starts, naming the key", async () => {
+  const dir = await Deno.makeTempDir();
+  const config = resolveConfig({ text: "task: babyai\n", name: "test" }, [
+    "data.prompt_sampling.type=signal",
+    "env.urls=[http://127.0.0.1:9]",
+  ]);
+  const quiet = { bar: () => ({ tick() {}, done() {} }), line() {} };
+  await assert.rejects(
+    runTraining({ config, runDir: `${dir}/run`, resume: false, reporter: quiet, stopRequested: () => false }),
+    /data\.prompt_sampling\.type=signal draws prompts by task category, and babyai has none; use .*=uniform/,
+  );
+  // Nothing is left behind by a run that never started.
+  await assert.rejects(Deno.stat(`${dir}/run`), Deno.errors.NotFound);
+});
