@@ -311,6 +311,12 @@ const Pretrain = z.strictObject({
   copy_share: num().min(0).max(1).default(0.15),
   /** Steps at the start that see copy strings only: the induction circuit forms before the tasks arrive. */
   copy_warmup_steps: int(0).default(0),
+  /**
+   * Share of the lookup copy strings whose lines' tails repeat a few tokens (3 to 8 per string, as a command line
+   * repeats `using`, commas and small counts), so that the token before the next one says nothing and only the place
+   * after the line's head does; 0 keeps the original copy strings, batch for batch.
+   */
+  copy_repeats: num().min(0).max(1).default(0),
   /** Weight of the loss on the environment's text (command lists, observations) against the replies'. */
   context_loss_weight: num().min(0).default(0.1),
   /** Longest sequence kept, in tokens; longer episodes are drawn again. */

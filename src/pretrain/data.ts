@@ -81,7 +81,7 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
   while (tokens < c.batch_tokens) {
     let q: TrainSequence;
     const copy = rng.float() < copyShare;
-    if (copy) q = copyString(d, rng);
+    if (copy) q = copyString(d, rng, c.copy_repeats);
     else {
       const episode = d.synthetic.episode(rng, progress);
       if (d.heldOut.has(episode.opening)) continue;
@@ -98,15 +98,23 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
 /**
  * A generic string that only copying solves: half the time a random string of names, a separator and the same
  * string again (the copy trained); else 2 to 12 lines of a head name and 1 to 4 more, a separator, one line's head
- * and the rest of that line (the rest trained): a lookup by content.
+ * and the rest of that line (the rest trained): a lookup by content. With `repeats` (pretrain.copy_repeats), that
+ * share of the lookups write each line's tail, 3 to 8 tokens, from one alphabet of 3 to 8 names: the tokens repeat
+ * across lines as a command line's `using`, commas and counts do, so one token back finds many places and the copy
+ * must keep its place in the line.
  */
-function copyString(d: PretrainData, rng: Rng): TrainSequence {
+export function copyString(d: PretrainData, rng: Rng, repeats = 0): TrainSequence {
   const name = () => d.nameIds[rng.int(d.nameIds.length)];
   if (rng.float() < 0.5) {
     const xs = Array.from({ length: 8 + rng.int(41) }, name);
     return { ids: [d.stopId, ...xs, d.stopId, ...xs], promptLength: xs.length + 2, mask: xs.map(() => 1) };
   }
-  const lines = Array.from({ length: 2 + rng.int(11) }, () => Array.from({ length: 2 + rng.int(4) }, name));
+  // The draw for a repeating string happens only when the option is on, so 0 leaves every batch as it was.
+  const alphabet = repeats > 0 && rng.float() < repeats ? Array.from({ length: 3 + rng.int(6) }, name) : undefined;
+  const line = alphabet
+    ? () => [name(), ...Array.from({ length: 3 + rng.int(6) }, () => alphabet[rng.int(alphabet.length)])]
+    : () => Array.from({ length: 2 + rng.int(4) }, name);
+  const lines = Array.from({ length: 2 + rng.int(11) }, line);
   const asked = lines[rng.int(lines.length)];
   const prompt = [d.stopId, ...lines.flatMap((l) => [...l, d.newlineId]), d.stopId, asked[0]];
   const answer = [...asked.slice(1), d.newlineId];

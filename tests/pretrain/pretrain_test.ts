@@ -2,10 +2,12 @@
 // on a tiny budget: the same seed rebuilds the same weights, a resumed run ends where an uninterrupted one does, a
 // changed config is refused on resume, and the export is a model directory with its card.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { RunConfig } from "../../src/config/schema.ts";
 import { buildTinyModel } from "../../src/model/tiny.ts";
 import { resolveConfig } from "../../src/config/load.ts";
-import { dataSeed, pretrainBatch, pretrainData, recoveryCount } from "../../src/pretrain/data.ts";
+import { copyString, dataSeed, pretrainBatch, pretrainData, recoveryCount } from "../../src/pretrain/data.ts";
+import { Rng } from "../../src/util/random.ts";
 import { runPretraining } from "../../src/pretrain/run.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { textCraftVocabulary } from "../../tasks/textcraft/vocabulary.ts";
@@ -238,3 +240,40 @@ Deno.test("the recovery count, by hand: a refusal followed by an accepted action
   assert.ok(!refused("Crafted 4 minecraft:oak_planks") && !refused("Inventory: [oak planks] (4) "));
   assert.deepEqual(recoveryCount([ep("Got 1 a")], refused), { refused: 0, recovered: 0 });
 });
+
+Deno.test("copy strings with repeats: tails from a small alphabet that one token back cannot place; 0 leaves batches as they were", () => {
+  const d = pretrainData(textcraft, synthetic, tok, { stopId, heldOut: [] });
+  const plain = RunConfig.parse({ pretrain: { batch_tokens: 1500, seed: 3, copy_warmup_steps: 10 } }).pretrain;
+  const off = { ...plain, copy_repeats: 0 }, on = { ...plain, copy_repeats: 1 };
+  // Copy-only batches (steps 1, 4 and 9, in the copy warm-up) as the code wrote them before copy_repeats existed.
+  const digest = createHash("sha256");
+  for (const step of [1, 4, 9]) {
+    for (const q of pretrainBatch(d, off, step).seqs) digest.update(`${q.ids.join(",")};${q.mask.join(",")}|`);
+  }
+  assert.equal(digest.digest("hex").slice(0, 16), "759ff944c8136731", "copy_repeats 0 leaves the data as it was");
+  let lookups = 0, ambiguous = 0;
+  for (let seed = 0; seed < 200; seed++) {
+    const q = copyString(d, new Rng(seed), 1);
+    const sep = q.ids.indexOf(stopId, 1), before = q.ids.slice(1, sep);
+    if (!before.includes(d.newlineId)) continue; // the plain string copy
+    lookups++;
+    const lines = splitLines(before, d.newlineId);
+    const head = q.ids[q.promptLength - 1], answer = q.ids.slice(q.promptLength, -1);
+    assert.ok(lines.some((l) => l[0] === head && l.slice(1).join() === answer.join()), "the asked line's tail");
+    const tails = new Set(lines.flatMap((l) => l.slice(1)));
+    assert.ok(tails.size <= 8, `the tails use at most 8 distinct tokens, got ${tails.size}`);
+    assert.ok(lines.every((l) => l.length >= 4 && l.length <= 9), "a head and 3 to 8 tail tokens");
+    // An answer token that occurs more than once in the lines: one token back does not say what follows it.
+    if (answer.slice(0, -1).some((t) => before.filter((x) => x === t).length > 1)) ambiguous++;
+  }
+  assert.ok(lookups > 60, `lookups ${lookups}`);
+  assert.ok(ambiguous > lookups / 2, `one-back induction is ambiguous in most lookups: ${ambiguous} of ${lookups}`);
+  const withRepeats = pretrainBatch(d, on, 4).seqs.map((q) => q.ids.join());
+  assert.notDeepEqual(withRepeats, pretrainBatch(d, off, 4).seqs.map((q) => q.ids.join()));
+});
+
+function splitLines(ids: number[], newline: number): number[][] {
+  const out: number[][] = [[]];
+  for (const id of ids) id === newline ? out.push([]) : out[out.length - 1].push(id);
+  return out.slice(0, -1);
+}
