@@ -83,7 +83,7 @@ Deno.test({
   },
 });
 
-/** A server that goes down and comes back every 1.5 s until stopped: its URL, and how many times it came back. */
+/** A server that goes down and comes back until stopped: its URL, and how many times it came back. */
 interface Flapper {
   url: string;
   cycles(): number;
@@ -97,9 +97,9 @@ async function killedAndRestarted(): Promise<Flapper> {
   let running = true, cycles = 0;
   const loop = (async () => {
     while (running) {
-      await new Promise((r) => setTimeout(r, 1500));
+      await new Promise((r) => setTimeout(r, 600));
       await server.shutdown();
-      await new Promise((r) => setTimeout(r, 1500));
+      await new Promise((r) => setTimeout(r, 600));
       server = await serveTextCraft({ port, tree });
       cycles++;
     }
@@ -115,24 +115,23 @@ async function killedAndRestarted(): Promise<Flapper> {
   };
 }
 
-/** Up, but behind the fault proxy answering every request 503 while "down", with env.retries=0. */
+/**
+ * Up, but behind the fault proxy answering 503 to every other run of 3 requests, with env.retries=0: the flapping
+ * follows the run's own requests, not the clock, so a fast machine sees it as often as a slow one.
+ */
 async function answering503(): Promise<Flapper> {
   const server = await serveTextCraft({ port: 0, tree });
-  let down = false, running = true, cycles = 0;
-  const proxy = faultProxy(server.url, () => (down ? "503" : "pass"));
-  const loop = (async () => {
-    while (running) {
-      await new Promise((r) => setTimeout(r, 1500));
-      down = !down;
-      if (!down) cycles++;
-    }
-  })();
+  let n = 0, cycles = 0, wasDown = false;
+  const proxy = faultProxy(server.url, () => {
+    const down = Math.floor(n++ / 3) % 2 === 1;
+    if (wasDown && !down) cycles++;
+    wasDown = down;
+    return down ? "503" : "pass";
+  });
   return {
     url: proxy.url,
-    cycles: () => (proxy.counts["503"] > 0 ? cycles : 0),
+    cycles: () => cycles,
     stop: async () => {
-      running = false;
-      await loop;
       await proxy.shutdown();
       await server.shutdown();
     },
