@@ -60,6 +60,9 @@ Deno.test({
     try {
       const run = `${dir}/cluster`;
       const learner = spawnCli(["train", ...await learnerArgs(dir), "--run-dir", run, "--cluster", server.url]);
+      // A learner that ends before worker a dies would leave the test waiting on a forever: fail with its output.
+      const first = await Promise.race([a.done.then(() => "worker"), learner.done.then(() => "learner")]);
+      assert.equal(first, "worker", `the learner ended before worker a took a group:\n${learner.output()}`);
       const killed = await a.done;
       assert.equal(killed.signal, "SIGKILL", a.output());
       b = spawnCli(["worker", "--cluster", server.url, "--name", "b"]);
