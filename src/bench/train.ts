@@ -8,7 +8,7 @@
 import { resolveConfig } from "../config/load.ts";
 import { configSource } from "../config/presets.ts";
 import { getGpu } from "../gpu/device.ts";
-import type { EvalResult } from "../train/eval.ts";
+import { coverage, type EvalResult } from "../train/eval.ts";
 import { writeReport } from "../report/write.ts";
 import { type Reporter, runTraining } from "../train/run.ts";
 import { terminalReporter } from "../command/progress.ts";
@@ -197,9 +197,9 @@ export function trainReport(r: {
   };
 }
 
-/** "20 of 100 test tasks" for a part of the split, "100 test tasks" for all of it or when the split's size is unknown. */
-function tasksCovered(tasks: number, split?: number | null, name = "test"): string {
-  return split && split !== tasks ? `${tasks} of ${split} ${name} tasks` : `${tasks} ${name} tasks`;
+/** "on 20 of 100 test tasks", "on all 100 test tasks": the wording of every evaluation line (train/eval.ts). */
+function covered(tasks: number, splitTasks: number | null | undefined, split: string): string {
+  return coverage({ tasks, split, splitTasks: splitTasks ?? undefined });
 }
 
 /** The few lines of the text report. */
@@ -214,12 +214,12 @@ export function reportLines(r: TrainBenchReport): string[] {
     `bench train: ${r.config}${r.overrides.length ? ` with ${r.overrides.join(" ")}` : ""} on ${r.adapter}`,
     `  wall time        ${min.toFixed(1)} min (${r.wallSeconds.toFixed(0)} s)${r.interrupted ? ", interrupted" : ""}`,
     `  test success     ${pct(r.baseSuccess)} base, ${pct(r.sftSuccess)} after SFT, ${pct(r.finalSuccess)} final` +
-    `${r.testTasks === null ? "" : ` (${tasksCovered(r.testTasks, r.testSplitTasks)}, greedy Avg@1)`}; Pass@4 ${
+    `${r.testTasks === null ? "" : ` (${covered(r.testTasks, r.testSplitTasks, "test")}, greedy Avg@1)`}; Pass@4 ${
       pct(r.pass4)
     }`,
     ...(r.trainSplitSuccess === null || r.trainSplitTasks === null ? [] : [
       `  train split      ${pct(r.trainSplitSuccess)} final (${
-        tasksCovered(r.trainSplitTasks, r.trainSplitSize, "train")
+        covered(r.trainSplitTasks, r.trainSplitSize, "train")
       }, greedy Avg@1: the prompts RL saw, beside the test's)`,
     ]),
     ...Object.entries(r.byDepth).filter(([, d]) => Object.keys(d).length > 0).map(([k, d]) =>

@@ -197,10 +197,10 @@ Deno.test("bench train's report: the gap in points, the main job's bar, and n/a 
   assert.equal(good.meetsBar, true);
   const lines = reportLines(good).join("\n");
   assert.match(lines, /wall time\s+25\.0 min \(1500 s\)/);
-  assert.match(lines, /31\.0% after SFT, 52\.0% final \(100 test tasks, greedy Avg@1\)/);
+  assert.match(lines, /31\.0% after SFT, 52\.0% final \(on 100 test tasks, greedy Avg@1\)/);
   const part = { avg: 0.5, tasks: 20, split: "test", splitTasks: 100 } as EvalResult;
   const limited = reportLines(trainReport({ ...base, wallSeconds: 60, sft: part, final: part })).join("\n");
-  assert.match(limited, /\(20 of 100 test tasks, greedy Avg@1\)/);
+  assert.match(limited, /\(on 20 of 100 test tasks, greedy Avg@1\)/);
   assert.match(lines, /gap\s+\+21\.0 points/);
   assert.equal(trainReport({ ...base, wallSeconds: 1900, sft: evalOf(0.31), final: evalOf(0.52) }).meetsBar, false);
   assert.equal(trainReport({ ...base, wallSeconds: 60, sft: evalOf(0.5), final: evalOf(0.91) }).meetsBar, true);
@@ -219,6 +219,6 @@ Deno.test("bench train's report: the gap in points, the main job's bar, and n/a 
   });
   assert.equal(both.trainSplitSuccess, 0.25);
   const text = reportLines(both).join("\n");
-  assert.match(text, /train split\s+25\.0% final \(374 train tasks, greedy Avg@1/);
+  assert.match(text, /train split\s+25\.0% final \(on all 374 train tasks, greedy Avg@1/);
   assert.match(text, /by depth \(final, train split\) 1 50\.0%/);
 });
