@@ -7,7 +7,7 @@
  */
 import { resolveConfig } from "../config/load.ts";
 import { configSource } from "../config/presets.ts";
-import { saveBaseModel } from "../pretrain/base_model.ts";
+import { isSavedBaseModel, runFromBaseModel, saveBaseModel } from "../pretrain/base_model.ts";
 import { runPretraining } from "../pretrain/run.ts";
 import { writeReport } from "../report/write.ts";
 import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
@@ -24,7 +24,9 @@ evaluates greedily on held-out synthetic tasks (pretrain.eval_seed) and saves a 
 Options:
   NAME|CONFIG.yaml   a shipped config (default textcraft_pretrain) or a YAML file
   --run-dir DIR      the run folder (default runs/<task>-pretrain-<time>)
-  --resume RUN_DIR   continue a run from its latest checkpoint; overrides that change its config are refused
+  --resume RUN_DIR   continue a run from its latest checkpoint; overrides that change its config are refused.
+                     A model directory that --save-model wrote goes on from its step in a new --run-dir DIR, with
+                     its config (AdamW's moments start from zero: a model directory holds none)
   --minutes N        stop after N minutes with a checkpoint (resume later); default: run to pretrain.steps
   --save-model DIR   afterwards, write the latest checkpoint to DIR as a model directory with a README card
                      (--export DIR, its old name, still works)
@@ -36,7 +38,8 @@ Exit codes: 0 pretraining reached pretrain.steps; 3 it stopped early with a chec
 Examples:
   deno task pretrain --minutes 120                       # two hours of the shipped recipe, then resume
   deno task pretrain --resume runs/textcraft-pretrain-20261123-2200 --save-model models/crucible-tiny
-  deno task pretrain --resume runs/pretrain-d --save-model models/crucible-tiny --step 14000   # a finished run's step`;
+  deno task pretrain --resume runs/pretrain-d --save-model models/crucible-tiny --step 14000   # a finished run's step
+  deno task pretrain --resume models/crucible-base --run-dir runs/base-2 --minutes 90   # on from a saved model`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
@@ -74,6 +77,20 @@ export async function main(args: string[]): Promise<void> {
   let config;
   if (v.resume) {
     runDir = v.resume.replace(/\/+$/, "");
+    if (await isSavedBaseModel(runDir)) {
+      const from = runDir;
+      runDir = v["run-dir"];
+      if (!runDir) {
+        throw new TypeError(
+          `${from} is a saved model directory, not a run folder: go on pretraining it in a new one with --run-dir DIR`,
+        );
+      }
+      await refuseExistingRun(runDir);
+      const step = await runFromBaseModel(from, runDir);
+      console.error(
+        `note: going on from ${from} at step ${step} in ${runDir}, with its config; AdamW's moments start from zero`,
+      );
+    }
     const source = { text: await readRunConfig(runDir), name: `${runDir}/config.yaml` };
     config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
     const changed = changedKeys(resolveConfig(source, []), config);

@@ -4,7 +4,9 @@
  * directory (config.json, model.safetensors, tokenizer.json, tokenizer_config.json, generation_config.json), its
  * agent settings (crucible.json), the resolved config that rebuilds it (pretrain.yaml) and a README model card
  * written from the run's own records: data recipe, seed, steps, tokens, wall time and the checkpoint's held-out
- * results. What the card says about the task's data is the task's own (its `baseModelWords` hook).
+ * results. What the card says about the task's data is the task's own (its `baseModelWords` hook). The directory also
+ * keeps the checkpoint's trainer state (trainer_state.json: step, tokens, time), so that a later session can go on
+ * pretraining from it (`deno task pretrain --resume DIR --run-dir NEW`) where the run folder itself is gone.
  */
 import { parse } from "yaml";
 import { saveModelDir } from "../model/model_dir.ts";
@@ -63,10 +65,61 @@ export async function saveBaseModel(runDir: string, out: string, o: { step?: num
     extra: {
       ...(agent ? { [AGENT_FILE]: agent } : {}),
       "pretrain.yaml": enc.encode(configText),
+      [STATE_FILE]: enc.encode(JSON.stringify(ckpt.state, null, 2)),
       "README.md": enc.encode(card),
     },
   });
   return out;
+}
+
+const STATE_FILE = "trainer_state.json";
+/** The files of a saved base model that a checkpoint folder holds too (the checkpoint's own names). */
+const CHECKPOINT_FILES = [
+  "config.json",
+  "model.safetensors",
+  "tokenizer.json",
+  "tokenizer_config.json",
+  "generation_config.json",
+  AGENT_FILE,
+  STATE_FILE,
+];
+
+/** Whether `dir` is a model directory saved by {@linkcode saveBaseModel} (not a run folder). */
+export async function isSavedBaseModel(dir: string): Promise<boolean> {
+  const exists = (f: string) => Deno.stat(`${dir}/${f}`).then(() => true, () => false);
+  return await exists("pretrain.yaml") && await exists("model.safetensors") && !await exists("checkpoints/latest");
+}
+
+/**
+ * Starts the run folder `runDir` from the saved base model `modelDir`, so that `--resume` goes on from its step: the
+ * config it was pretrained with, and one checkpoint of its weights and trainer state. AdamW's moments are not in a
+ * model directory, so the run goes on with them at zero (the next steps' updates are larger for a few steps, as at
+ * a run's start, before the moments fill). Returns the step it goes on from.
+ */
+export async function runFromBaseModel(modelDir: string, runDir: string): Promise<number> {
+  let state: { phase?: string; sftStep?: number };
+  try {
+    state = JSON.parse(await Deno.readTextFile(`${modelDir}/${STATE_FILE}`));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    throw new TypeError(
+      `${modelDir} has no ${STATE_FILE} (it was saved before base models kept their trainer state), so its step is ` +
+        `unknown; start a new pretraining from its weights with model.path=${modelDir}`,
+    );
+  }
+  if (state.phase !== "pretrain" || !Number.isInteger(state.sftStep)) {
+    throw new TypeError(`${modelDir}/${STATE_FILE} is not a pretraining checkpoint's state`);
+  }
+  const dir = `${runDir}/checkpoints/${checkpointName("pretrain", state.sftStep!)}`;
+  await Deno.mkdir(dir, { recursive: true });
+  for (const f of CHECKPOINT_FILES) {
+    await Deno.copyFile(`${modelDir}/${f}`, `${dir}/${f}`).catch((e) => {
+      if (!(e instanceof Deno.errors.NotFound) || f === "model.safetensors") throw e;
+    });
+  }
+  await Deno.copyFile(`${modelDir}/pretrain.yaml`, `${runDir}/config.yaml`);
+  await Deno.writeTextFile(`${runDir}/checkpoints/latest`, `${checkpointName("pretrain", state.sftStep!)}\n`);
+  return state.sftStep!;
 }
 
 /** The card's words about the run's task: its own hook's, or plain ones for a task without it. */

@@ -156,6 +156,43 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "pretrain --resume of a saved model goes on from its step in a new run folder, with its config",
+  ignore: noGpu,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+    const budget = [
+      `model.tiny=${dir}/tiny.yaml`,
+      "pretrain.steps=4",
+      "pretrain.chunk_steps=2",
+      "pretrain.eval_tasks=2",
+      "pretrain.batch_tokens=800",
+    ];
+    const a = await pretrain(["--run-dir", `${dir}/a`, ...budget, "--save-model", `${dir}/m`, "--step", "2"]);
+    assert.equal(a.code, 0, a.err);
+    assert.equal(JSON.parse(await Deno.readTextFile(`${dir}/m/trainer_state.json`)).sftStep, 2);
+    const noRunDir = await pretrain(["--resume", `${dir}/m`]);
+    assert.equal(noRunDir.code, 2);
+    assert.match(noRunDir.err, /is a saved model directory, not a run folder: .* --run-dir DIR/);
+    const b = await pretrain(["--resume", `${dir}/m`, "--run-dir", `${dir}/b`]);
+    assert.equal(b.code, 0, b.err);
+    assert.match(b.err, /going on from .*\/m at step 2 in .*\/b, with its config; AdamW's moments start from zero/);
+    assert.equal(await Deno.readTextFile(`${dir}/b/config.yaml`), await Deno.readTextFile(`${dir}/a/config.yaml`));
+    const losses = async (run: string) =>
+      new Map(
+        (await Deno.readTextFile(`${dir}/${run}/metrics.jsonl`)).trim().split("\n").map((l) => JSON.parse(l))
+          .filter((l) => l.phase === "pretrain").map((l) => [l.step, l.loss]),
+      );
+    const [la, lb] = [await losses("a"), await losses("b")];
+    assert.deepEqual([...lb.keys()], [3, 4], "steps 3 and 4 only: it went on from step 2");
+    // The loss is measured before the step's update: the same weights and the same batch (seed, step 3) as run a.
+    assert.equal(lb.get(3), la.get(3));
+    const again = await pretrain(["--resume", `${dir}/m`, "--run-dir", `${dir}/b`]);
+    assert.equal(again.code, 2, "an existing run folder is refused");
+  },
+});
+
 Deno.test("recovery data: a misread reply is context, never trained, and TextCraft's refusals are words, not [UNK]", async () => {
   const withMisreads = await textcraft.synthetic!({ oracle_format: "stack_tail", synthetic_misreads: 0.3 });
   const d = pretrainData(textcraft, withMisreads, tok, { stopId, heldOut: [] });
