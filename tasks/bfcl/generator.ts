@@ -61,6 +61,8 @@ function failed(result: string): boolean {
 
 interface Drawn {
   worlds: World[];
+  /** The worlds' initial configs as drawn (a snapshot: a world's view may share objects with its config). */
+  configs: Record<string, Record<string, unknown>>;
   turns: Request[];
 }
 
@@ -69,11 +71,8 @@ function draw(rng: Rng, classes: readonly string[], factory: ClassFactory, long:
   const n = classes.length > 1 && rng.float() < 0.4 ? 2 : 1;
   const chosen = rng.shuffle([...classes]).slice(0, n);
   const worlds = chosen.map((c) => WORLDS[c](rng, long));
-  const scenario = {
-    involvedClasses: chosen,
-    initialConfig: Object.fromEntries(worlds.map((w) => [w.className, w.config])),
-    longContext: long,
-  };
+  const configs = structuredClone(Object.fromEntries(worlds.map((w) => [w.className, w.config])));
+  const scenario = { involvedClasses: chosen, initialConfig: configs, longContext: long };
   const accepted: ParsedCall[] = [];
   const turns: Request[] = [];
   const nTurns = 2 + rng.int(3);
@@ -90,7 +89,7 @@ function draw(rng: Rng, classes: readonly string[], factory: ClassFactory, long:
     turns.push(req);
     t++;
   }
-  return { worlds, turns };
+  return { worlds, configs, turns };
 }
 
 /** Builds the entry of category `category` from drawn requests, or undefined when the category does not fit. */
@@ -128,7 +127,7 @@ function toEntry(drawn: Drawn, category: string, id: string, rng: Rng): BfclEntr
     id,
     category,
     question,
-    initialConfig: Object.fromEntries(drawn.worlds.map((w) => [w.className, w.config])) as BfclEntry["initialConfig"],
+    initialConfig: drawn.configs,
     involvedClasses: drawn.worlds.map((w) => w.className),
     missedFunction,
     groundTruth,

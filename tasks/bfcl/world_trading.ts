@@ -76,7 +76,7 @@ export function tradingWorld(rng: Rng, long = false): World {
         [s, p, c, v, m5, m20],
       ) => [s, { price: p, percent_change: c, volume: v, "MA(5)": m5, "MA(20)": m20 }]),
     ),
-    watch_list: watch,
+    watch_list: [...watch],
     transaction_history: history,
   };
   const some = (rng: Rng) => rng.shuffle([...symbols]).slice(0, 2 + rng.int(2));
