@@ -25,14 +25,15 @@ export interface World {
 
 /**
  * Draws a class's world. `long` asks for the long-context category's much larger initial state (many files, messages,
- * tickets, orders, cards); a world draws exactly the same numbers as without it up to its sizes, so the base worlds
- * of a seed do not depend on the option's existence.
+ * tickets, orders, cards); without it the original four worlds draw exactly the numbers they drew before the option
+ * existed, so their seeds keep their entries.
  */
 export type WorldFactory = (rng: Rng, long?: boolean) => World;
 
 /** A request template: a request valid in the world's current view, or undefined when none fits. */
 export type Template = (rng: Rng) => Request | undefined;
 
+/** Words for file names, contents, titles and tweets. */
 export const WORDS = [
   "budget",
   "report",
@@ -55,6 +56,7 @@ export const WORDS = [
   "recipes",
   "letters",
 ];
+/** User names of the ticket and posting worlds. */
 export const PEOPLE = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"];
 
 /** A random element; undefined (typed as T, callers test it) for an empty list. */

@@ -55,12 +55,13 @@ export function messageWorld(rng: Rng, long = false): World {
   const ids = new Map(names.map((n, i) => [n, userId(i + 1)]));
   const me = userId(1);
   const others = () => [...ids].filter(([, id]) => id !== me);
-  const inbox: string[] = []; // receivers of the sent messages, in order
+  const inbox: string[] = [], sent: string[] = []; // receivers and texts of the sent messages, in order
   const messages: Record<string, string>[] = [];
   for (let i = 0, n = long ? 40 + rng.int(20) : 1 + rng.int(3); i < n; i++) {
-    const [, to] = pick(rng, others());
-    messages.push({ [to]: pick(rng, TEXTS) });
+    const [, to] = pick(rng, others()), text = pick(rng, TEXTS);
+    messages.push({ [to]: text });
     inbox.push(to);
+    sent.push(text);
   }
   let loggedIn = rng.float() < 0.8;
   const config = {
@@ -87,7 +88,7 @@ export function messageWorld(rng: Rng, long = false): World {
         ask: `Look up ${name}'s user id and send them the message '${text}'.`,
         calls: [call("get_user_id", { user: name }), call("send_message", { receiver_id: id, message: text })],
         vague: { ask: `Look up ${name}'s user id and send them a message.`, clarify: `Say '${text}'.` },
-        commit: () => void inbox.push(id),
+        commit: () => void (inbox.push(id), sent.push(text)),
       };
     },
     (rng) => {
@@ -95,7 +96,7 @@ export function messageWorld(rng: Rng, long = false): World {
       return {
         ask: `Send '${text}' to user ${id}.`,
         calls: [call("send_message", { receiver_id: id, message: text })],
-        commit: () => void inbox.push(id),
+        commit: () => void (inbox.push(id), sent.push(text)),
       };
     },
     (rng) => {
@@ -120,7 +121,8 @@ export function messageWorld(rng: Rng, long = false): World {
     },
     () => ({ ask: "Show me all the messages I have sent.", calls: [call("view_messages_sent", {})] }),
     (rng) => {
-      const word = pick(rng, pick(rng, TEXTS).replace(/[.?!]/g, "").split(" ").filter((w) => w.length > 3));
+      // A word of a message sent (deletions aside), so that the search mostly finds something.
+      const word = pick(rng, (pick(rng, sent) ?? "").replace(/[.?!]/g, "").split(" ").filter((w) => w.length > 3));
       if (!word) return undefined;
       return {
         ask: `Search my messages for '${word}'.`,
