@@ -9,7 +9,7 @@
 import type { Task } from "../../src/task/task.ts";
 import { type EpisodeOptions, splitToolList } from "./episode.ts";
 import { oracleReplies } from "./oracle.ts";
-import { type BfclOptions, parseBfclOptions } from "./options.ts";
+import { type BfclOptions, generatedSet, parseBfclOptions } from "./options.ts";
 import { BFCL_PROMPT } from "./prompt.ts";
 import { bfclSynthetic } from "./synthetic.ts";
 import { type BfclSource, bfclSource, GENERATED, generatedSource, serveBfcl } from "./server.ts";
@@ -56,7 +56,7 @@ export const bfcl: Task = {
   parseOptions: parseBfclOptions,
   async serve(options) {
     const o = parseBfclOptions(options);
-    served = await bfclSource(o.data_dir ?? undefined);
+    served = await bfclSource(o.data_dir ?? undefined, generatedSet(o));
     return await serveBfcl({
       port: 0,
       source: served,
@@ -66,7 +66,7 @@ export const bfcl: Task = {
   vocabulary: (prompt) => Promise.resolve(bfclVocabulary(generatedSource(), prompt)),
   oracle: async (index, options) => {
     const o = parseBfclOptions(options);
-    return oracleReplies(o.data_dir ? await bfclSource(o.data_dir) : generatedSource(), index, o);
+    return oracleReplies(await bfclSource(o.data_dir ?? undefined, generatedSet(o)), index, o);
   },
   // For a template that reads `tools` (Qwen2.5's), the first observation's documents go there. Held-out functions
   // arriving on a later turn stay in that turn's text: a prompt already sampled from is never rendered again.

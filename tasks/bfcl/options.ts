@@ -4,11 +4,17 @@
  */
 import { z } from "zod";
 import { CALL_FORMATS } from "./calls.ts";
+import { CLASS_NAMES } from "./classes/api.ts";
+import { GENERATED_CATEGORIES } from "./generator.ts";
 import { REWARD_MODES } from "./rewards.ts";
 
 const Schema = z.strictObject({
   /** BFCL's data directory (laid out as bfcl_eval/data/); null serves Crucible's generated tasks. */
   data_dir: z.string().min(1).nullable().default(null),
+  /** The classes the generated tasks draw from; null: all eight. */
+  generated_classes: z.array(z.enum(CLASS_NAMES as [string, ...string[]])).min(1).nullable().default(null),
+  /** The categories the generated tasks cycle through, in this order; null: all four (base, miss_param, ...). */
+  generated_categories: z.array(z.enum(GENERATED_CATEGORIES)).min(1).nullable().default(null),
   /** The call form of the oracle's demonstrations (the server reads every form). */
   call_format: z.enum(CALL_FORMATS.filter((f) => f !== "auto") as ["python", "qwen", "tiny", "envtuning"])
     .default("python"),
@@ -24,6 +30,11 @@ const Schema = z.strictObject({
 
 /** BFCL's task options, defaults filled. */
 export type BfclOptions = z.infer<typeof Schema>;
+
+/** The generated set the options ask for. */
+export function generatedSet(o: BfclOptions): { classes: string[] | null; categories: string[] | null } {
+  return { classes: o.generated_classes, categories: o.generated_categories };
+}
 
 /** The option keys, for error messages. */
 export const BFCL_OPTION_KEYS = Object.keys(Schema.shape);

@@ -31,26 +31,39 @@ export interface BfclSource {
 /** The generated task set: its seed and split sizes. */
 export const GENERATED = { seed: 0, train: 400, test: 100 } as const;
 
-let generated: BfclSource | undefined;
+/** Which classes and categories the generated set draws (task_options.generated_*); absent or null: all of them. */
+export interface GeneratedSet {
+  classes?: readonly string[] | null;
+  categories?: readonly string[] | null;
+}
 
-/** Crucible's generated tasks: GENERATED.train train entries, then GENERATED.test held-out ones (built once). */
-export function generatedSource(): BfclSource {
-  if (generated) return generated;
-  const classes = CLASS_NAMES;
-  const train = generateEntries({ seed: GENERATED.seed, count: GENERATED.train, split: "train", classes }, newInstance);
-  const test = generateEntries({ seed: GENERATED.seed, count: GENERATED.test, split: "test", classes }, newInstance);
+const generated = new Map<string, BfclSource>();
+
+/**
+ * Crucible's generated tasks: GENERATED.train train entries, then GENERATED.test held-out ones, over `set`'s classes
+ * and categories (default: BFCL's eight classes, its four categories); built once per set.
+ */
+export function generatedSource(set: GeneratedSet = {}): BfclSource {
+  const classes = set.classes ?? CLASS_NAMES, categories = set.categories ?? undefined;
+  const key = JSON.stringify([classes, categories]);
+  const cached = generated.get(key);
+  if (cached) return cached;
+  const options = { seed: GENERATED.seed, classes, categories };
+  const train = generateEntries({ ...options, count: GENERATED.train, split: "train" }, newInstance);
+  const test = generateEntries({ ...options, count: GENERATED.test, split: "test" }, newInstance);
   const range = (lo: number, n: number) => Array.from({ length: n }, (_, i) => lo + i);
-  generated = {
+  const source = {
     entries: [...train, ...test],
     docs: GENERATED_DOCS,
     splits: { train: range(0, train.length), test: range(train.length, test.length) },
   };
-  return generated;
+  generated.set(key, source);
+  return source;
 }
 
-/** BFCL's files from `dataDir`, or the generated tasks when none is given. */
-export async function bfclSource(dataDir?: string): Promise<BfclSource> {
-  return dataDir ? await loadBfclDir(dataDir) : generatedSource();
+/** BFCL's files from `dataDir`, or the generated tasks (of `set`) when none is given. */
+export async function bfclSource(dataDir?: string, set: GeneratedSet = {}): Promise<BfclSource> {
+  return dataDir ? await loadBfclDir(dataDir) : generatedSource(set);
 }
 
 /** A served game over `source`: reset picks entry `index mod size`. */

@@ -9,78 +9,42 @@
  * missing-parameter turns.
  */
 import { PyFloat, pyFloat } from "./classes/py.ts";
-import type { ParsedCall, PyValue } from "./literal.ts";
+import type { PyValue } from "./literal.ts";
 import type { Rng } from "../../src/util/random.ts";
+import { call, PEOPLE, pick, type Request, sentence, WORDS, type World, type WorldFactory } from "./world_kit.ts";
+import { messageWorld } from "./world_message.ts";
+import { tradingWorld } from "./world_trading.ts";
+import { travelWorld } from "./world_travel.ts";
+import { vehicleWorld } from "./world_vehicle.ts";
 
-/** One drawn request: its sentence, its ground-truth calls and, optionally, a vague sentence and its clarification. */
-export interface Request {
-  ask: string;
-  calls: ParsedCall[];
-  vague?: { ask: string; clarify: string };
-  /** Updates the world's view once the calls ran; `results` are their result texts. */
-  commit?(results: string[]): void;
-}
+export type { Request, World, WorldFactory };
 
-/** One class's world in one entry. */
-export interface World {
-  readonly className: string;
-  /** The class's part of `initial_config`. */
-  readonly config: Record<string, unknown>;
-  /** A random request valid in the current view, or undefined when none fits. */
-  request(rng: Rng): Request | undefined;
-}
-
-const WORDS = [
-  "budget",
-  "report",
-  "draft",
-  "summary",
-  "invoice",
-  "notes",
-  "plan",
-  "review",
-  "agenda",
-  "roadmap",
-  "metrics",
-  "archive",
-  "backup",
-  "photos",
-  "music",
-  "project",
-  "research",
-  "travel",
-  "recipes",
-  "letters",
-];
 const EXTS = ["txt", "md", "csv", "log", "pdf"];
-const PEOPLE = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"];
 
-/** A random element; undefined (typed as T, callers test it) for an empty list. */
-function pick<T>(rng: Rng, xs: readonly T[]): T {
-  return xs[xs.length ? rng.int(xs.length) : 0];
-}
-
-function call(name: string, args: Record<string, PyValue>): ParsedCall {
-  return { name, args, positional: [] };
-}
-
-function sentence(rng: Rng, n: number): string {
-  return Array.from({ length: n }, () => pick(rng, WORDS)).join(" ");
-}
-
-/** GorillaFileSystem: one working directory with files and subdirectories, the view tracking names and contents. */
-export function fileSystemWorld(rng: Rng): World {
+/**
+ * GorillaFileSystem: one working directory with files and subdirectories, the view tracking names and contents. Long:
+ * 30-49 files and 6-10 subdirectories of 3-7 files each (the class adds BFCL's filler text to every file and its image
+ * files to every leaf directory).
+ */
+export function fileSystemWorld(rng: Rng, long = false): World {
   const rootName = pick(rng, ["workspace", "home", "projects", "documents"]);
   const files = new Map<string, string>(), dirs = new Set<string>();
-  const nFiles = 2 + rng.int(3), nDirs = 1 + rng.int(2);
-  while (files.size < nFiles) files.set(`${pick(rng, WORDS)}.${pick(rng, EXTS)}`, sentence(rng, 3 + rng.int(4)));
+  const nFiles = long ? 30 + rng.int(20) : 2 + rng.int(3), nDirs = long ? 6 + rng.int(5) : 1 + rng.int(2);
+  const name = () => long ? `${pick(rng, WORDS)}_${rng.int(100)}` : pick(rng, WORDS);
+  while (files.size < nFiles) files.set(`${name()}.${pick(rng, EXTS)}`, sentence(rng, 3 + rng.int(4)));
   while (dirs.size < nDirs) {
-    const d = pick(rng, WORDS);
+    const d = name();
     if (![...files.keys()].some((f) => f.startsWith(`${d}.`))) dirs.add(d);
   }
   const contents: Record<string, unknown> = {};
   for (const [f, text] of files) contents[f] = { type: "file", content: text };
-  for (const d of dirs) contents[d] = { type: "directory", contents: {} };
+  for (const d of dirs) {
+    const inner: Record<string, unknown> = {};
+    for (let i = 0, n = long ? 3 + rng.int(5) : 0; i < n; i++) {
+      inner[`${pick(rng, WORDS)}_${i}.${pick(rng, EXTS)}`] = { type: "file", content: sentence(rng, 4) };
+    }
+    contents[d] = { type: "directory", contents: inner };
+  }
   const config = { root: { [rootName]: { type: "directory", contents } } };
   // The view: the working directory's files and subdirectories; after a cd the view is that (empty) subdirectory.
   let here = { files, dirs };
@@ -235,13 +199,13 @@ export function mathWorld(_rng: Rng): World {
   return { className: "MathAPI", config: {}, request: (rng) => pick(rng, requests)(rng) };
 }
 
-/** TicketAPI: a logged-in user with a few tickets; requests create, inspect, edit, resolve and close them. */
-export function ticketWorld(rng: Rng): World {
+/** TicketAPI: a logged-in user with a few tickets (long: 40-59); requests create, inspect, edit, resolve, close. */
+export function ticketWorld(rng: Rng, long = false): World {
   const user = pick(rng, PEOPLE);
   const tickets: { id: number; status: string }[] = [];
   const queue: Record<string, unknown>[] = [];
   let counter = 1 + rng.int(20);
-  for (let i = 0, n = 1 + rng.int(3); i < n; i++) {
+  for (let i = 0, n = long ? 40 + rng.int(20) : 1 + rng.int(3); i < n; i++) {
     const t = { id: counter++, title: `${pick(rng, WORDS)} issue`, description: sentence(rng, 4), status: "Open" };
     queue.push({ ...t, priority: 1 + rng.int(5), created_by: user });
     tickets.push({ id: t.id, status: "Open" });
@@ -300,13 +264,13 @@ export function ticketWorld(rng: Rng): World {
   return { className: "TicketAPI", config, request: (rng) => pick(rng, requests)(rng) };
 }
 
-/** TwitterAPI: a logged-in user with a few tweets; requests post, comment, retweet, mention and follow. */
-export function twitterWorld(rng: Rng): World {
+/** TwitterAPI: a logged-in user with a few tweets (long: 40-59); requests post, comment, retweet, mention, follow. */
+export function twitterWorld(rng: Rng, long = false): World {
   const user = pick(rng, PEOPLE);
   const tweets: Record<string, unknown> = {};
   const ids: number[] = [];
   let counter = 0;
-  const n = 1 + rng.int(3);
+  const n = long ? 40 + rng.int(20) : 1 + rng.int(3);
   for (; counter < n; counter++) {
     tweets[String(counter)] = {
       id: counter,
@@ -379,10 +343,18 @@ export function twitterWorld(rng: Rng): World {
   return { className: "TwitterAPI", config, request: (rng) => pick(rng, requests)(rng) };
 }
 
-/** The worlds by class name. */
-export const WORLDS: Readonly<Record<string, (rng: Rng) => World>> = {
+/**
+ * The worlds by class name, all eight of BFCL v3's classes in BFCL's documentation order (CLASS_NAMES'). The generator
+ * draws classes in this order whatever order it is given them in, so a class list names a set, and the set of the
+ * original four (file system, math, posting, ticket) draws what it drew before the other four had worlds.
+ */
+export const WORLDS: Readonly<Record<string, WorldFactory>> = {
   GorillaFileSystem: fileSystemWorld,
   MathAPI: mathWorld,
-  TicketAPI: ticketWorld,
+  MessageAPI: messageWorld,
   TwitterAPI: twitterWorld,
+  TicketAPI: ticketWorld,
+  TradingBot: tradingWorld,
+  TravelAPI: travelWorld,
+  VehicleControlAPI: vehicleWorld,
 };

@@ -51,6 +51,8 @@ Deno.test("splits, categories and class groups of the generated tasks", () => {
 Deno.test("options are checked with the key's name", () => {
   assert.deepEqual(parseBfclOptions({}), {
     data_dir: null,
+    generated_classes: null,
+    generated_categories: null,
     call_format: "python",
     format_errors: "feedback",
     strict_empty_turns: true,
@@ -60,6 +62,8 @@ Deno.test("options are checked with the key's name", () => {
   assert.throws(() => parseBfclOptions({ rewards: "stage3" }), /task_options.rewards/);
   assert.throws(() => parseBfclOptions({ datadir: "x" }), /Unknown BFCL option "task_options.datadir".*data_dir/);
   assert.throws(() => parseBfclOptions({ call_format: "xml" }), /task_options.call_format/);
+  assert.throws(() => parseBfclOptions({ generated_classes: ["FileSystem"] }), /task_options.generated_classes.0/);
+  assert.throws(() => parseBfclOptions({ generated_categories: ["composite"] }), /task_options.generated_categories/);
 });
 
 Deno.test("evaluation reports rates by group when the task has groups", () => {
