@@ -6,6 +6,7 @@
  */
 import type { Rng } from "../../src/util/random.ts";
 import { pyFloat } from "./classes/py.ts";
+import { ZIPCODES } from "./classes/vehicle_control.ts";
 import { call, pick, type Template, type World } from "./world_kit.ts";
 
 const DOORS = ["driver", "passenger", "rear_left", "rear_right"];
@@ -22,19 +23,7 @@ const PAIRS: [string, string][] = [
   ["San Francisco", "Silverpine"],
   ["Stonebrook", "San Francisco"],
 ];
-const ZIP: Record<string, string> = {
-  Rivermist: "83214",
-  Stonebrook: "74532",
-  Maplecrest: "56108",
-  Silverpine: "62947",
-  Shadowridge: "71354",
-  "Sunset Valley": "83462",
-  Oakendale: "47329",
-  Willowbend: "52013",
-  "Crescent Hollow": "69238",
-  Autumnville: "51479",
-  "San Francisco": "94016",
-};
+const ZIP = ZIPCODES;
 const STREETS = ["Oak Street", "Maple Avenue", "Pine Road", "Harbor Drive", "Sunset Boulevard", "Lake View Lane"];
 const OPTIONS = ["fuel", "battery", "doors", "climate", "headlights", "parkingBrake", "brakePedal", "engine"];
 

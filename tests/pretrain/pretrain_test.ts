@@ -69,19 +69,25 @@ async function sha(path: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** A temporary folder with the tiny model's YAML, and the overrides of a short run: `steps` steps in chunks of 2. */
+async function tinyRun(steps: number, evalTasks: number): Promise<{ dir: string; budget: string[] }> {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
+  const budget = [
+    `model.tiny=${dir}/tiny.yaml`,
+    `pretrain.steps=${steps}`,
+    "pretrain.chunk_steps=2",
+    `pretrain.eval_tasks=${evalTasks}`,
+    "pretrain.batch_tokens=800",
+  ];
+  return { dir, budget };
+}
+
 Deno.test({
   name: "pretrain: the same seed rebuilds the same weights; a resumed run ends where an uninterrupted one does",
   ignore: noGpu,
   async fn() {
-    const dir = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
-    const budget = [
-      `model.tiny=${dir}/tiny.yaml`,
-      "pretrain.steps=3",
-      "pretrain.chunk_steps=2",
-      "pretrain.eval_tasks=4",
-      "pretrain.batch_tokens=800",
-    ];
+    const { dir, budget } = await tinyRun(3, 4);
     const started = performance.now();
     for (const run of ["a", "b"]) {
       const r = await pretrain(["--run-dir", `${dir}/${run}`, ...budget]);
@@ -160,15 +166,7 @@ Deno.test({
   name: "pretrain --resume of a saved model goes on from its step in a new run folder, with its config",
   ignore: noGpu,
   async fn() {
-    const dir = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
-    const budget = [
-      `model.tiny=${dir}/tiny.yaml`,
-      "pretrain.steps=4",
-      "pretrain.chunk_steps=2",
-      "pretrain.eval_tasks=2",
-      "pretrain.batch_tokens=800",
-    ];
+    const { dir, budget } = await tinyRun(4, 2);
     const a = await pretrain(["--run-dir", `${dir}/a`, ...budget, "--save-model", `${dir}/m`, "--step", "2"]);
     assert.equal(a.code, 0, a.err);
     assert.equal(JSON.parse(await Deno.readTextFile(`${dir}/m/trainer_state.json`)).sftStep, 2);

@@ -51,7 +51,8 @@ const DISTANCES: [string, string, number][] = [
   ["74532", "94016", 880],
 ];
 
-const ZIPCODES: Record<string, string> = {
+/** The zip code of each city the class knows (`get_zipcode_based_on_city`; any other city is "00000"). */
+export const ZIPCODES: Readonly<Record<string, string>> = {
   Rivermist: "83214",
   Stonebrook: "74532",
   Maplecrest: "56108",
