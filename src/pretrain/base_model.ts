@@ -51,6 +51,7 @@ export async function saveBaseModel(runDir: string, out: string, o: { step?: num
     step: ckpt.state.sftStep,
     tokens: Number(ckpt.state.notes.tokens ?? 0),
     seconds: Number(ckpt.state.notes.seconds ?? 0),
+    adapters: ckpt.state.notes.adapters as Record<string, number> | undefined,
     // The checkpoint's own evaluation (the last one up to its step), not a later one of the run.
     last: evals.filter((e) => e.step <= ckpt.state.sftStep).at(-1),
     runStep: Math.max(ckpt.state.sftStep, ...evals.map((e) => e.step)),
@@ -122,6 +123,13 @@ export async function runFromBaseModel(modelDir: string, runDir: string): Promis
   return state.sftStep!;
 }
 
+/** Where the time went, by WebGPU adapter ("on NVIDIA H200 0.16 h, llvmpipe (...) 2.1 h"); runs before it was kept: none. */
+function machines(adapters: Record<string, number> | undefined): string {
+  const parts = Object.entries(adapters ?? {}).filter(([, s]) => s > 0);
+  if (parts.length === 0) return "";
+  return `, on ${parts.map(([name, s]) => `${name} ${(s / 3600).toFixed(2)} h`).join(", ")}`;
+}
+
 /** The card's words about the run's task: its own hook's, or plain ones for a task without it. */
 function taskWords(config: Record<string, Record<string, unknown>>): BaseModelWords {
   const task = (config as { task?: unknown }).task;
@@ -167,6 +175,8 @@ function modelCard(m: {
   step: number;
   tokens: number;
   seconds: number;
+  /** Seconds by WebGPU adapter (state.notes.adapters), where the run kept them. */
+  adapters?: Record<string, number>;
   last?: EvalLine;
   /** The furthest step the run reached (past `step` when an earlier checkpoint is exported). */
   runStep: number;
@@ -196,7 +206,7 @@ ${m.step}${partial ? ` of the recipe's ${p.steps}` : ""} optimizer steps of abou
   } M tokens in all), AdamW at
 ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in ${
     (m.seconds / 3600).toFixed(2)
-  } hours of wall time on the machine that built it (2 CPU cores, WebGPU on Mesa's lavapipe).${
+  } hours of wall time (steps and held-out evaluations, restarts left out)${machines(m.adapters)}.${
     m.runStep > m.step
       ? ` The run went on to step ${m.runStep}; this is its checkpoint at step ${m.step} (every held-out evaluation is in the run's evals.jsonl).`
       : partial

@@ -94,6 +94,7 @@ export async function runPretraining(o: PretrainOptions): Promise<PretrainSummar
     state,
     data,
     counted: performance.now(),
+    adapter: gpu.name,
   };
   try {
     const summary = await train(session, { client, heldOut, deadline });
@@ -117,6 +118,8 @@ interface Session {
   data: PretrainData;
   /** When the time in state.notes.seconds was last brought up to date (performance.now()). */
   counted: number;
+  /** The WebGPU adapter this session runs on, whose share of the time goes to state.notes.adapters. */
+  adapter: string;
 }
 
 /** What a session evaluates with, and until when it runs. */
@@ -216,13 +219,17 @@ async function endChunk(s: Session, log: RunLog, e: Evaluation): Promise<Partial
 }
 
 /**
- * Adds the time since it was last counted to state.notes.seconds: at a chunk's end before its evaluation (which counts
+ * Adds the time since it was last counted to state.notes.seconds (and to this adapter's share in
+ * state.notes.adapters, by adapter name, for the model card): at a chunk's end before its evaluation (which counts
  * in the next chunk) and before a stop's checkpoint, so a resumed run adds its own time and loses none of the one it
  * resumes.
  */
 function countTime(s: Session): void {
-  const now = performance.now();
-  s.state.notes.seconds = Number(s.state.notes.seconds ?? 0) + (now - s.counted) / 1000;
+  const now = performance.now(), seconds = (now - s.counted) / 1000;
+  s.state.notes.seconds = Number(s.state.notes.seconds ?? 0) + seconds;
+  const adapters = { ...(s.state.notes.adapters as Record<string, number> | undefined) };
+  adapters[s.adapter] = (adapters[s.adapter] ?? 0) + seconds;
+  s.state.notes.adapters = adapters;
   s.counted = now;
 }
 

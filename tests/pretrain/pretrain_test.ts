@@ -140,6 +140,12 @@ Deno.test({
     assert.equal(await sha(`${dir}/model/model.safetensors`), await weights("c"));
     const card = await Deno.readTextFile(`${dir}/model/README.md`);
     assert.match(card, /3 optimizer steps/);
+    // Its time by adapter: this one's, all of it (the first session's and the resumed one's).
+    const notes =
+      JSON.parse(Deno.readTextFileSync(`${dir}/c/checkpoints/pretrain-step-000003/trainer_state.json`)).notes;
+    const [[adapter, share]] = Object.entries(notes.adapters as Record<string, number>);
+    assert.ok(Math.abs(share - notes.seconds) < 1e-6, `${share} of ${notes.seconds} s on ${adapter}`);
+    assert.ok(card.includes(`restarts left out), on ${adapter} ${(share / 3600).toFixed(2)} h.`), card);
     assert.match(card, /never reads the\s+game's recipe tables/);
     // An earlier checkpoint of the finished run, with its own evaluation on the card.
     const early = await pretrain(["--resume", `${dir}/c`, "--save-model", `${dir}/early`, "--step", "2"]);
