@@ -18,7 +18,7 @@ for (const m of testModels()) {
     await exportModel(dir, `${dir}-onnx`);
     const prompt = [2, 9, 4, 17, 5].map((i) => i % m.config.vocabSize);
     const r = await runDeno([
-      ...["run", "-A", "--lock=tests/onnx/transformers_js.lock", "--node-modules-dir=none"],
+      ...["run", "-A", "--no-config", "--frozen", "--lock=tests/onnx/transformers_js.lock", "--node-modules-dir=none"],
       ...["tests/onnx/transformers_js_generate.ts", `${dir}-onnx`, prompt.join(","), String(NEW_TOKENS)],
     ]);
     assert.equal(r.code, 0, r.err);
