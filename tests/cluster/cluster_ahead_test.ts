@@ -3,7 +3,8 @@
 // than skipping them: every step trains on the prompts the uninterrupted run draws.
 import assert from "node:assert/strict";
 import { noGpu } from "../no_gpu.ts";
-import { end, learnerArgs, natsServer, noNats, spawnCli } from "./helpers.ts";
+import { end, spawnCli } from "../subprocess.ts";
+import { learnerArgs, natsServer, noNats } from "./helpers.ts";
 
 /** "step group task" of every RL episode of a run folder, sorted. */
 async function prompts(runDir: string): Promise<string[]> {
@@ -27,7 +28,7 @@ Deno.test({
       const run = `${dir}/cluster`;
       const extra = ["trainer.save_freq=1", "rollout.max_staleness=1"];
       const args = ["train", ...await learnerArgs(dir, extra), "--run-dir", run];
-      const killed = spawnCli([...args, "--cluster", server.url], { CRUCIBLE_KILL_AT: "rl update 2" });
+      const killed = spawnCli([...args, "--cluster", server.url], { env: { CRUCIBLE_KILL_AT: "rl update 2" } });
       assert.equal((await killed.done).signal, "SIGKILL", killed.output());
       const state = JSON.parse(await Deno.readTextFile(`${run}/checkpoints/rl-step-000001/trainer_state.json`));
       assert.deepEqual(Object.keys(state.ahead), ["2"], "step 2's prompts, published ahead, are kept");

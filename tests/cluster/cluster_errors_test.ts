@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import { connectCluster } from "../../src/cluster/nats.ts";
 import { fetchVersion, latestVersion, publishVersion } from "../../src/cluster/weights.ts";
 import { resolveConfig } from "../../src/config/load.ts";
-import { end, learnerArgs, natsServer, noNats, spawnCli } from "./helpers.ts";
+import { end, spawnCli } from "../subprocess.ts";
+import { learnerArgs, natsServer, noNats } from "./helpers.ts";
 
 /** A loopback port nothing listens on. */
 function closedPort(): number {

@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { loadSafetensors } from "../../src/model/safetensors.ts";
 import { noGpu } from "../no_gpu.ts";
-import { sha } from "../train/cli_run.ts";
-import { end, learnerArgs, metrics, natsServer, noNats, spawnCli } from "./helpers.ts";
+import { end, sha, spawnCli } from "../subprocess.ts";
+import { learnerArgs, metrics, natsServer, noNats } from "./helpers.ts";
 
 const ADAPTER = "checkpoints/final/adapter_model.safetensors";
 const LORA = ["model.lora_rank=4", "model.lora_alpha=8"];

@@ -4,8 +4,8 @@
 // counts nothing twice and ends with the same parameters.
 import assert from "node:assert/strict";
 import { noGpu } from "../no_gpu.ts";
-import { sha } from "../train/cli_run.ts";
-import { end, learnerArgs, metrics, natsServer, noNats, spawnCli } from "./helpers.ts";
+import { end, sha, spawnCli } from "../subprocess.ts";
+import { learnerArgs, metrics, natsServer, noNats } from "./helpers.ts";
 
 const FINAL = "checkpoints/final/model.safetensors";
 
@@ -55,7 +55,9 @@ Deno.test({
     const want = await inProcess(dir);
     const server = await natsServer(dir);
     // Worker a alone takes step 1's groups and kills itself (SIGKILL) after the group's first episode.
-    const a = spawnCli(["worker", "--cluster", server.url, "--name", "a"], { CRUCIBLE_KILL_AT: "worker mid-group" });
+    const a = spawnCli(["worker", "--cluster", server.url, "--name", "a"], {
+      env: { CRUCIBLE_KILL_AT: "worker mid-group" },
+    });
     let b;
     try {
       const run = `${dir}/cluster`;
@@ -163,7 +165,7 @@ Deno.test({
     try {
       const run = `${dir}/cluster`;
       const args = ["train", ...await learnerArgs(dir, ["trainer.save_freq=1"]), "--run-dir", run];
-      const killed = spawnCli([...args, "--cluster", server.url], { CRUCIBLE_KILL_AT: "rl update 2" });
+      const killed = spawnCli([...args, "--cluster", server.url], { env: { CRUCIBLE_KILL_AT: "rl update 2" } });
       assert.equal((await killed.done).signal, "SIGKILL", killed.output());
       const resumed = spawnCli(["train", "--resume", run, "--cluster", server.url]);
       const s = await resumed.done;

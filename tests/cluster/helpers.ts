@@ -1,13 +1,11 @@
 /**
- * Helpers of the cluster tests: a real nats-server on loopback (port 0) in a temporary folder, Crucible's commands
- * as subprocesses with their output collected, and the smoke run's config as a learner and its workers use it. A
+ * Helpers of the cluster tests: a real nats-server on loopback (port 0) in a temporary folder, and the smoke run's
+ * config as a learner and its workers use it; Crucible's commands start from ../subprocess.ts (`spawnCli`). A
  * test that needs nats-server is ignored where it is not installed, except under CI (CI set), where .ci/run
  * installs it and its absence must fail.
  */
 import { type NatsServer, natsServerInstalled, startNatsServer } from "../../src/cluster/server.ts";
 import { SMOKE_MODEL_YAML } from "../../src/bench/smoke_run.ts";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
 
 /** True where the cluster tests cannot run: no nats-server, outside CI. */
 export const noNats: boolean = !(await natsServerInstalled()) && !Deno.env.get("CI");
@@ -15,41 +13,6 @@ export const noNats: boolean = !(await natsServerInstalled()) && !Deno.env.get("
 /** A server with JetStream (or without) on a free loopback port. */
 export async function natsServer(dir: string, o: { jetstream?: boolean; port?: number } = {}): Promise<NatsServer> {
   return await startNatsServer({ dataDir: `${dir}/nats`, port: o.port ?? 0, jetstream: o.jetstream });
-}
-
-/** A running Crucible command. */
-export interface Proc {
-  child: Deno.ChildProcess;
-  /** stdout and stderr so far. */
-  output(): string;
-  /** Resolves when it exits, with its code and signal. */
-  done: Promise<Deno.CommandStatus>;
-}
-
-/** Starts `deno run -A src/cli/main.ts ...args` at the repository root. */
-export function spawnCli(args: string[], env: Record<string, string> = {}): Proc {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "src/cli/main.ts", ...args],
-    cwd: ROOT,
-    env,
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  const collect = async (s: ReadableStream<Uint8Array>) => {
-    const d = new TextDecoder();
-    for await (const chunk of s) text += d.decode(chunk, { stream: true });
-  };
-  const streams = Promise.all([collect(child.stdout), collect(child.stderr)]);
-  return { child, output: () => text, done: streams.then(() => child.status) };
-}
-
-/** Ends a process started by this test (SIGTERM) and waits for it. */
-export async function end(p: Proc): Promise<void> {
-  try {
-    p.child.kill("SIGTERM");
-  } catch { /* already exited */ }
-  await p.done;
 }
 
 /** The learner's config file and overrides: the smoke run's model, 2 prompts × 2 episodes, 3 steps, no SFT. */

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
 import { loadSafetensors } from "../../src/model/safetensors.ts";
 import { noGpu } from "../no_gpu.ts";
-import { cli } from "./cli_run.ts";
+import { runCli } from "../subprocess.ts";
 
 function budget(dir: string): string[] {
   return [
@@ -40,7 +40,7 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir();
     await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
-    const huge = await cli([
+    const huge = await runCli([
       "train",
       "textcraft",
       "--run-dir",
@@ -55,7 +55,7 @@ Deno.test({
     assert.match(huge.err, /actor\.lr=100000\b/);
     await assert.rejects(Deno.stat(`${dir}/h/checkpoints/final`));
     await assert.rejects(Deno.stat(`${dir}/h/checkpoints/rl-step-000001`));
-    const sane = await cli([
+    const sane = await runCli([
       "train",
       "textcraft",
       "--run-dir",
@@ -80,7 +80,7 @@ Deno.test({
     // Step 2's update leaves non-finite weights (injected): rolled back, its batch skipped, step 3 trains on.
     const run = `${dir}/r`;
     const args = ["train", "textcraft", "--run-dir", run, ...budget(dir), "actor.lr=0.01", "trainer.total_steps=3"];
-    const once = await cli(args, { CRUCIBLE_DIVERGE_AT: "rl update 2" });
+    const once = await runCli(args, { env: { CRUCIBLE_DIVERGE_AT: "rl update 2" } });
     assert.equal(once.code, 0, once.err);
     assert.match(once.out, /RL step 2 diverged \(the weights are no longer finite\): rolled back[^\n]*rollback 1 of 3/);
     const m = lines(`${run}/metrics.jsonl`);
@@ -105,11 +105,11 @@ Deno.test({
     );
     // With PPO's critic (GAE), the critic's update of the diverged step is undone with the actor's.
     const gae = `${dir}/g`;
-    const withCritic = await cli(
+    const withCritic = await runCli(
       ["train", "textcraft", "--run-dir", gae, ...budget(dir), "actor.lr=0.01", "trainer.total_steps=2"].concat(
         "algorithm.adv_estimator=gae",
       ),
-      { CRUCIBLE_DIVERGE_AT: "rl update 2" },
+      { env: { CRUCIBLE_DIVERGE_AT: "rl update 2" } },
     );
     assert.equal(withCritic.code, 0, withCritic.err);
     for (const file of ["model.safetensors", "critic.safetensors", "critic_optimizer.safetensors"]) {
@@ -120,7 +120,7 @@ Deno.test({
     assert.ok(Number.isFinite(norms[2]) && norms[2] !== norms[0], "step 3 trained on from step 1's weights");
     await Deno.stat(`${run}/checkpoints/final`);
     // Every step diverging: 3 rolled back of 3, nothing learnt, exit 2 and no final.
-    const every = await cli([
+    const every = await runCli([
       "train",
       "textcraft",
       "--run-dir",
@@ -134,7 +134,7 @@ Deno.test({
     assert.equal(lines(`${dir}/e/metrics.jsonl`).filter((l) => l.phase === "rl_rollback").length, 3);
     await assert.rejects(Deno.stat(`${dir}/e/checkpoints/final`));
     // Past the budget: the second divergence with max_rollbacks=1 stops the run.
-    const spent = await cli([
+    const spent = await runCli([
       "train",
       "textcraft",
       "--run-dir",
@@ -162,7 +162,7 @@ Deno.test({
     const run = `${dir}/d`;
     // Step 2's update leaves NaN weights; step 20's batch is scrambled tokens, whose loss is ~1.5 × the running median
     // where healthy steps stay under 1.1 ×.
-    const r = await cli([
+    const r = await runCli([
       "train",
       "textcraft",
       "--run-dir",
@@ -174,7 +174,7 @@ Deno.test({
       "sft.lr=0.05",
       "trainer.total_steps=1",
       "trainer.loss_spike_factor=1.3",
-    ], { CRUCIBLE_DIVERGE_AT: "sft step 2", CRUCIBLE_SPIKE_AT: "sft step 20" });
+    ], { env: { CRUCIBLE_DIVERGE_AT: "sft step 2", CRUCIBLE_SPIKE_AT: "sft step 20" } });
     assert.equal(r.code, 0, r.err);
     const m = lines(`${run}/metrics.jsonl`);
     const rolled = m.filter((l) => l.phase === "sft_rollback");

@@ -7,10 +7,8 @@ import assert from "node:assert/strict";
 import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { noGpu } from "../no_gpu.ts";
 import { tree } from "../env/helpers.ts";
-import { cli, sha } from "./cli_run.ts";
+import { runCli, sha, spawnCli } from "../subprocess.ts";
 import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
 
 function budget(dir: string): string[] {
   return [
@@ -27,7 +25,7 @@ function budget(dir: string): string[] {
   ];
 }
 
-const train = (args: string[], env: Record<string, string> = {}) => cli(["train", "textcraft", ...args], env);
+const train = (args: string[], env: Record<string, string> = {}) => runCli(["train", "textcraft", ...args], { env });
 
 const finalWeights = (run: string) => sha(`${run}/checkpoints/final/model.safetensors`);
 
@@ -142,12 +140,7 @@ Deno.test({
     assert.equal(huge.code, 2, huge.out);
     assert.match(huge.err, /steps in a row were skipped[\s\S]*sft\.lr=1000000/);
     const latest = Deno.readTextFileSync(`${dir}/h/checkpoints/latest`).trim();
-    const loaded = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "src/cli/main.ts", "generate", "--model", `${dir}/h/checkpoints/${latest}`, "--prompt", "a"],
-      cwd: ROOT,
-      stderr: "piped",
-      stdout: "null",
-    }).output();
+    const loaded = await runCli(["generate", "--model", `${dir}/h/checkpoints/${latest}`, "--prompt", "a"]);
     assert.equal(loaded.code, 0, "the saved checkpoint loads: its weights are finite");
   },
 });
@@ -183,32 +176,16 @@ Deno.test({
     await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
     for (const signal of ["SIGTERM", "SIGHUP"] as const) {
       const run = `${dir}/${signal}`;
-      const child = new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "-A",
-          "src/cli/main.ts",
-          "train",
-          "textcraft",
-          "--run-dir",
-          run,
-          ...budget(dir),
-          "sft.epochs=0.3",
-        ],
-        cwd: ROOT,
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
+      const child = spawnCli(["train", "textcraft", "--run-dir", run, ...budget(dir), "sft.epochs=0.3"]);
       // Signal once the first SFT step is logged.
       for (;;) {
         await new Promise((r) => setTimeout(r, 50));
         if ((await Deno.readTextFile(`${run}/metrics.jsonl`).catch(() => "")).includes('"phase":"sft"')) break;
       }
-      child.kill(signal);
-      const r = await child.output();
-      const out = new TextDecoder().decode(r.stdout);
-      assert.equal(r.code, 3, `${signal}: ${new TextDecoder().decode(r.stderr)}`);
-      assert.match(out, /Interrupted\. Saved .*Resume with: deno task train --resume/);
+      child.child.kill(signal);
+      const r = await child.done;
+      assert.equal(r.code, 3, `${signal}: ${child.err()}`);
+      assert.match(child.out(), /Interrupted\. Saved .*Resume with: deno task train --resume/);
       assert.match(Deno.readTextFileSync(`${run}/checkpoints/latest`), /^sft-step-/);
     }
   },

@@ -7,7 +7,7 @@ import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
 import { noGpu } from "../no_gpu.ts";
 import { tree } from "../env/helpers.ts";
-import { cli } from "./cli_run.ts";
+import { runCli } from "../subprocess.ts";
 import { faultProxy, flaky } from "../../src/bench/fault_proxy.ts";
 
 function budget(dir: string): string[] {
@@ -35,7 +35,7 @@ Deno.test({
     try {
       const run = `${dir}/run`;
       const args = ["--run-dir", run, "--env-url", proxy.url, ...budget(dir)];
-      const r = await cli(["train", "textcraft", ...args, "env.max_step_retries=2", "env.max_abandoned_steps=4"]);
+      const r = await runCli(["train", "textcraft", ...args, "env.max_step_retries=2", "env.max_abandoned_steps=4"]);
       assert.equal(r.code, 3, r.err);
       assert.match(r.err, new RegExp(`${proxy.url}[^;]*not JSON`));
       assert.match(r.err, new RegExp(`resume with: deno task train --resume ${run}`));
@@ -49,7 +49,7 @@ Deno.test({
       await Deno.stat(`${run}/checkpoints/latest`);
       await assert.rejects(Deno.stat(`${run}/checkpoints/final`));
       proxy.set(() => "pass");
-      const resumed = await cli(["train", "--resume", run]);
+      const resumed = await runCli(["train", "--resume", run]);
       assert.equal(resumed.code, 0, resumed.err);
       await Deno.stat(`${run}/checkpoints/final`);
     } finally {
@@ -66,7 +66,7 @@ Deno.test({
     const dir = await Deno.makeTempDir();
     await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
     const run = `${dir}/run`;
-    const r = await cli([
+    const r = await runCli([
       "train",
       "textcraft",
       "--run-dir",
@@ -158,7 +158,7 @@ for (
         const run = `${dir}/run`;
         const urls = [...counted.map((p) => p.url), flapper.url].flatMap((u) => ["--env-url", u]);
         const args = ["--run-dir", run, ...urls, ...budget(dir), "trainer.total_steps=4", ...extra];
-        const r = await cli(["train", "textcraft", ...args]);
+        const r = await runCli(["train", "textcraft", ...args]);
         assert.equal(r.code, 0, r.err);
         assert.ok(flapper.cycles() >= 2, `the server went down and came back ${flapper.cycles()} times in the run`);
         await Deno.stat(`${run}/checkpoints/final`);

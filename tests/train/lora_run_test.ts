@@ -10,7 +10,7 @@ import { loadModelDir, saveModelDir } from "../../src/model/model_dir.ts";
 import { loadSafetensors } from "../../src/model/safetensors.ts";
 import { configuredTask, loadModel } from "../../src/train/setup.ts";
 import { noGpu } from "../no_gpu.ts";
-import { cli, sha } from "./cli_run.ts";
+import { runCli, sha } from "../subprocess.ts";
 import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
 
 function budget(base: string): string[] {
@@ -48,7 +48,7 @@ Deno.test({
     const dir = await Deno.makeTempDir();
     const base = await baseDir(dir);
     const baseBytes = await sha(`${base}/model.safetensors`);
-    const straight = await cli(["train", "textcraft", "--run-dir", `${dir}/straight`, ...budget(base)]);
+    const straight = await runCli(["train", "textcraft", "--run-dir", `${dir}/straight`, ...budget(base)]);
     assert.equal(straight.code, 0, straight.err);
     const final = `${dir}/straight/checkpoints/final`;
     const files = [...Deno.readDirSync(final)].map((e) => e.name).sort();
@@ -84,18 +84,18 @@ Deno.test({
 
     for (const moment of ["sft step 1", "rl update 2"]) {
       const run = `${dir}/k-${moment.replaceAll(" ", "-")}`;
-      const killed = await cli(["train", "textcraft", "--run-dir", run, ...budget(base)], {
-        CRUCIBLE_KILL_AT: moment,
+      const killed = await runCli(["train", "textcraft", "--run-dir", run, ...budget(base)], {
+        env: { CRUCIBLE_KILL_AT: moment },
       });
       assert.equal(killed.signal, "SIGKILL", `${moment}: ${killed.err}`);
-      const resumed = await cli(["train", "--resume", run]);
+      const resumed = await runCli(["train", "--resume", run]);
       assert.equal(resumed.code, 0, `${moment}: ${resumed.err}`);
       for (const f of ["adapter_model.safetensors", "optimizer.safetensors"]) {
         assert.equal(await sha(`${run}/checkpoints/final/${f}`), await sha(`${final}/${f}`), `${moment}: ${f}`);
       }
     }
 
-    const ev = await cli(["eval", "--model", base, "--adapter", final, "--limit", "2", "--json"]);
+    const ev = await runCli(["eval", "--model", base, "--adapter", final, "--limit", "2", "--json"]);
     assert.equal(ev.code, 0, ev.err);
     const got = JSON.parse(ev.out.trim().split("\n").at(-1)!);
     const want = Deno.readTextFileSync(`${dir}/straight/evals.jsonl`).trim().split("\n").map((l) => JSON.parse(l))
@@ -110,10 +110,10 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir();
     const base = await baseDir(dir);
-    const wide = await cli(["train", "textcraft", "--run-dir", `${dir}/a`, ...budget(base), "model.lora_rank=32"]);
+    const wide = await runCli(["train", "textcraft", "--run-dir", `${dir}/a`, ...budget(base), "model.lora_rank=32"]);
     assert.notEqual(wide.code, 0);
     assert.match(wide.err, /model\.lora_rank 32 is larger than the width of \w+ \[\d+, \d+\]: .* at most 8/);
-    const bad = await cli([
+    const bad = await runCli([
       "train",
       "textcraft",
       "--run-dir",
@@ -123,7 +123,7 @@ Deno.test({
     ]);
     assert.notEqual(bad.code, 0);
     assert.match(bad.err, /model\.target_modules entry "qkv" matches no layer/);
-    const zero = await cli(["train", "textcraft", "--run-dir", `${dir}/c`, ...budget(base), "model.lora_rank=0"]);
+    const zero = await runCli(["train", "textcraft", "--run-dir", `${dir}/c`, ...budget(base), "model.lora_rank=0"]);
     assert.notEqual(zero.code, 0);
     assert.match(zero.err, /"model\.lora_alpha": is a LoRA setting, but model\.lora_rank is 0/);
   },
