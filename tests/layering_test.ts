@@ -6,6 +6,7 @@
 // tasks/mod.ts, and the Task hooks; only the entry floor (src/cli, src/bench, mod.ts, the play page's script) names a
 // task's own modules. Every module of src/ and tasks/ must be reachable from an entry point, so no code sits unused.
 import assert from "node:assert/strict";
+import { runDeno } from "./subprocess.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 // src/play/app.ts is the play page's script: `deno task play` bundles it for the browser rather than importing it.
@@ -74,14 +75,9 @@ function floorOf(path: string): [string, number] | undefined {
 async function graph(): Promise<Map<string, Set<string>>> {
   const edges = new Map<string, Set<string>>();
   for (const entry of ENTRIES) {
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["info", "--json", "--lock=tests/deno.lock", entry],
-      cwd: ROOT,
-      stdout: "piped",
-    })
-      .output();
+    const out = await runDeno(["info", "--json", "--lock=tests/deno.lock", entry]);
     assert.equal(out.code, 0, `deno info ${entry}`);
-    const info = JSON.parse(new TextDecoder().decode(out.stdout));
+    const info = JSON.parse(out.out);
     for (const m of info.modules) {
       if (!m.specifier.startsWith(`file://${ROOT}`)) continue;
       const from = m.specifier.slice(`file://${ROOT}`.length);

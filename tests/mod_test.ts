@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import * as crucible from "../mod.ts";
 import { aggregateLoss, grpoAdvantages, klPenalty, rlooAdvantages } from "../mod.ts";
 import { noGpu } from "./no_gpu.ts";
+import { runDeno } from "./subprocess.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const source = Deno.readTextFileSync(`${ROOT}mod.ts`);
@@ -64,7 +65,7 @@ Deno.test("withChecks turns value comments into checks and the checker refuses a
     const file = await Deno.makeTempFile({ suffix: ".js" });
     try {
       await Deno.writeTextFile(file, c);
-      return await new Deno.Command(Deno.execPath(), { args: ["run", file], stderr: "piped" }).output();
+      return await runDeno(["run", file]);
     } finally {
       await Deno.remove(file);
     }
@@ -72,7 +73,7 @@ Deno.test("withChecks turns value comments into checks and the checker refuses a
   assert.equal((await run(code)).code, 0);
   const wrong = await run(withChecks("Math.PI; // 3.15").code);
   assert.equal(wrong.code, 1);
-  assert.match(new TextDecoder().decode(wrong.stderr), /Math\.PI: got 3\.14159\d*, the comment says 3\.15/);
+  assert.match(wrong.err, /Math\.PI: got 3\.14159\d*, the comment says 3\.15/);
 });
 
 for (const e of examples) {
@@ -86,12 +87,8 @@ for (const e of examples) {
       const file = await Deno.makeTempFile({ dir: ROOT, prefix: ".example-", suffix: ".ts" });
       try {
         await Deno.writeTextFile(file, code.replaceAll('"./mod.ts"', `"${ROOT}mod.ts"`));
-        const r = await new Deno.Command(Deno.execPath(), {
-          args: ["run", "-A", file],
-          cwd: ROOT,
-          stderr: "piped",
-        }).output();
-        assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
+        const r = await runDeno(["run", "-A", file]);
+        assert.equal(r.code, 0, r.err);
       } finally {
         await Deno.remove(file);
       }

@@ -1,19 +1,12 @@
 // `deno task bench bfcl-server` as a user runs it (a subprocess, a short window): one JSON line with the step rate
 // and every episode of the generated tasks passing on its own ground truth. The rate is reported, never asserted.
 import assert from "node:assert/strict";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
+import { runCli } from "../subprocess.ts";
 
 Deno.test("bench bfcl-server --json reports steps/s over concurrent episodes", async () => {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "src/cli/main.ts", "bench", "bfcl-server", "--episodes", "4", "--seconds", "0.5", "--json"],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const d = new TextDecoder();
-  assert.equal(r.code, 0, d.decode(r.stderr));
-  const row = JSON.parse(d.decode(r.stdout).trim().split("\n").at(-1)!);
+  const r = await runCli(["bench", "bfcl-server", "--episodes", "4", "--seconds", "0.5", "--json"]);
+  assert.equal(r.code, 0, r.err);
+  const row = JSON.parse(r.out.trim().split("\n").at(-1)!);
   assert.equal(row.episodes, 4);
   assert.ok(row.steps > 0 && row.steps_per_s > 0, JSON.stringify(row));
   const [passed, finished] = row.ground_truth_passed.split("/").map(Number);

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { recallSequence } from "../../src/bench/recall.ts";
 import { Rng } from "../../src/util/random.ts";
 import { noGpu } from "../no_gpu.ts";
+import { runCli } from "../subprocess.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -55,16 +56,10 @@ Deno.test({
   name: "bench recall runs all three probes; an untrained model's item loss is at chance",
   ignore: noGpu,
   async fn() {
-    const args = ["run", "-A", "src/cli/main.ts", "bench", "recall", "--steps", "2", "--batch", "2", "--every", "1"];
-    const r = await new Deno.Command(Deno.execPath(), {
-      args: [...args, "--json"],
-      cwd: ROOT,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const out = new TextDecoder().decode(r.stdout);
-    assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
-    const reports = out.trim().split("\n").map((l) => JSON.parse(l));
+    const args = ["bench", "recall", "--steps", "2", "--batch", "2", "--every", "1"];
+    const r = await runCli([...args, "--json"]);
+    assert.equal(r.code, 0, r.err);
+    const reports = r.out.trim().split("\n").map((l) => JSON.parse(l));
     assert.deepEqual(reports.map((x) => x.task), ["copy", "induction", "lookup"]);
     for (const x of reports) {
       assert.equal(x.curve.length, 2);
@@ -73,9 +68,9 @@ Deno.test({
       assert.equal(x.learnedAt, null);
       assert.ok(x.secondsPerStep > 0);
     }
-    const bad = await new Deno.Command(Deno.execPath(), { args: [...args, "--task", "sort"], cwd: ROOT }).output();
+    const bad = await runCli([...args, "--task", "sort"]);
     assert.notEqual(bad.code, 0);
-    assert.match(new TextDecoder().decode(bad.stderr), /--task must be copy, induction, lookup or all, got "sort"/);
+    assert.match(bad.err, /--task must be copy, induction, lookup or all, got "sort"/);
     const yaml = await Deno.makeTempFile({ suffix: ".yaml" });
     await Deno.writeTextFile(
       yaml,
@@ -84,9 +79,9 @@ Deno.test({
         "num_hidden_layers: 0",
       ),
     );
-    const badModel = await new Deno.Command(Deno.execPath(), { args: [...args, "--tiny", yaml], cwd: ROOT }).output();
+    const badModel = await runCli([...args, "--tiny", yaml]);
     await Deno.remove(yaml);
     assert.notEqual(badModel.code, 0);
-    assert.match(new TextDecoder().decode(badModel.stderr), /"num_hidden_layers" too small/);
+    assert.match(badModel.err, /"num_hidden_layers" too small/);
   },
 });

@@ -6,20 +6,10 @@ import { reportLines, trainReport } from "../../src/bench/train.ts";
 import type { EvalResult } from "../../src/train/eval.ts";
 import { noGpu } from "../no_gpu.ts";
 import { SMOKE_MODEL_YAML } from "../../src/bench/smoke_run.ts";
+import { runDeno } from "../subprocess.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-async function bench(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--lock=tests/deno.lock", "src/cli/main.ts", "bench", ...args],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const d = new TextDecoder();
-  return { code: r.code, out: d.decode(r.stdout), err: d.decode(r.stderr) };
-}
+const bench = (args: string[]) =>
+  runDeno(["run", "-A", "--lock=tests/deno.lock", "src/cli/main.ts", "bench", ...args], { env: { NO_COLOR: "1" } });
 
 /** The JSON objects of stdout, one per line. */
 function jsonLines(out: string): Record<string, unknown>[] {

@@ -4,8 +4,7 @@
 import assert from "node:assert/strict";
 import { noGpu } from "../no_gpu.ts";
 import { SMOKE_MODEL_YAML } from "../../src/bench/smoke_run.ts";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
+import { runCli, sha } from "../subprocess.ts";
 
 const BUDGET = [
   "data.train_batch_size=2",
@@ -23,19 +22,8 @@ const BUDGET = [
 ];
 
 async function train(args: string[]): Promise<void> {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "src/cli/main.ts", "train", ...args, ...BUDGET],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const d = new TextDecoder();
-  assert.equal(r.code, 0, d.decode(r.stderr) + d.decode(r.stdout));
-}
-
-async function sha(path: string): Promise<string> {
-  const bytes = await Deno.readFile(path);
-  return Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)), (b) => b.toString(16)).join("");
+  const r = await runCli(["train", ...args, ...BUDGET]);
+  assert.equal(r.code, 0, r.err + r.out);
 }
 
 Deno.test({

@@ -3,17 +3,11 @@
 // limits (crucible.json), here deliberately unlike the task's defaults.
 import assert from "node:assert/strict";
 import { noGpu } from "../no_gpu.ts";
+import { runCli } from "../subprocess.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const TINY = "hidden_size: 32\nintermediate_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 2\n" +
   "num_key_value_heads: 1\nrope_theta: 10000\nrms_norm_eps: 1.0e-6\ntie_word_embeddings: true\n" +
   "max_position_embeddings: 2048\ninit_std: 0.05\nseed: 5\n";
-
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const r = await new Deno.Command(Deno.execPath(), { args, cwd: ROOT, stdout: "piped", stderr: "piped" }).output();
-  const d = new TextDecoder();
-  return { code: r.code, out: d.decode(r.stdout), err: d.decode(r.stderr) };
-}
 
 Deno.test({
   name: "deno task eval on a run's final checkpoint gives the run's own final episodes and numbers",
@@ -21,10 +15,7 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir();
     await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
-    const train = await run([
-      "run",
-      "-A",
-      "src/cli/main.ts",
+    const train = await runCli([
       "train",
       "textcraft",
       "--run-dir",
@@ -48,10 +39,7 @@ Deno.test({
     const agent = JSON.parse(await Deno.readTextFile(`${final}/crucible.json`));
     assert.equal(agent.prompt.user, "Make the goal, one action per reply.");
     assert.equal(agent.max_tokens_per_turn, 7);
-    const ev = await run([
-      "run",
-      "-A",
-      "src/cli/main.ts",
+    const ev = await runCli([
       "eval",
       "--model",
       final,

@@ -1,7 +1,7 @@
 // Every command's --help explains itself: what it does, every option with its meaning, and two examples.
 import assert from "node:assert/strict";
+import { runCli } from "../subprocess.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const COMMANDS = [
   "train",
   "pretrain",
@@ -21,14 +21,9 @@ const COMMANDS = [
 ];
 
 async function help(args: string[]): Promise<string> {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "src/cli/main.ts", ...args, "--help"],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
-  return new TextDecoder().decode(r.stdout);
+  const r = await runCli([...args, "--help"]);
+  assert.equal(r.code, 0, r.err);
+  return r.out;
 }
 
 for (const command of COMMANDS) {

@@ -11,14 +11,7 @@ import { assertClose } from "../reference/check.ts";
 import { numericGrad } from "../reference/finite_diff.ts";
 import { modelLogitsRef, type RefParams } from "../reference/model.ts";
 import { noGpu } from "../no_gpu.ts";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), { args: ["run", "-A", ...args], cwd: ROOT }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+import { runCli } from "../subprocess.ts";
 
 async function tinyModelDir(): Promise<
   { dir: string; params: RefParams; config: ReturnType<typeof parseModelConfig> }
@@ -52,8 +45,7 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const { dir, params, config } = await tinyModelDir();
-    const r = await run([
-      "src/cli/main.ts",
+    const r = await runCli([
       "generate",
       "--model",
       dir,
@@ -65,8 +57,8 @@ Deno.test({
       "0",
       "--json",
     ]);
-    assert.equal(r.code, 0, r.stderr);
-    const out = JSON.parse(r.stdout.trim().split("\n").at(-1)!);
+    assert.equal(r.code, 0, r.err);
+    const out = JSON.parse(r.out.trim().split("\n").at(-1)!);
     const seq = [3, 7, 2], want: number[] = [];
     for (let i = 0; i < 6; i++) {
       const row = modelLogitsRef(config, params, { seqs: [seq] }).subarray((seq.length - 1) * config.vocabSize);
@@ -78,9 +70,9 @@ Deno.test({
     }
     assert.deepEqual(out.ids, want);
     assert.equal(typeof out.text, "string");
-    const bad = await run(["src/cli/main.ts", "generate", "--model", dir, "--prompt-ids", "3", "--top-p", "2"]);
+    const bad = await runCli(["generate", "--model", dir, "--prompt-ids", "3", "--top-p", "2"]);
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /--top-p must be a number in \[0, 1\], got "2"/);
+    assert.match(bad.err, /--top-p must be a number in \[0, 1\], got "2"/);
   },
 });
 
@@ -92,8 +84,8 @@ Deno.test({
     const data = [{ ids: [1, 4, 6, 2, 5], mask: [0, 0, 1, 1, 1] }, { ids: [3, 3, 8], mask: [0, 1, 1] }];
     const file = `${dir}/../data.jsonl`, out = `${dir}/../grads.safetensors`;
     await Deno.writeTextFile(file, data.map((d) => JSON.stringify(d)).join("\n") + "\n");
-    const r = await run(["src/cli/main.ts", "grad", "--model", dir, "--data", file, "--out", out]);
-    assert.equal(r.code, 0, r.stderr);
+    const r = await runCli(["grad", "--model", dir, "--data", file, "--out", out]);
+    assert.equal(r.code, 0, r.err);
     const got = await loadSafetensors(out);
     const loss = (p: RefParams) => {
       let sum = 0, n = 0;
@@ -117,9 +109,9 @@ Deno.test({
     }
     const badData = `${dir}/../bad.jsonl`;
     await Deno.writeTextFile(badData, '{"ids": [1, 2], "mask": [1]}\n');
-    const bad = await run(["src/cli/main.ts", "grad", "--model", dir, "--data", badData, "--out", out]);
+    const bad = await runCli(["grad", "--model", dir, "--data", badData, "--out", out]);
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /line 1: needs "ids" and "mask"/);
+    assert.match(bad.err, /line 1: needs "ids" and "mask"/);
   },
 });
 

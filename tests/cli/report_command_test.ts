@@ -3,19 +3,9 @@
 // that is not a run.
 import assert from "node:assert/strict";
 import { writeTrainRun } from "../report/report_fixture.ts";
+import { runCli } from "../subprocess.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-async function report(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "src/cli/main.ts", "report", ...args],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const d = new TextDecoder();
-  return { code: r.code, out: d.decode(r.stdout), err: d.decode(r.stderr) };
-}
+const report = (args: string[]) => runCli(["report", ...args]);
 
 Deno.test("deno task report rebuilds one run's report, compares several, and names bad lines", async () => {
   const help = await report(["--help"]);

@@ -2,34 +2,25 @@
 // the key that binding needs), and the flags reaching the server (a tiny idle time reaps an environment). Requests go
 // to loopback only.
 import assert from "node:assert/strict";
+import { end, firstLine, spawnCli } from "../subprocess.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const KEY = "serve-test-key-0123456789";
 
 Deno.test("serve --host 0.0.0.0 warns on stderr and the flags reach the server", async () => {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "src/cli/main.ts", "serve", "textcraft", "--host", "0.0.0.0", "--port", "0"].concat(
+  const p = spawnCli(
+    ["serve", "textcraft", "--host", "0.0.0.0", "--port", "0"].concat(
       ["--idle-minutes", "0.005", "--body-timeout-s", "2", "--header-timeout-s", "2", "--max-envs", "8"],
       ["--token", KEY],
     ),
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stderr = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  );
   try {
-    let out = "";
-    while (!out.includes("\n")) {
-      const { value, done } = await stdout.read();
-      if (done) throw new Error(`serve exited before listening: ${out}`);
-      out += value;
-    }
+    const out = await firstLine(p, "out");
     const port = Number(/listening on http:\/\/0\.0\.0\.0:(\d+)/.exec(out)?.[1]);
     assert.ok(port > 0, out);
-    let err = "";
-    while (!err.includes("\n")) err += (await stderr.read()).value ?? "";
-    assert.match(err, /^warning: TextCraft is bound to 0\.0\.0\.0, beyond loopback, so it accepts environments from/);
+    assert.match(
+      await firstLine(p, "err"),
+      /^warning: TextCraft is bound to 0\.0\.0\.0, beyond loopback, so it accepts environments from/,
+    );
     const url = `http://127.0.0.1:${port}`;
     const post = async (path: string, body: unknown) =>
       await (await fetch(`${url}${path}`, {
@@ -43,8 +34,6 @@ Deno.test("serve --host 0.0.0.0 warns on stderr and the flags reach the server",
     assert.equal((await fetch(`${url}/`)).status, 401, "a request without the key is refused");
     assert.match(step.error, /^The id \d+ is not valid\. .*unused for 0\.3 s and reaped/);
   } finally {
-    child.kill("SIGTERM");
-    await Promise.all([stdout.cancel(), stderr.cancel()]);
-    await child.status;
+    await end(p);
   }
 });

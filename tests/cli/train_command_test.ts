@@ -5,14 +5,11 @@ import assert from "node:assert/strict";
 import { CHROMIUM_FLAGS, chromiumPath } from "../browser.ts";
 import { noGpu } from "../no_gpu.ts";
 import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
+import { runDeno } from "../subprocess.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-async function run(args: string[], cwd = ROOT): Promise<{ code: number; out: string; err: string }> {
-  const r = await new Deno.Command(Deno.execPath(), { args, cwd, stdout: "piped", stderr: "piped" }).output();
-  const d = new TextDecoder();
-  return { code: r.code, out: d.decode(r.stdout), err: d.decode(r.stderr) };
-}
+const run = (args: string[], cwd = ROOT) => runDeno(args, { cwd });
 
 function budget(dir: string): string[] {
   return [

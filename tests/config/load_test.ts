@@ -4,6 +4,7 @@ import { applyOverride, resolveConfig } from "../../src/config/load.ts";
 import { CONFIG_KL_KINDS, CONFIG_LOSS_AGG_MODES } from "../../src/config/schema.ts";
 import { LOSS_AGG_MODES } from "../../src/rl/aggregation.ts";
 import { KL_KINDS } from "../../src/rl/policy_loss.ts";
+import { runCli } from "../subprocess.ts";
 
 const src = (text: string) => ({ text, name: "test.yaml" });
 
@@ -116,16 +117,10 @@ Deno.test("LoRA under verl's names; rank 0 with another LoRA key set is refused 
 });
 
 Deno.test("deno task config prints the resolved config with the task's options filled", async () => {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "src/cli/main.ts", "config", "textcraft", "actor_rollout_ref.actor.optim.lr=3e-6"],
-    cwd: new URL("../../", import.meta.url).pathname,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const out = new TextDecoder().decode(r.stdout);
+  const r = await runCli(["config", "textcraft", "actor_rollout_ref.actor.optim.lr=3e-6"]);
   assert.equal(r.code, 0);
-  const c = parse(out) as Record<string, Record<string, unknown>>;
+  const c = parse(r.out) as Record<string, Record<string, unknown>>;
   assert.equal(c.actor.lr, 3e-6);
   assert.equal(typeof c.task_options.oracle_format, "string");
-  assert.match(new TextDecoder().decode(r.stderr), /note: actor_rollout_ref\.actor\.optim\.lr is actor\.lr/);
+  assert.match(r.err, /note: actor_rollout_ref\.actor\.optim\.lr is actor\.lr/);
 });

@@ -13,6 +13,7 @@ import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { textCraftVocabulary } from "../../tasks/textcraft/vocabulary.ts";
 import { tree } from "../env/helpers.ts";
 import { noGpu } from "../no_gpu.ts";
+import { runCli, sha } from "../subprocess.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const synthetic = await textcraft.synthetic!({});
@@ -53,21 +54,7 @@ const TINY = "hidden_size: 32\nintermediate_size: 64\nnum_hidden_layers: 2\nnum_
   "num_key_value_heads: 1\nrope_theta: 10000\nrms_norm_eps: 1.0e-6\ntie_word_embeddings: true\n" +
   "max_position_embeddings: 4096\ninit_std: 0.05\nseed: 3\n";
 
-async function pretrain(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "src/cli/main.ts", "pretrain", ...args],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const d = new TextDecoder();
-  return { code: r.code, out: d.decode(r.stdout), err: d.decode(r.stderr) };
-}
-
-async function sha(path: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(path));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+const pretrain = (args: string[]) => runCli(["pretrain", ...args]);
 
 /** A temporary folder with the tiny model's YAML, and the overrides of a short run: `steps` steps in chunks of 2. */
 async function tinyRun(steps: number, evalTasks: number): Promise<{ dir: string; budget: string[] }> {

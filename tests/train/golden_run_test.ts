@@ -4,6 +4,7 @@
 // regenerate the files with `deno test -A tests/train/golden_run_test.ts -- --update` and say why in the commit.
 import assert from "node:assert/strict";
 import { noGpu } from "../no_gpu.ts";
+import { runCli } from "../subprocess.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const FIXTURES = `${ROOT}tests/fixtures/golden_run`;
@@ -40,14 +41,8 @@ Deno.test({
     const dir = await Deno.makeTempDir();
     await Deno.writeTextFile(`${dir}/tiny.yaml`, TINY);
     await Deno.writeTextFile(`${dir}/golden.yaml`, CONFIG);
-    const args = ["run", "-A", "src/cli/main.ts", "train", `${dir}/golden.yaml`, "--run-dir", `${dir}/run`];
-    const r = await new Deno.Command(Deno.execPath(), {
-      args: [...args, `model.tiny=${dir}/tiny.yaml`],
-      cwd: ROOT,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
+    const r = await runCli(["train", `${dir}/golden.yaml`, "--run-dir", `${dir}/run`, `model.tiny=${dir}/tiny.yaml`]);
+    assert.equal(r.code, 0, r.err);
     const update = Deno.args.includes("--update");
     for (const f of ["metrics", "evals", "rollouts"]) {
       const got = withoutTimings(await Deno.readTextFile(`${dir}/run/${f}.jsonl`));

@@ -6,6 +6,7 @@ import { textCraftCorpus } from "../../../tasks/textcraft/vocabulary.ts";
 import { solveGoal, solveTask } from "../../../tasks/textcraft/oracle.ts";
 import { textcraft } from "../../../tasks/textcraft/mod.ts";
 import { playScripts, tree, withTextCraft } from "../../env/helpers.ts";
+import { end, firstLine, spawnCli } from "../../subprocess.ts";
 
 Deno.test("the oracle's plans are shortest on hand-checked goals", () => {
   // One stick: two bamboo beat a log and its planks (2 actions against 3).
@@ -48,28 +49,8 @@ Deno.test("every one of the 544 tasks is solved by the oracle through the HTTP s
 
 Deno.test("the same index gives the same text in two separate server processes", async () => {
   const start = async () => {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        new URL("../../../src/cli/main.ts", import.meta.url).pathname,
-        "serve",
-        "textcraft",
-        "--port",
-        "0",
-      ],
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    while (!text.includes("\n")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`serve exited before listening: ${text}`);
-      text += value;
-    }
-    reader.releaseLock();
-    return { child, url: /listening on (\S+)/.exec(text)![1] };
+    const p = spawnCli(["serve", "textcraft", "--port", "0"]);
+    return { p, url: /listening on (\S+)/.exec(await firstLine(p, "out"))![1] };
   };
   const servers = await Promise.all([start(), start()]);
   try {
@@ -86,10 +67,6 @@ Deno.test("the same index gives the same text in two separate server processes",
     assert.deepEqual(texts[0], texts[1]);
     assert.equal(new Set(texts[0]).size, 7);
   } finally {
-    for (const { child } of servers) {
-      child.kill("SIGTERM");
-      await child.stdout.cancel().catch(() => {});
-      await child.status;
-    }
+    for (const { p } of servers) await end(p);
   }
 });

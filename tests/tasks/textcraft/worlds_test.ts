@@ -5,6 +5,7 @@ import { Rng } from "../../../src/util/random.ts";
 import { parseOpening, stackPlan } from "../../../tasks/textcraft/stack.ts";
 import { randomWorld, type World, worldEpisode, WorldGame, worldOpening } from "../../../tasks/textcraft/worlds.ts";
 import { tree } from "../../env/helpers.ts";
+import { runDeno } from "../../subprocess.ts";
 
 const NAMES = [...tree.items].map(idToName);
 
@@ -46,13 +47,12 @@ Deno.test("a world is a function of the generator's state; names differ from wor
 });
 
 Deno.test("the generator never reads TextCraft's recipes: its module graph, made-up names, and few real lines", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", new URL("../../../tasks/textcraft/worlds.ts", import.meta.url).pathname],
-    stdout: "piped",
-  }).output();
-  const modules: string[] = JSON.parse(new TextDecoder().decode(out.stdout)).modules.map((m: { specifier: string }) =>
-    m.specifier
-  );
+  const info = await runDeno([
+    "info",
+    "--json",
+    new URL("../../../tasks/textcraft/worlds.ts", import.meta.url).pathname,
+  ]);
+  const modules: string[] = JSON.parse(info.out).modules.map((m: { specifier: string }) => m.specifier);
   for (const forbidden of ["recipes.tsv", "tree.ts", "facts_tables.ts", "facts_gen.ts", "minecraft-data"]) {
     assert.ok(!modules.some((m) => m.includes(forbidden)), `worlds.ts reaches ${forbidden}`);
   }
