@@ -3,6 +3,7 @@
 // with CRUCIBLE_DRY_RUN=1, which checks their flags (and config) and stops before any model or work.
 import assert from "node:assert/strict";
 import { noGpu } from "../no_gpu.ts";
+import { runCli } from "../subprocess.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const COMMANDS = [
@@ -57,7 +58,7 @@ export function examplesOf(help: string): string[] {
 
 const helps = new Map<string, string>();
 for (const command of COMMANDS) {
-  const r = await run([Deno.execPath(), "run", "-A", "src/cli/main.ts", ...command.split(" "), "--help"]);
+  const r = await runCli([...command.split(" "), "--help"]);
   assert.equal(r.code, 0, r.err);
   helps.set(command, r.out);
 }
