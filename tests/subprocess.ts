@@ -28,6 +28,11 @@ export interface RunOptions {
   cwd?: string;
 }
 
+/** `deno ARGS` with stdout and stderr piped, at the repository root unless `o.cwd` says otherwise. */
+function command(args: string[], o: RunOptions): Deno.Command {
+  return new Deno.Command(Deno.execPath(), { args, cwd: o.cwd ?? ROOT, env: o.env, stdout: "piped", stderr: "piped" });
+}
+
 /**
  * Runs `deno ARGS` and waits for it.
  *
@@ -37,13 +42,7 @@ export interface RunOptions {
  * ```
  */
 export async function runDeno(args: string[], o: RunOptions = {}): Promise<Ran> {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: o.cwd ?? ROOT,
-    env: o.env,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const r = await command(args, o).output();
   const d = new TextDecoder();
   return { code: r.code, signal: r.signal, out: d.decode(r.stdout), err: d.decode(r.stderr) };
 }
@@ -84,13 +83,7 @@ export interface Proc {
  * ```
  */
 export function spawnCli(args: string[], o: RunOptions = {}): Proc {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [...CLI, ...args],
-    cwd: o.cwd ?? ROOT,
-    env: o.env,
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = command([...CLI, ...args], o).spawn();
   const text = { all: "", out: "", err: "" };
   const collect = async (s: ReadableStream<Uint8Array>, key: "out" | "err") => {
     const d = new TextDecoder();
