@@ -108,9 +108,10 @@ export async function firstLine(p: Proc, stream: "out" | "err"): Promise<string>
   let exited = false;
   p.done.then(() => exited = true);
   for (;;) {
+    const over = exited; // read before the text: once it is set, the text is all there is
     const text = stream === "out" ? p.out() : p.err();
     if (text.includes("\n")) return text.slice(0, text.indexOf("\n"));
-    if (exited) throw new Error(`the command exited before a line on std${stream}: ${p.output()}`);
+    if (over) throw new Error(`the command exited before a line on std${stream}: ${p.output()}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
