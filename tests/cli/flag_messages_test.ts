@@ -9,7 +9,7 @@ import { explainKey, keyDocs } from "../../src/config/explain.ts";
 import { resolveConfig } from "../../src/config/load.ts";
 import { splitIndices } from "../../src/train/setup.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
-import { runDeno } from "../subprocess.ts";
+import { runCli } from "../subprocess.ts";
 
 const OPTIONS = {
   model: { type: "string" },
@@ -55,7 +55,7 @@ Deno.test("good flags parse as parseArgs parses them", () => {
 });
 
 Deno.test("the real command line: deno task eval --modle gets did you mean, exit 2", async () => {
-  const r = await runDeno(["run", "-A", "src/cli/main.ts", "eval", "--modle", "models/crucible-tiny"]);
+  const r = await runCli(["eval", "--modle", "models/crucible-tiny"]);
   assert.equal(r.code, 2);
   assert.match(r.err, /^error: deno task eval has no flag --modle; did you mean --model\?/m);
 });
@@ -119,7 +119,7 @@ Deno.test("every config key has a meaning in src/config/schema.ts", () => {
 });
 
 Deno.test("deno task config --explain runs from the command line", async () => {
-  const r = await runDeno(["run", "-A", "src/cli/main.ts", "config", "--explain", "rollout.n"]);
+  const r = await runCli(["config", "--explain", "rollout.n"]);
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /^rollout\.n\n {2}meaning: Samples per prompt/);
   assert.match(r.out, /TRL: {5}num_generations/);
