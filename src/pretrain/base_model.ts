@@ -9,6 +9,7 @@
  * pretraining from it (`deno task pretrain --resume DIR --run-dir NEW`) where the run folder itself is gone.
  */
 import { parse } from "yaml";
+import { configSource } from "../config/presets.ts";
 import { saveModelDir } from "../model/model_dir.ts";
 import { paramCount } from "../model/params.ts";
 import type { BaseModelWords } from "../task/task.ts";
@@ -42,6 +43,7 @@ export async function saveBaseModel(runDir: string, out: string, o: { step?: num
   const config = parse(configText) as Record<string, Record<string, unknown>>;
   const card = modelCard({
     name: out.split("/").filter(Boolean).pop() ?? out,
+    role: await role(String((config as { task?: unknown }).task ?? "textcraft"), out),
     dir: out.replace(/\/+$/, ""),
     config,
     params: paramCount(ckpt.config),
@@ -123,6 +125,26 @@ export async function runFromBaseModel(modelDir: string, runDir: string): Promis
   return state.sftStep!;
 }
 
+/**
+ * "It is the base model of `deno task train X`." where X's shipped config starts from `out`, else how to start from
+ * it: a model saved while its pretraining goes on is not the main job's base until the config names it.
+ */
+async function role(task: string, out: string): Promise<string> {
+  const norm = (p: string) => p.replace(/^\.\//, "").replace(/\/+$/, "");
+  let shipped: string | undefined;
+  try {
+    const c = parse((await configSource(task)).text) as { model?: { path?: unknown } };
+    if (typeof c?.model?.path === "string") shipped = c.model.path;
+  } catch {
+    // A task without a shipped config of its name: no main job to be the base of.
+  }
+  return shipped !== undefined && norm(shipped) === norm(out)
+    ? `It is the base model of \`deno task train ${task}\`.`
+    : `A base model for \`deno task train ${task} model.path=${
+      norm(out)
+    }\`; the shipped config does not start from it.`;
+}
+
 /** Where the time went, by WebGPU adapter ("on NVIDIA H200 0.16 h, llvmpipe (...) 2.1 h"); runs before it was kept: none. */
 function machines(adapters: Record<string, number> | undefined): string {
   const parts = Object.entries(adapters ?? {}).filter(([, s]) => s > 0);
@@ -140,7 +162,7 @@ function taskWords(config: Record<string, Record<string, unknown>>): BaseModelWo
   const p = recipe.pretrain;
   return {
     vocabulary: "one token per word",
-    trainedOn: `${name}'s synthetic tasks only. It is the base model of \`deno task train ${name}\`.`,
+    trainedOn: `${name}'s synthetic tasks only.`,
     data: `Every batch is generated on the fly from (seed ${p.seed}, step) by ${name}'s synthetic task generator, ` +
       `each task played by its demonstration policy; a share of generic copy strings of its names (${p.copy_share} ` +
       `at the start) is mixed in. Held-out tasks come from seed ${p.eval_seed}, which training never draws from.`,
@@ -165,6 +187,8 @@ async function stepCheckpoint(runDir: string, step: number) {
 
 function modelCard(m: {
   name: string;
+  /** Whose base it is: the sentence that ends the card's first paragraph. */
+  role: string;
   /** The directory as the export was asked to write it: the card's rebuild line names its pretrain.yaml. */
   dir: string;
   config: Record<string, Record<string, unknown>>;
@@ -193,7 +217,7 @@ function modelCard(m: {
 
 A ${(m.params / 1e6).toFixed(2)} M-parameter Qwen2-architecture model (${m.layers} layers, hidden ${m.hidden},
 word-level vocabulary of ${m.vocab} tokens with ${m.words.vocabulary}), pretrained by Crucible's
-\`deno task pretrain\` on ${m.words.trainedOn}
+\`deno task pretrain\` on ${m.words.trainedOn} ${m.role}
 
 ## Data
 

@@ -11,7 +11,7 @@ export function textCraftCardWords(recipe: PretrainRecipe): BaseModelWords {
   const p = recipe.pretrain;
   return {
     vocabulary: "one token per item name",
-    trainedOn: "synthetic crafting worlds only. It is the base model of `deno task train textcraft`.",
+    trainedOn: "synthetic crafting worlds only.",
     data:
       `Every batch is generated on the fly from (seed ${p.seed}, step): random recipe graphs of depth 1 to 4 with one to
 four inputs per recipe, TextCraft's yields and counts, shared items, alternative recipes and up to ten distractor

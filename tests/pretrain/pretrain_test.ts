@@ -127,6 +127,10 @@ Deno.test({
     assert.equal(await sha(`${dir}/model/model.safetensors`), await weights("c"));
     const card = await Deno.readTextFile(`${dir}/model/README.md`);
     assert.match(card, /3 optimizer steps/);
+    assert.match(
+      card,
+      /A base model for `deno task train textcraft model\.path=\S+\/model`; the shipped config does not/,
+    );
     // Its time by adapter: this one's, all of it (the first session's and the resumed one's).
     const notes =
       JSON.parse(Deno.readTextFileSync(`${dir}/c/checkpoints/pretrain-step-000003/trainer_state.json`)).notes;

@@ -15,7 +15,7 @@ Deno.test("TextCraft's card words carry the recipe's seeds and copy share, and r
   assert.equal(textCraftCardWords({ pretrain, taskOptions: { synthetic_misreads: 0 } }).data, plain.data);
   const misreads = textCraftCardWords({ pretrain, taskOptions: { synthetic_misreads: 0.3 } });
   assert.match(misreads.data, /mixed in\. Recovery data: before each turn, a 30% chance of a misread reply/);
-  assert.equal(plain.trainedOn, "synthetic crafting worlds only. It is the base model of `deno task train textcraft`.");
+  assert.equal(plain.trainedOn, "synthetic crafting worlds only.");
 });
 
 Deno.test("the card's words come from the task: TextCraft has its own, a task without the hook has none", () => {
