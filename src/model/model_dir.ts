@@ -11,7 +11,7 @@ import { Tokenizer } from "./tokenizer.ts";
 
 /** Files a model directory holds (besides extras). */
 export const MODEL_FILES = ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"];
-const GENERATION = "generation_config.json";
+export const GENERATION = "generation_config.json";
 
 const TORCH_DTYPE: Record<SaveDType, string> = { f32: "float32", f16: "float16", bf16: "bfloat16" };
 

@@ -10,12 +10,12 @@
  */
 import { parse } from "yaml";
 import { configSource } from "../config/presets.ts";
-import { saveModelDir } from "../model/model_dir.ts";
+import { GENERATION, MODEL_FILES, saveModelDir } from "../model/model_dir.ts";
 import { paramCount } from "../model/params.ts";
 import type { BaseModelWords } from "../task/task.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { AGENT_FILE, readAgentSettings } from "../train/agent_settings.ts";
-import { checkpointName, loadCheckpoint, loadLatestCheckpoint } from "../train/checkpoint.ts";
+import { checkpointName, loadCheckpoint, loadLatestCheckpoint, STATE_FILE } from "../train/checkpoint.ts";
 
 interface EvalLine {
   phase: string;
@@ -75,17 +75,8 @@ export async function saveBaseModel(runDir: string, out: string, o: { step?: num
   return out;
 }
 
-const STATE_FILE = "trainer_state.json";
 /** The files of a saved base model that a checkpoint folder holds too (the checkpoint's own names). */
-const CHECKPOINT_FILES = [
-  "config.json",
-  "model.safetensors",
-  "tokenizer.json",
-  "tokenizer_config.json",
-  "generation_config.json",
-  AGENT_FILE,
-  STATE_FILE,
-];
+const CHECKPOINT_FILES = [...MODEL_FILES, GENERATION, AGENT_FILE, STATE_FILE];
 
 /** Whether `dir` is a model directory saved by {@linkcode saveBaseModel} (not a run folder). */
 export async function isSavedBaseModel(dir: string): Promise<boolean> {

@@ -94,7 +94,6 @@ export async function runPretraining(o: PretrainOptions): Promise<PretrainSummar
     state,
     data,
     counted: performance.now(),
-    adapter: gpu.name,
   };
   try {
     const summary = await train(session, { client, heldOut, deadline });
@@ -118,8 +117,6 @@ interface Session {
   data: PretrainData;
   /** When the time in state.notes.seconds was last brought up to date (performance.now()). */
   counted: number;
-  /** The WebGPU adapter this session runs on, whose share of the time goes to state.notes.adapters. */
-  adapter: string;
 }
 
 /** What a session evaluates with, and until when it runs. */
@@ -228,7 +225,8 @@ function countTime(s: Session): void {
   const now = performance.now(), seconds = (now - s.counted) / 1000;
   s.state.notes.seconds = Number(s.state.notes.seconds ?? 0) + seconds;
   const adapters = { ...(s.state.notes.adapters as Record<string, number> | undefined) };
-  adapters[s.adapter] = (adapters[s.adapter] ?? 0) + seconds;
+  const adapter = s.learner.gpu.name;
+  adapters[adapter] = (adapters[adapter] ?? 0) + seconds;
   s.state.notes.adapters = adapters;
   s.counted = now;
 }

@@ -45,7 +45,8 @@ export interface TrainerState {
   ahead?: Record<string, number[]>;
 }
 
-const STATE = "trainer_state.json";
+/** The trainer state's file in a checkpoint folder (and in a base model saved from one). */
+export const STATE_FILE = "trainer_state.json";
 const OPTIMIZER = "optimizer.safetensors";
 
 /** Folder name of a checkpoint. */
@@ -108,7 +109,7 @@ export async function saveCheckpoint(runDir: string, name: string, c: {
   await Deno.mkdir(`${runDir}/checkpoints`, { recursive: true });
   const trained = c.adapter?.lora.tensors ?? c.weights;
   const tensors = await trained.toHost();
-  const extra: Record<string, unknown> = { ...c.files, [STATE]: c.state };
+  const extra: Record<string, unknown> = { ...c.files, [STATE_FILE]: c.state };
   if (c.agent) extra[AGENT_FILE] = c.agent;
   if (c.opt) extra[OPTIMIZER] = await momentsFile(trained, c.opt);
   if (c.critic) {
@@ -206,14 +207,14 @@ export async function loadCheckpoint(
   let loaded: Pick<LoadedCheckpoint, "config" | "dtype" | "tensors" | "tokenizer" | "adapter"> & { state: unknown };
   if (await isAdapterDir(dir)) {
     if (!o.base) throw new TypeError(`${dir} is a LoRA adapter without its base model; load it with the run's model`);
-    const a = await loadAdapterDir(dir, { extra: [STATE] }), base = await o.base();
-    loaded = { ...base, adapter: bindAdapter(base.config, a), state: a.extra[STATE] };
+    const a = await loadAdapterDir(dir, { extra: [STATE_FILE] }), base = await o.base();
+    loaded = { ...base, adapter: bindAdapter(base.config, a), state: a.extra[STATE_FILE] };
   } else {
-    const m = await loadModelDir(dir, { extra: [STATE] });
-    loaded = { ...m, state: m.extra[STATE] };
+    const m = await loadModelDir(dir, { extra: [STATE_FILE] });
+    loaded = { ...m, state: m.extra[STATE_FILE] };
   }
   const state = loaded.state as TrainerState;
-  if (state?.version !== 1) throw new SyntaxError(`${dir}/${STATE}: not a Crucible trainer state (version 1)`);
+  if (state?.version !== 1) throw new SyntaxError(`${dir}/${STATE_FILE}: not a Crucible trainer state (version 1)`);
   const moments = await readMoments(`${dir}/${OPTIMIZER}`);
   let critic: LoadedCheckpoint["critic"];
   try {
