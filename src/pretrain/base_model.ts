@@ -136,7 +136,10 @@ async function role(task: string, out: string): Promise<string> {
     }\`; the shipped config does not start from it.`;
 }
 
-/** Where the time went, by WebGPU adapter ("on NVIDIA H200 0.16 h, llvmpipe (...) 2.1 h"); runs before it was kept: none. */
+/**
+ * Where the time went, by WebGPU adapter ("on NVIDIA H200 0.16 h, llvmpipe (...) 2.1 h"); nothing for runs from before
+ * it was kept.
+ */
 function machines(adapters: Record<string, number> | undefined): string {
   const parts = Object.entries(adapters ?? {}).filter(([, s]) => s > 0);
   if (parts.length === 0) return "";

@@ -2,8 +2,9 @@
  * BFCL's synthetic tasks for pretraining a base model (the Task hook `synthetic`): generated train entries
  * (generator.ts), each played by the oracle (its ground truth, then the turn's end) through a real episode, so the
  * model sees the tool list, the questions and the classes' own results, over the classes and categories of
- * `task_options.generated_*`; a curriculum from mostly `base` entries to the categories alike; and a server of held-out entries (the test side of the scenario split, from a seed
- * training never uses) for measuring success on scenarios the model has not seen.
+ * `task_options.generated_*`; a curriculum from mostly `base` entries to the categories alike; and a server of
+ * held-out entries (the test side of the scenario split, from a seed training never uses) for measuring success on
+ * scenarios the model has not seen.
  */
 import type { Rng } from "../../src/util/random.ts";
 import type { SyntheticTasks, TextEpisode } from "../../src/task/task.ts";
