@@ -89,30 +89,32 @@ export class EnvClient {
 
   /**
    * The tasks the servers hold, where the protocol has a route for it (Crucible's BFCL server): undefined when it
-   * has none or a server answers 404 (a server that predates the route). Every server is asked, and servers that hold
-   * different numbers of tasks are an error: a task index would mean a different task on each.
+   * has none, or a server answers 404 (one that predates the route). Every healthy server is asked (one failing
+   * past its retries is left to the transport's health checks), and servers that hold different numbers of tasks are
+   * an error: a task index would mean a different task on each.
    */
   async tasks(): Promise<TaskSet | undefined> {
     const ask = this.adapter.tasks;
     if (!ask) return undefined;
-    const urls = this.transport.health().map((h) => h.url);
-    const sets = await Promise.all(urls.map(async (url) => {
+    const urls = this.transport.health().filter((h) => h.healthy).map((h) => h.url);
+    const answers = await Promise.all(urls.map(async (url) => {
       try {
-        return await ask(this.#callFor(url));
+        return { url, set: await ask(this.#callFor(url)) };
       } catch (e) {
-        if (e instanceof EnvError && e.kind === "http" && e.status === 404) return undefined;
+        if (e instanceof EnvError && e.kind === "http" && e.status === 404) return { url, set: undefined };
+        if (e instanceof EnvError && e.retryable) return undefined;
         throw e;
       }
     }));
-    const counts = new Set(sets.map((s) => s?.count));
-    if (counts.size > 1) {
+    const got = answers.filter((a) => a !== undefined);
+    if (new Set(got.map((a) => a.set?.count)).size > 1) {
       throw new RangeError(
         `The ${this.adapter.name} servers hold different task sets (${
-          urls.map((u, i) => `${u}: ${sets[i]?.count ?? "unknown"} tasks`).join(", ")
+          got.map((a) => `${a.url}: ${a.set?.count ?? "unknown"} tasks`).join(", ")
         }); a task index must mean the same task on every server, so serve the same data on all of them.`,
       );
     }
-    return sets[0];
+    return got[0]?.set;
   }
 
   /** Stops background health probes. */

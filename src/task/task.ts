@@ -116,7 +116,10 @@ export interface Task {
    * task whose server labels its tasks reads the label there, so results follow what was served.
    */
   category?(index: number, info?: Readonly<Record<string, unknown>>): string;
-  /** Further groups a task index belongs to, for results by group (BFCL: `class GorillaFileSystem`, ...); `info` as above. */
+  /**
+   * Further groups a task index belongs to, for results by group (BFCL: `class GorillaFileSystem`, ...); `info` as
+   * for `category`.
+   */
   groups?(index: number, info?: Readonly<Record<string, unknown>>): string[];
   /** Checks `task_options` and fills defaults; errors name the key. Tasks without it accept no options. */
   parseOptions?(raw: unknown): TaskOptions;

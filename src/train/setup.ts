@@ -240,7 +240,8 @@ export async function splitIndices(
     if (past.length > 0) {
       throw new RangeError(
         `${what} names tasks up to index ${Math.max(...past)}, but ${held}; a reset takes the index modulo that, ` +
-          `so ${past.length} of them would replay other tasks. Pick a split the server holds, or serve the tasks meant.`,
+          `so ${past.length} of them would replay other tasks. Pick a split the server holds, or serve the tasks ` +
+          "meant.",
       );
     }
     return indices;

@@ -4,8 +4,9 @@
  * `info` object (the executed calls with their results, and at a user turn's end the checker's verdict). Entries are
  * BFCL's own, in file order, from a data directory, or Crucible's generated tasks (train indices first, then the
  * held-out ones). `/create` and `/reset` also answer `info: {id, category, involved_classes}` of the entry loaded, and
- * `GET /tasks` how many entries there are and their splits, so a client labels its results by what was served. Every environment owns its instances. A step never throws: whatever goes wrong inside is answered
- * as an observation and the episode goes on.
+ * `GET /tasks` how many entries there are and their splits, so a client labels its results by what was served. Every
+ * environment owns its instances. A step never throws: whatever goes wrong inside is answered as an observation and
+ * the episode goes on.
  *
  * @example
  * ```ts
@@ -71,7 +72,7 @@ export function generatedSource(set: GeneratedSet = {}): BfclSource {
   return source;
 }
 
-/** BFCL's files from `dataDir` (one split, `bfcl`: all of them), or the generated tasks (of `set`) when none is given. */
+/** BFCL's files from `dataDir` (one split, `bfcl`: all of them), or the generated tasks (of `set`) without one. */
 export async function bfclSource(dataDir?: string, set: GeneratedSet = {}): Promise<BfclSource> {
   if (!dataDir) return generatedSource(set);
   const data = await loadBfclDir(dataDir);

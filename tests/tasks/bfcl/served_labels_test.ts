@@ -10,6 +10,7 @@ import { evaluate } from "../../../src/train/eval.ts";
 import { checkEnv, openEnv, splitIndices } from "../../../src/train/setup.ts";
 import { newInstance } from "../../../tasks/bfcl/classes/api.ts";
 import { DOC_FILES } from "../../../tasks/bfcl/classes/docs.ts";
+import { envClient } from "../../../src/env/adapters/mod.ts";
 import { generateEntries } from "../../../tasks/bfcl/generator.ts";
 import { serveBfcl } from "../../../tasks/bfcl/server.ts";
 import { GENERATED_DOCS } from "../../../tasks/bfcl/tool_docs.ts";
@@ -126,7 +127,7 @@ Deno.test("the split comes from the server: its entries, and a built-in split pa
   }
 });
 
-Deno.test("the embedded server of generated tasks publishes train and test, and reports each entry at reset", async () => {
+Deno.test("generated tasks: /tasks publishes train and test, /reset names each entry's labels", async () => {
   const server = await bfcl.serve!({});
   const post = async (path: string, b: unknown) =>
     await (await fetch(`${server.url}${path}`, {
@@ -144,7 +145,41 @@ Deno.test("the embedded server of generated tasks publishes train and test, and 
     assert.equal(reset.info.category, bfcl.category!(401));
     assert.deepEqual(reset.info.involved_classes.map((c: string) => `class ${c}`), bfcl.groups!(401));
     assert.match(reset.info.id, /^multi_turn_\w+_\d+$/);
+    // `bfcl` (BFCL's 800 entries) is the task's own split, past the 500 generated entries: refused.
+    const served = { count: tasks.count, splits: tasks.splits, about: tasks.about };
+    const bfclSplit = resolveConfig({ text: "", name: "eval" }, ["task=bfcl", "data.test_split=bfcl"]);
+    await assert.rejects(
+      splitIndices(bfclSplit, { task: bfcl, served }, "test"),
+      /up to index 799, but the bfcl server holds 500 tasks \(Crucible's generated tasks: 400 train, 100 held-out/,
+    );
+    const testSplit = resolveConfig({ text: "", name: "eval" }, ["task=bfcl"]);
+    const { indices, note } = await splitIndices(testSplit, { task: bfcl, served }, "test");
+    assert.deepEqual([indices.length, indices[0], note], [100, 400, undefined]);
   } finally {
     await server.shutdown();
+  }
+});
+
+Deno.test("a built-in split the server holds but does not publish comes with a note; mixed servers are refused", async () => {
+  const served = { count: 800, splits: { bfcl: [...Array(800).keys()] }, about: "BFCL's files from DIR: 800 entries" };
+  const c = resolveConfig({ text: "", name: "eval" }, ["task=bfcl"]);
+  const { indices, note } = await splitIndices(c, { task: bfcl, served }, "test");
+  assert.deepEqual([indices.length, indices[0]], [100, 400]);
+  assert.equal(
+    note,
+    `note: split "test" (data.test_split) is bfcl's own tasks 400-499, which the server does not publish: the bfcl ` +
+      "server holds 800 tasks (BFCL's files from DIR: 800 entries), in splits bfcl. Its tasks at those indices are " +
+      "played and labelled as the server names them.",
+  );
+  const { dir } = await dataDir(["MathAPI"]);
+  const [files, generated] = [await serveBfcl({ port: 0, dataDir: dir }), await bfcl.serve!({})];
+  const client = envClient("bfcl", { urls: [files.url, generated.url] });
+  try {
+    await assert.rejects(client.tasks(), /servers hold different task sets \(.*: 3 tasks, .*: 500 tasks\)/);
+  } finally {
+    client.close();
+    await files.shutdown();
+    await generated.shutdown();
+    await Deno.remove(dir, { recursive: true });
   }
 });
