@@ -34,7 +34,8 @@ Options:
   --adapter DIR          a PEFT LoRA adapter (a LoRA run's checkpoint) on every --model, which is its base;
                          the adapter's crucible.json, if any, applies
   --task NAME            the task (default: the checkpoint's, else textcraft)
-  --split NAME           the task's built-in split (default test)
+  --split NAME           the task's built-in split, or one the server publishes (BFCL's: bfcl, every entry it
+                         holds) (default test)
   --items FILE           an AgentGym-RL-Data-ID item file instead of the split
   --samples-per-task N   episodes per task: Avg@N and Pass@N (default 1)
   --temperature T        sampling temperature, 0 = greedy (default: the checkpoint's, else 0)
@@ -110,7 +111,10 @@ export async function main(args: string[]): Promise<void> {
   const results: { model: string; result: EvalResult }[] = [];
   const splitName = v.items ? "item-file" : v.split!;
   try {
-    const splits = Object.keys(env.task.splits ?? {});
+    await checkEnv(env);
+    // The tasks the server holds, where it says (BFCL's server): its splits, and its labels come with each episode.
+    const served = await env.client.tasks();
+    const splits = [...new Set([...Object.keys(served?.splits ?? {}), ...Object.keys(env.task.splits ?? {})])];
     if (!v.items && !splits.includes(v.split!)) {
       throw new RangeError(
         `--split ${v.split}: ${taskName} has no such split; ` +
@@ -118,8 +122,10 @@ export async function main(args: string[]): Promise<void> {
           "--items FILE (an AgentGym-RL-Data-ID item file)",
       );
     }
-    await checkEnv(env);
-    const all = await splitIndices(config, env.task, "test");
+    const { indices: all, note } = await splitIndices(config, { task: env.task, served }, "test");
+    // What is played, on stderr (stdout may be JSON): the server's own split, or a built-in split of what it holds.
+    if (note) console.error(note);
+    else if (served?.about && !v.items) console.error(`${v.split}: ${all.length} tasks of ${served.about}`);
     const indices = limit > 0 ? all.slice(0, limit) : all;
     const gpu = v.engine === "wgsl" ? await getGpu() : undefined;
     for (const [k, dir] of v.model.entries()) {

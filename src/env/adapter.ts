@@ -16,6 +16,24 @@ export interface StepResult {
   done: boolean;
 }
 
+/**
+ * A reset's answer: the first observation, and what the server said about the task it loaded (Crucible's BFCL server:
+ * `{id, category, involved_classes}`), where it says something.
+ */
+export interface ResetReply {
+  observation: string;
+  info?: Record<string, unknown>;
+}
+
+/** The tasks a server says it holds (Crucible's servers' `GET /tasks`): a reset's index is taken mod `count`. */
+export interface TaskSet {
+  count: number;
+  /** Named splits of task indices the server publishes. */
+  splits?: Record<string, number[]>;
+  /** What the tasks are, in a line ("BFCL's files from DIR: 800 entries ..."). */
+  about?: string;
+}
+
 /** Sends one request to the environment's server and validates the answer. */
 export type Call = <T>(method: "GET" | "POST", path: string, schema: z.ZodType<T>, payload?: Payload) => Promise<T>;
 
@@ -25,12 +43,14 @@ export interface Adapter {
   readonly name: string;
   /** Creates an environment; some servers also answer with its first observation. */
   create(call: Call): Promise<{ id: EnvId; observation?: string }>;
-  /** Resets to task `index` and returns the observation the agent sees first. */
-  reset(call: Call, id: EnvId, index: number): Promise<string>;
+  /** Resets to task `index` and returns the observation the agent sees first (and the task's info, where given). */
+  reset(call: Call, id: EnvId, index: number): Promise<string | ResetReply>;
   /** Sends one action. */
   step(call: Call, id: EnvId, action: string): Promise<StepResult>;
   /** Asks the server for the current observation; absent when the client keeps the last one (TextCraft, BabyAI). */
   observe?(call: Call, id: EnvId): Promise<string>;
   /** Releases the environment; absent when the server has no close route (closing is then local). */
   close?(call: Call, id: EnvId): Promise<void>;
+  /** Asks which tasks the server holds; absent where the protocol has no such route (upstream's servers). */
+  tasks?(call: Call): Promise<TaskSet>;
 }

@@ -13,7 +13,7 @@
  * client.close();
  * ```
  */
-import type { Adapter, Call, EnvId, StepResult } from "./adapter.ts";
+import type { Adapter, Call, EnvId, StepResult, TaskSet } from "./adapter.ts";
 import { EnvError } from "./errors.ts";
 import { Transport, type TransportOptions } from "./http.ts";
 
@@ -37,6 +37,11 @@ export interface EnvSession {
   readonly server: string;
   /** Resets to task `index`; returns the first observation. */
   reset(index: number): Promise<string>;
+  /**
+   * What the server said about the task of the last reset (Crucible's BFCL server: the entry's id, category and
+   * involved classes); undefined where it said nothing.
+   */
+  readonly info: Readonly<Record<string, unknown>> | undefined;
   /** The current observation (from the server where the adapter has a route for it, else the last one seen). */
   observe(): Promise<string>;
   /** Applies the model's text. */
@@ -82,6 +87,36 @@ export class EnvClient {
     throw lastError!;
   }
 
+  /**
+   * The tasks the servers hold, where the protocol has a route for it (Crucible's BFCL server): undefined when it
+   * has none, or a server answers 404 (one that predates the route). Every healthy server is asked (one failing
+   * past its retries is left to the transport's health checks), and servers that hold different numbers of tasks are
+   * an error: a task index would mean a different task on each.
+   */
+  async tasks(): Promise<TaskSet | undefined> {
+    const ask = this.adapter.tasks;
+    if (!ask) return undefined;
+    const urls = this.transport.health().filter((h) => h.healthy).map((h) => h.url);
+    const answers = await Promise.all(urls.map(async (url) => {
+      try {
+        return { url, set: await ask(this.#callFor(url)) };
+      } catch (e) {
+        if (e instanceof EnvError && e.kind === "http" && e.status === 404) return { url, set: undefined };
+        if (e instanceof EnvError && e.retryable) return undefined;
+        throw e;
+      }
+    }));
+    const got = answers.filter((a) => a !== undefined);
+    if (new Set(got.map((a) => a.set?.count)).size > 1) {
+      throw new RangeError(
+        `The ${this.adapter.name} servers hold different task sets (${
+          got.map((a) => `${a.url}: ${a.set?.count ?? "unknown"} tasks`).join(", ")
+        }); a task index must mean the same task on every server, so serve the same data on all of them.`,
+      );
+    }
+    return got[0]?.set;
+  }
+
   /** Stops background health probes. */
   close(): void {
     this.transport.close();
@@ -100,6 +135,7 @@ class Session implements EnvSession {
   readonly #call: Call;
   readonly #parse: (text: string) => ActionParse;
   #observation: string;
+  #info: Record<string, unknown> | undefined;
   #closed = false;
 
   constructor(adapter: Adapter, call: Call, server: string, id: EnvId, obs: string, o: SessionOptions) {
@@ -115,8 +151,13 @@ class Session implements EnvSession {
   async reset(index: number): Promise<string> {
     if (!Number.isSafeInteger(index)) throw new RangeError(`A task index is an integer, got ${index}`);
     this.#live("reset");
-    this.#observation = await this.#adapter.reset(this.#call, this.id, index);
+    const r = await this.#adapter.reset(this.#call, this.id, index);
+    [this.#observation, this.#info] = typeof r === "string" ? [r, undefined] : [r.observation, r.info];
     return this.#observation;
+  }
+
+  get info(): Readonly<Record<string, unknown>> | undefined {
+    return this.#info;
   }
 
   async observe(): Promise<string> {

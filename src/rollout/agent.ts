@@ -132,6 +132,7 @@ class Rollout {
     try {
       env = await ctx.client.create({ parseAction: (text) => ctx.task.parseAction(text) });
       await env.reset(spec.task);
+      if (env.info) t.taskInfo = env.info;
       const first = await env.observe();
       t.firstObservation = first;
       t.promptIds = this.#chat.prompt({ ...ctx.task.prompt, observation: first });

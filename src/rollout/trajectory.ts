@@ -35,6 +35,11 @@ export interface Trajectory {
   finish: Finish;
   firstObservation: string;
   turns: TurnRecord[];
+  /**
+   * What the environment said about the task when it reset (Crucible's BFCL server: the entry's id, category and
+   * involved classes), which results are labelled by; absent where it said nothing.
+   */
+  taskInfo?: Readonly<Record<string, unknown>>;
   error?: string;
   /**
    * The policy version that sampled it, when a cluster worker or the one-step-off sampler did (absent: the learner's

@@ -110,10 +110,17 @@ export interface Task {
   readonly maxRounds: number;
   /** Built-in splits of task indices, where the task publishes them (else item files are needed). */
   readonly splits?: Readonly<Record<string, readonly number[]>>;
-  /** The category of a task index for per-category results (TextCraft: its crafting depth). */
-  category?(index: number): string;
-  /** Further groups a task index belongs to, for results by group (BFCL: `class GorillaFileSystem`, ...). */
-  groups?(index: number): string[];
+  /**
+   * The category of a task index for per-category results (TextCraft: its crafting depth). `info` is what the
+   * environment said about the task when an episode reset to it (Trajectory.taskInfo), where it said something: a
+   * task whose server labels its tasks reads the label there, so results follow what was served.
+   */
+  category?(index: number, info?: Readonly<Record<string, unknown>>): string;
+  /**
+   * Further groups a task index belongs to, for results by group (BFCL: `class GorillaFileSystem`, ...); `info` as
+   * for `category`.
+   */
+  groups?(index: number, info?: Readonly<Record<string, unknown>>): string[];
   /** Checks `task_options` and fills defaults; errors name the key. Tasks without it accept no options. */
   parseOptions?(raw: unknown): TaskOptions;
   /** Starts the task's own server on a free loopback port, used when a run names no server. */

@@ -3,7 +3,10 @@
  * "Avg"), Pass@n (share of tasks solved at least once) and mean reward, overall and by category (TextCraft: depth).
  * The rates are over the episodes that played: environment failures (retried `retries` times first) and prompt
  * overflows (the first observation did not fit max_prompt_length) are counted apart and left out; truncated episodes
- * (max_response_length) played and count as failures, and are counted too.
+ * (max_response_length) played and count as failures, and are counted too. A task's category and groups are the
+ * task hooks' reading of what the environment said about it at reset (Trajectory.taskInfo: BFCL's server names the
+ * entry's category and classes), so results follow the tasks a server actually holds; by its index where it said
+ * nothing.
  */
 import { type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
@@ -55,24 +58,31 @@ export async function evaluate(
     again.forEach((i, k) => (trajectories[i] = replayed[k]));
   }
   const groups = ctx.task.groups?.bind(ctx.task);
-  const category = (i: number) => ctx.task.category?.(i) ?? "all";
+  const category = (i: number, info?: Info) => ctx.task.category?.(i, info) ?? "all";
   return { result: scoreEpisodes(trajectories, o.samples, category, groups), trajectories };
 }
 
-/** Scores finished episodes. */
+type Info = Readonly<Record<string, unknown>>;
+
+/**
+ * Scores finished episodes. A task is labelled by `category` and `groups` given its index and what the environment
+ * said about it at reset (the first of its episodes that has it).
+ */
 export function scoreEpisodes(
   ts: readonly Trajectory[],
   samples: number,
-  category: (task: number) => string,
-  groups?: (task: number) => string[],
+  category: (task: number, info?: Info) => string,
+  groups?: (task: number, info?: Info) => string[],
 ): EvalResult {
   const byTask = new Map<number, Trajectory[]>();
   for (const t of ts) byTask.set(t.task, [...(byTask.get(t.task) ?? []), t]);
   const perTask = [...byTask].map(([task, list]) => {
     const ok = list.filter((t) => t.finish !== "env_failure" && t.finish !== "prompt_overflow");
+    const info = list.find((t) => t.taskInfo)?.taskInfo;
     return {
       task,
-      category: category(task),
+      category: category(task, info),
+      groups: groups?.(task, info) ?? [],
       successes: ok.filter((t) => t.success).length,
       episodes: ok.length,
       reward: ok.reduce((a, t) => a + (t.reward ?? 0), 0),
@@ -91,8 +101,8 @@ export function scoreEpisodes(
   };
   const categories = [...new Set(perTask.map((r) => r.category))].sort();
   const byGroup = groups && Object.fromEntries(
-    [...new Set(perTask.flatMap((r) => groups(r.task)))].sort()
-      .map((g) => [g, rates(perTask.filter((r) => groups(r.task).includes(g)))]),
+    [...new Set(perTask.flatMap((r) => r.groups))].sort()
+      .map((g) => [g, rates(perTask.filter((r) => r.groups.includes(g)))]),
   );
   return {
     ...rates(perTask),
@@ -102,7 +112,7 @@ export function scoreEpisodes(
     truncated: ts.filter((t) => t.finish === "length").length,
     byCategory: Object.fromEntries(categories.map((c) => [c, rates(perTask.filter((r) => r.category === c))])),
     ...(byGroup ? { byGroup } : {}),
-    perTask: perTask.map(({ reward: _r, ...rest }) => rest),
+    perTask: perTask.map(({ reward: _r, groups: _g, ...rest }) => rest),
   };
 }
 

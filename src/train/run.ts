@@ -160,6 +160,11 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
     );
   }
   await checkEnv(env);
+  // The tasks the servers hold, where they say (BFCL's server): splits and indices follow them.
+  const served = await env.client.tasks();
+  const test = await splitIndices(c, { task: env.task, served }, "test");
+  const train = await splitIndices(c, { task: env.task, served }, "train");
+  for (const note of new Set([test.note, train.note])) if (note) o.reporter.line(note);
   const gpu = await getGpu();
   const resumed = o.resume ? await resumePoint(o, () => loadModel(c, env.task)) : undefined;
   const host = resumed ? hostFromCheckpoint(resumed) : await loadModel(c, env.task);
@@ -187,7 +192,6 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
     reference: null,
     notes: {},
   };
-  const test = await splitIndices(c, env.task, "test");
   const maxLen = c.rollout.max_prompt_length + c.rollout.max_response_length;
   const generator = new Generator(learner.model, {
     slots: c.rollout.slots,
@@ -207,9 +211,9 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
     state,
     resumed,
     rollout: { generator, tokenizer: host.tokenizer, client: env.client, task: env.task },
-    train: await splitIndices(c, env.task, "train"),
-    evalSet: c.trainer.eval_limit > 0 ? test.slice(0, c.trainer.eval_limit) : test,
-    testTasks: test.length,
+    train: train.indices,
+    evalSet: c.trainer.eval_limit > 0 ? test.indices.slice(0, c.trainer.eval_limit) : test.indices,
+    testTasks: test.indices.length,
     async save(opt, name) {
       state.notes.logs = await logSizes(o.runDir);
       if (run.critic) state.notes.criticStep = run.critic.opt.step;

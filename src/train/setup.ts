@@ -1,10 +1,12 @@
 /**
  * What a run stands on: the task and its options, its environment servers (the task's embedded server when no URL
  * is given), the model (a Hugging Face directory, a checkpoint, or the built-in tiny model over the task's
- * vocabulary), and the task splits. Everything task-specific comes through the Task hooks.
+ * vocabulary), and the task splits (as the servers hold them, where they say). Everything task-specific comes through
+ * the Task hooks.
  */
 import type { RunConfig } from "../config/schema.ts";
 import { envClient } from "../env/adapters/mod.ts";
+import type { TaskSet } from "../env/adapter.ts";
 import type { EnvClient } from "../env/client.ts";
 import { resolveModel } from "../model/hub.ts";
 import { loadModelDir, stopTokenIds } from "../model/model_dir.ts";
@@ -209,19 +211,64 @@ export async function loadModel(c: RunConfig, task: Task): Promise<HostModel> {
   };
 }
 
-/** The task indices of a split: an item file when configured, else the task's built-in split. */
-export async function splitIndices(c: RunConfig, task: Task, which: "train" | "test"): Promise<number[]> {
+/** A split's task indices and, where they are not the servers' own split, a line saying what they play. */
+export interface SplitTasks {
+  indices: number[];
+  note?: string;
+}
+
+/**
+ * The task indices of a split: an item file when configured, else the split of that name the servers publish
+ * (`served`, from EnvClient.tasks: Crucible's BFCL server holding BFCL's files publishes `bfcl`, all of them), else
+ * the task's built-in split. Indices past the tasks the servers hold are an error (a reset takes the index mod their
+ * number, so they would replay others); a built-in split the servers hold but do not publish comes with a note.
+ */
+export async function splitIndices(
+  c: RunConfig,
+  from: { task: Task; served?: TaskSet },
+  which: "train" | "test",
+): Promise<SplitTasks> {
+  const { task, served } = from;
   const file = which === "train" ? c.data.train_items : c.data.test_items;
-  if (file) return await readItemIds(file, task.name);
   const name = which === "train" ? c.data.train_split : c.data.test_split;
+  const what = file ? `data.${which}_items=${file}` : `split "${name}" (data.${which}_split)`;
+  const held = served && `the ${task.env} server holds ${served.count} tasks` +
+      (served.about ? ` (${served.about})` : "") +
+      (served.splits ? `, in splits ${Object.keys(served.splits).join(", ")}` : "");
+  const check = (indices: number[]): number[] => {
+    const past = served ? indices.filter((i) => i >= served.count) : [];
+    if (past.length > 0) {
+      throw new RangeError(
+        `${what} names tasks up to index ${Math.max(...past)}, but ${held}; a reset takes the index modulo that, ` +
+          `so ${past.length} of them would replay other tasks. Pick a split the server holds, or serve the tasks ` +
+          "meant.",
+      );
+    }
+    return indices;
+  };
+  if (file) return { indices: check(await readItemIds(file, task.name)) };
+  const published = served?.splits?.[name];
+  if (published) return { indices: [...published] };
   const split = task.splits?.[name];
   if (!split) {
-    const names = Object.keys(task.splits ?? {});
+    const names = [...new Set([...Object.keys(served?.splits ?? {}), ...Object.keys(task.splits ?? {})])];
     throw new RangeError(
       `${task.name} has no built-in split "${name}" (data.${which}_split); ` +
         (names.length ? `its splits are ${names.join(", ")}. Or ` : "it has none built in: ") +
         `give data.${which}_items=FILE (an AgentGym-RL-Data-ID item file)`,
     );
   }
-  return [...split];
+  const indices = check([...split]);
+  if (!served?.splits) return { indices };
+  return {
+    indices,
+    note: `note: ${what} is ${task.name}'s own ${span(indices)}, which the server does not publish: ${held}. ` +
+      `Its tasks at those indices are played and labelled as the server names them.`,
+  };
+}
+
+/** A list of indices in words: "tasks 400-499" when contiguous, else "100 tasks". */
+function span(indices: readonly number[]): string {
+  const lo = Math.min(...indices), hi = Math.max(...indices);
+  return indices.length > 1 && hi - lo + 1 === indices.length ? `tasks ${lo}-${hi}` : `${indices.length} tasks`;
 }

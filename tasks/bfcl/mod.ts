@@ -17,9 +17,23 @@ import { bfclVocabulary } from "./vocabulary.ts";
 
 const range = (lo: number, n: number) => Array.from({ length: n }, (_, i) => lo + i);
 
-/** The entries the last served source holds (BFCL's files once a data directory was served, else generated). */
+/**
+ * The entries the last embedded server holds (BFCL's files once a data directory was served, else generated): the
+ * labels of a task index when no episode brought the server's own (its reset `info`, tasks/bfcl/server.ts).
+ */
 let served: BfclSource | undefined;
 const source = () => served ?? generatedSource();
+
+/** The category a reset's `info` names, if it names one. */
+function servedCategory(info?: Readonly<Record<string, unknown>>): string | undefined {
+  return typeof info?.category === "string" ? info.category : undefined;
+}
+
+/** The involved classes a reset's `info` names, if it names them. */
+function servedClasses(info?: Readonly<Record<string, unknown>>): string[] | undefined {
+  const c = info?.involved_classes;
+  return Array.isArray(c) && c.every((x) => typeof x === "string") ? c : undefined;
+}
 
 /** The episode rules the options ask for. */
 export function episodeOptions(o: BfclOptions): EpisodeOptions {
@@ -51,8 +65,10 @@ export const bfcl: Task = {
     test: range(GENERATED.train, GENERATED.test),
     bfcl: range(0, 800),
   },
-  category: (index) => source().entries[index]?.category ?? "unknown",
-  groups: (index) => (source().entries[index]?.involvedClasses ?? []).map((c) => `class ${c}`),
+  // By what the server said at reset (its entry's labels, whichever server it is), else by the index.
+  category: (index, info) => servedCategory(info) ?? source().entries[index]?.category ?? "unknown",
+  groups: (index, info) =>
+    (servedClasses(info) ?? source().entries[index]?.involvedClasses ?? []).map((c) => `class ${c}`),
   parseOptions: parseBfclOptions,
   async serve(options) {
     const o = parseBfclOptions(options);

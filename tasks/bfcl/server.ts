@@ -3,8 +3,10 @@
  * guards): `/create`, `/reset {id, data_idx}`, `/step {id, action}` answering `observation`, `reward`, `done` and an
  * `info` object (the executed calls with their results, and at a user turn's end the checker's verdict). Entries are
  * BFCL's own, in file order, from a data directory, or Crucible's generated tasks (train indices first, then the
- * held-out ones). Every environment owns its instances. A step never throws: whatever goes wrong inside is answered
- * as an observation and the episode goes on.
+ * held-out ones). `/create` and `/reset` also answer `info: {id, category, involved_classes}` of the entry loaded, and
+ * `GET /tasks` how many entries there are and their splits, so a client labels its results by what was served. Every
+ * environment owns its instances. A step never throws: whatever goes wrong inside is answered as an observation and
+ * the episode goes on.
  *
  * @example
  * ```ts
@@ -13,9 +15,15 @@
  * await server.shutdown();
  * ```
  */
-import { type GameServer, type GameServerOptions, type ServedGame, serveGames } from "../../src/env/server/serve.ts";
+import {
+  type GameServer,
+  type GameServerOptions,
+  type ServedGame,
+  type ServedTasks,
+  serveGames,
+} from "../../src/env/server/serve.ts";
 import { CLASS_NAMES, newInstance } from "./classes/api.ts";
-import { type BfclEntry, type FunctionDoc, loadBfclDir } from "./entries.ts";
+import { BFCL_CATEGORIES, type BfclEntry, type FunctionDoc, loadBfclDir } from "./entries.ts";
 import { BfclEpisode, type EpisodeOptions } from "./episode.ts";
 import { generateEntries } from "./generator.ts";
 import { GENERATED_DOCS } from "./tool_docs.ts";
@@ -24,8 +32,10 @@ import { GENERATED_DOCS } from "./tool_docs.ts";
 export interface BfclSource {
   entries: readonly BfclEntry[];
   docs: Readonly<Record<string, readonly FunctionDoc[]>>;
-  /** Named index ranges (the generated tasks' train and test). */
+  /** Named index ranges (the generated tasks' train and test; BFCL's files: `bfcl`, all of them). */
   splits?: Readonly<Record<string, readonly number[]>>;
+  /** What the entries are, for a client to say what it evaluates ("BFCL's files from DIR: 800 entries ..."). */
+  about?: string;
 }
 
 /** The generated task set: its seed and split sizes. */
@@ -56,14 +66,33 @@ export function generatedSource(set: GeneratedSet = {}): BfclSource {
     entries: [...train, ...test],
     docs: GENERATED_DOCS,
     splits: { train: range(0, train.length), test: range(train.length, test.length) },
+    about: `Crucible's generated tasks: ${train.length} train, ${test.length} held-out test`,
   };
   generated.set(key, source);
   return source;
 }
 
-/** BFCL's files from `dataDir`, or the generated tasks (of `set`) when none is given. */
+/** BFCL's files from `dataDir` (one split, `bfcl`: all of them), or the generated tasks (of `set`) without one. */
 export async function bfclSource(dataDir?: string, set: GeneratedSet = {}): Promise<BfclSource> {
-  return dataDir ? await loadBfclDir(dataDir) : generatedSource(set);
+  if (!dataDir) return generatedSource(set);
+  const data = await loadBfclDir(dataDir);
+  const n = data.entries.length;
+  const counts = BFCL_CATEGORIES.map((c) => [c, data.entries.filter((e) => e.category === c).length] as const)
+    .filter(([, k]) => k > 0).map(([c, k]) => `${c} ${k}`);
+  return {
+    ...data,
+    splits: { bfcl: Array.from({ length: n }, (_, i) => i) },
+    about: `BFCL's files from ${dataDir}: ${n} entries (${counts.join(", ")})`,
+  };
+}
+
+/** What `GET /tasks` answers for `source`: its size, its splits and what it is. */
+export function servedTasks(source: BfclSource): ServedTasks {
+  return {
+    count: source.entries.length,
+    ...(source.splits ? { splits: { ...source.splits } } : {}),
+    ...(source.about ? { about: source.about } : {}),
+  };
 }
 
 /** A served game over `source`: reset picks entry `index mod size`. */
@@ -74,7 +103,8 @@ export function bfclGame(source: BfclSource, options: EpisodeOptions = {}): Serv
       const n = BigInt(source.entries.length);
       const entry = source.entries[Number(((index % n) + n) % n)];
       episode = new BfclEpisode(entry, source.docs, newInstance, options);
-      return episode.reset();
+      const info = { id: entry.id, category: entry.category, involved_classes: [...entry.involvedClasses] };
+      return { observation: episode.reset(), info };
     },
     step(action: string) {
       if (!episode) return { observation: "Reset the environment before stepping it.", reward: 0, done: true };
@@ -110,5 +140,6 @@ export async function serveBfcl(options: BfclServerOptions = {}): Promise<GameSe
     ...options,
     port: options.port ?? 36002,
     title: "BFCL",
+    tasks: servedTasks(source),
   });
 }

@@ -86,7 +86,7 @@ Deno.test("--split nosuch lists the task's splits and the item-file way", async 
 Deno.test("a config naming no such split lists the splits too", async () => {
   const c = resolveConfig({ text: "", name: "t" }, ["data.train_split=nosuch"]);
   await assert.rejects(
-    splitIndices(c, textcraft, "train"),
+    splitIndices(c, { task: textcraft }, "train"),
     /textcraft has no built-in split "nosuch" \(data\.train_split\); its splits are .*train.*\. Or give data\.train_items=FILE/,
   );
 });

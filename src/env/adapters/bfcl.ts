@@ -1,17 +1,34 @@
 /**
  * BFCL multi-turn (Crucible's server, tasks/bfcl/server.ts): TextCraft's protocol — `id` field, `/create`
- * answers the first observation, `/reset {id, data_idx}`, `/close` answers a boolean. `/step` also answers an `info`
- * object (executed calls, turn verdicts) that the episode loop does not need and the schema lets through unread.
+ * answers the first observation, `/reset {id, data_idx}`, `/close` answers a boolean. `/reset` also answers an `info`
+ * object about the entry it loaded (its id, category and involved classes), kept for the results' labels, and
+ * `GET /tasks` how many entries the server holds and their splits. `/step`'s `info` (executed calls, turn verdicts)
+ * is not needed by the episode loop and the schema lets it through unread.
  */
 import { z } from "zod";
 import type { Adapter } from "../adapter.ts";
 import { textcraftAdapter } from "./textcraft.ts";
 
+const Reset = z.object({
+  id: z.number().int(),
+  observation: z.string(),
+  info: z.record(z.string(), z.unknown()).optional(),
+});
 const Step = z.object({ observation: z.string(), reward: z.number(), done: z.boolean() });
+const Tasks = z.object({
+  count: z.number().int().positive(),
+  splits: z.record(z.string(), z.array(z.number().int().nonnegative())).optional(),
+  about: z.string().optional(),
+});
 
 /** The BFCL protocol. */
 export const bfclAdapter: Adapter = {
   ...textcraftAdapter,
   name: "bfcl",
+  async reset(call, id, index) {
+    const r = await call("POST", "/reset", Reset, { body: { id, data_idx: index } });
+    return { observation: r.observation, ...(r.info ? { info: r.info } : {}) };
+  },
   step: (call, id, action) => call("POST", "/step", Step, { body: { id, action } }),
+  tasks: (call) => call("GET", "/tasks", Tasks),
 };

@@ -12,10 +12,29 @@ export interface ServedStep {
   info?: Record<string, unknown>;
 }
 
+/**
+ * A reset's answer: the first observation, and what the game says about the task it loaded (BFCL: the entry's id,
+ * category and involved classes), which `/create` and `/reset` pass on as an extra `info` field.
+ */
+export interface ServedReset {
+  observation: string;
+  info?: Record<string, unknown>;
+}
+
 /** What the server plays: a game that resets to a task index and steps actions, with TextCraft's messages. */
 export interface ServedGame {
-  reset(index: bigint): string;
+  reset(index: bigint): string | ServedReset;
   step(action: string): ServedStep;
+}
+
+/**
+ * The tasks a server holds, as `GET /tasks` answers them: how many (a reset's index is taken mod `count`), the named
+ * splits it publishes (index lists), and a line saying what they are ("BFCL's files from DIR: 800 entries").
+ */
+export interface ServedTasks {
+  count: number;
+  splits?: Record<string, readonly number[]>;
+  about?: string;
 }
 
 /** A game's refusal that upstream's handler does not catch as a game failure: its text becomes `{"error": text}`. */

@@ -5,7 +5,9 @@
  * generator, so concurrent requests on different environments cannot interfere. Beyond upstream, and invisible to a well-behaved
  * client: loopback by default (with a warning when bound wider), random ids never reused across restarts, idle
  * environments reaped, a cap on live environments, the request guards of `guard.ts` (same origin, JSON bodies, size
- * and time limits on bodies) and the listener's header and request timeouts.
+ * and time limits on bodies) and the listener's header and request timeouts. Extra fields that upstream's clients
+ * ignore: a game's `info` about the task it loaded in `/create`'s and `/reset`'s answers (BFCL: the entry's category
+ * and classes), and `GET /tasks` (how many tasks, which splits) where the server is given them.
  *
  * @example
  * ```ts
@@ -17,12 +19,12 @@
  * ```
  */
 import { EnvTable } from "./envs.ts";
-import { GameError, type ServedGame, type ServedStep } from "./game.ts";
+import { GameError, type ServedGame, type ServedReset, type ServedStep, type ServedTasks } from "./game.ts";
 import { json, readJson, refuseCrossOrigin, refuseNonJson, text } from "./guard.ts";
 import { listen } from "./listen.ts";
 import { checkBody, type Checked, checkQuery, type Field } from "./validate.ts";
 
-export type { ServedGame, ServedStep } from "./game.ts";
+export type { ServedGame, ServedReset, ServedStep, ServedTasks } from "./game.ts";
 
 /** Server settings; all optional. */
 export interface GameServerOptions {
@@ -58,6 +60,11 @@ export interface GameServerOptions {
   warn?: (message: string) => void;
   /** The environment's name in `GET /` and the bind warning ("TextCraft", "BFCL"); default "game". */
   title?: string;
+  /**
+   * The tasks the server holds, answered by `GET /tasks` (a route beyond upstream's, read-only); without it that
+   * route is a 404, as on upstream's servers.
+   */
+  tasks?: ServedTasks;
 }
 
 /** A running server. */
@@ -90,6 +97,7 @@ const MODELS: Record<string, Record<string, Field>> = {
   "GET /commands": ID,
   "GET /goal": ID,
   "POST /close": ID,
+  "GET /tasks": {},
 };
 const PATHS = new Set(Object.keys(MODELS).concat("GET /").map((r) => r.split(" ")[1]));
 
@@ -135,16 +143,18 @@ export function gameHandler(newGame: () => ServedGame, options: GameServerOption
       const id = envs.add(env, owner);
       // Upstream resets a new environment to the task whose index is its own id (so id mod the task count here);
       // `commands` and `goal` are unused.
-      env.info.observation = game.reset(id);
-      return { id, observation: env.info.observation, done: false, reward: 0 };
+      const { observation, info } = resetReply(game.reset(id));
+      env.info.observation = observation;
+      return { id, observation, done: false, reward: 0, ...(info ? { info } : {}) };
     },
     "POST /reset": ({ id, data_idx }) => {
       const env = envs.get(id as bigint);
       if (!env) return notValid(id as bigint);
       if (data_idx === null) return { error: "unsupported operand type(s) for %: 'NoneType' and 'int'" };
-      const observation = env.game.reset(data_idx as bigint);
+      const { observation, info } = resetReply(env.game.reset(data_idx as bigint));
       env.info = { observation, done: false, reward: 0, deleted: false };
-      return { id, observation, done: false, reward: 0 };
+      // `info` (what the game says about the loaded task) is an extra field that upstream's clients ignore.
+      return { id, observation, done: false, reward: 0, ...(info ? { info } : {}) };
     },
     "POST /step": ({ id, action }) => {
       const env = envs.get(id as bigint);
@@ -163,6 +173,7 @@ export function gameHandler(newGame: () => ServedGame, options: GameServerOption
     "GET /observation": ({ id }) => envs.get(id as bigint)?.info.observation ?? notValid(id as bigint),
     "GET /detail": ({ id }) => envs.get(id as bigint)?.info ?? notValid(id as bigint),
     "POST /close": ({ id }) => envs.delete(id as bigint),
+    "GET /tasks": () => options.tasks,
   };
 
   return async (req: Request, client?: { address: string }): Promise<Response> => {
@@ -182,6 +193,8 @@ export function gameHandler(newGame: () => ServedGame, options: GameServerOption
     const owner = `${client?.address ?? ""}${keys.length > 1 ? ` key ${key}` : ""}`;
     const url = new URL(req.url);
     const route = `${req.method} ${url.pathname}`;
+    // Without tasks to tell, /tasks does not exist, as on upstream's servers.
+    if (url.pathname === "/tasks" && !options.tasks) return json({ detail: "Not Found" }, 404);
     if (!(route in MODELS) && route !== "GET /") {
       return PATHS.has(url.pathname) ? json({ detail: "Method Not Allowed" }, 405) : json({ detail: "Not Found" }, 404);
     }
@@ -231,6 +244,11 @@ export async function serveGames(newGame: () => ServedGame, options: GameServerO
     );
   }
   return { url, port: server.port, shutdown: server.shutdown };
+}
+
+/** A game's reset answer as an observation and, where the game gives one, its `info`. */
+function resetReply(r: string | ServedReset): ServedReset {
+  return typeof r === "string" ? { observation: r } : r;
 }
 
 /** The index of the key a request carries as `Authorization: Bearer KEY`, or -1; compared in constant time. */
