@@ -125,7 +125,11 @@ export function recordSignal(
  * ⌊(j + ½) × B / worlds⌋ of the B = split + worlds prompts, so every mini-batch of groups gets its share; the split's
  * prompts fill the rest in their order. Drawn from the step alone: a resumed or repeated step gets the same worlds.
  */
-export function withWorlds(split: readonly number[], worlds: number, step: number, first: number): number[] {
+export function withWorlds(
+  split: readonly number[],
+  o: { worlds: number; step: number; first: number },
+): number[] {
+  const { worlds, step, first } = o;
   const total = split.length + worlds;
   const out = new Array<number>(total);
   for (let j = 0; j < worlds; j++) out[Math.floor(((j + 0.5) * total) / worlds)] = first + (step - 1) * worlds + j;

@@ -225,7 +225,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
       ? signalPrompts(groups, fromSplit, c.trainer.seed, step, sampling.floor, state.data)
       : nextPrompts(run.train, fromSplit, c.trainer.seed, state.data);
   const prompts = (step: number) =>
-    worlds ? withWorlds(splitPrompts(step), worldCount, step, worlds.first) : splitPrompts(step);
+    worlds ? withWorlds(splitPrompts(step), { worlds: worldCount, step, first: worlds.first }) : splitPrompts(step);
   const bar = run.rep.bar("rl", stepsTotal);
   bar.tick(state.rlStep);
   const stepName = () => checkpointName("rl", state.rlStep);

@@ -46,15 +46,15 @@ export function rlWorldSeed(seed: number, k: number): number {
  * World k of `seed` over `names`: depth `depths[k mod depths.length]`, up to ten distractors as TextCraft draws
  * them, and a stack plan of at most SYNTHETIC_MAX_TURNS turns (so it is solvable in the rounds of a run).
  */
-export function rlWorld(names: readonly string[], o: { seed: number; depths: readonly number[] }, k: number): World {
-  const depth = o.depths[k % o.depths.length];
-  return worldEpisode(new Rng(rlWorldSeed(o.seed, k)), names, { depth, maxTurns: SYNTHETIC_MAX_TURNS }).world;
+export function rlWorld(names: readonly string[], o: { seed: number; depths: readonly number[]; k: number }): World {
+  const depth = o.depths[o.k % o.depths.length];
+  return worldEpisode(new Rng(rlWorldSeed(o.seed, o.k)), names, { depth, maxTurns: SYNTHETIC_MAX_TURNS }).world;
 }
 
 /** TextCraft's RL worlds over `tree`, at the depths of task_options.rl_world_depths. */
 export function textCraftRlWorlds(tree: CraftingTree, depths: readonly number[], o: RlWorldsOptions): RlWorlds {
   const names = rlWorldNames(tree, o.exclude);
-  const world = (k: number) => rlWorld(names, { seed: o.seed, depths }, k);
+  const world = (k: number) => rlWorld(names, { seed: o.seed, depths, k });
   return {
     first: RL_WORLDS_FIRST,
     serve: () => serveTextCraft({ port: 0, games: () => worldsOrTasks(tree, world) }),
