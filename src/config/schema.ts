@@ -117,6 +117,27 @@ const Data = z.strictObject({
     /** With signal: the least weight a category keeps, as a share of its uniform weight. */
     floor: num().gt(0).max(1).default(0.05),
   }).default({ type: "uniform", floor: 0.05 }),
+  /**
+   * Fresh synthetic worlds among each RL step's prompts, beside the train split (the task's `rlWorlds` hook;
+   * TextCraft: random crafting worlds under its rules, never a test goal, depths from task_options.rl_world_depths).
+   * Needs the task's embedded server. Each step's metrics give reward and success of both kinds side by side.
+   */
+  synthetic_prompts: z.strictObject({
+    /** Share of each step's prompts that are synthetic worlds: round(share × train_batch_size) of them; 0 = none. */
+    share: num().min(0).max(1).default(0),
+    /** Seed of the worlds (world k of a step is drawn from it and k alone); never pretraining's seeds. */
+    seed: z.number().int().default(31415),
+  }).default({ share: 0, seed: 31415 }),
+}).superRefine((d, ctx) => {
+  const count = Math.round(d.synthetic_prompts.share * d.train_batch_size);
+  if (d.synthetic_prompts.share > 0 && count === 0) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["synthetic_prompts", "share"],
+      message: `is ${d.synthetic_prompts.share} of data.train_batch_size=${d.train_batch_size} prompts, which rounds ` +
+        `to none: set at least ${0.5 / d.train_batch_size} (half a prompt), or 0 for none`,
+    });
+  }
 });
 
 /** Settings of the KV cache's element type (rollout.kv_cache; a checkpoint's crucible.json keeps the one it used). */

@@ -71,9 +71,26 @@ const GROUPS = [
     },
     {
       title: "Reward",
-      series: [m("rl", "reward_mean", "mean"), m("rl", "reward_std", "std"), e(notPre, "meanReward", "test mean")],
+      series: [
+        m("rl", "reward_mean", "mean"),
+        m("rl", "reward_std", "std"),
+        e(notPre, "meanReward", "test mean"),
+        m("rl", "split_reward_mean", "mean, train split"),
+        m("rl", "synthetic_reward_mean", "mean, synthetic worlds"),
+      ],
     },
     { title: "Groups with a learning signal (share)", range: UNIT, series: [m("rl", "groups_with_signal")] },
+    {
+      // Only runs with data.synthetic_prompts log these; a chart with no points is not drawn.
+      title: "By kind of prompt (data.synthetic_prompts): success and groups with signal",
+      range: UNIT,
+      series: [
+        m("rl", "split_success_rate", "success, train split"),
+        m("rl", "synthetic_success_rate", "success, synthetic worlds"),
+        m("rl", "split_groups_with_signal", "signal, train split"),
+        m("rl", "synthetic_groups_with_signal", "signal, synthetic worlds"),
+      ],
+    },
     { title: "Test success by category", range: UNIT, categories: notPre },
   ]],
   ["Losses, KL and entropy", [

@@ -11,6 +11,9 @@
  *
  * Only the train split and the run's own rollouts feed the counts. The state lives in the trainer state, so a
  * resumed run draws exactly the prompts it would have drawn.
+ *
+ * With `data.synthetic_prompts`, `withWorlds` puts a fixed number of the task's fresh worlds among each step's
+ * prompts; they are drawn from the step alone and never enter the counts.
  */
 import { Rng } from "../util/random.ts";
 
@@ -114,4 +117,23 @@ export function recordSignal(
     s.groups++;
     if (new Set(g.rewards).size > 1) s.signal++;
   }
+}
+
+/**
+ * A step's prompts with `worlds` synthetic worlds among the split's `split` (data.synthetic_prompts): world indices
+ * `first + k` for k = (step − 1) × worlds + j, j < worlds (a run's worlds never repeat), at positions
+ * ⌊(j + ½) × B / worlds⌋ of the B = split + worlds prompts, so every mini-batch of groups gets its share; the split's
+ * prompts fill the rest in their order. Drawn from the step alone: a resumed or repeated step gets the same worlds.
+ */
+export function withWorlds(
+  split: readonly number[],
+  o: { worlds: number; step: number; first: number },
+): number[] {
+  const { worlds, step, first } = o;
+  const total = split.length + worlds;
+  const out = new Array<number>(total);
+  for (let j = 0; j < worlds; j++) out[Math.floor(((j + 0.5) * total) / worlds)] = first + (step - 1) * worlds + j;
+  let next = 0;
+  for (let i = 0; i < total; i++) if (out[i] === undefined) out[i] = split[next++];
+  return out;
 }

@@ -71,6 +71,24 @@ export interface SyntheticTasks {
   refused?(observation: string): boolean;
 }
 
+/**
+ * Fresh worlds of a task's kind for RL prompts beside its train split (`data.synthetic_prompts`): drawn from a seed,
+ * never one of the task's real tasks that the run excludes (its test split). Worlds are task indices at and past
+ * `first`, so they travel through the trainer, the trainer state and the cluster as any prompt does.
+ */
+export interface RlWorlds {
+  /** The task index of world 0: world k is `first + k`; every index below `first` is one of the task's own tasks. */
+  readonly first: number;
+  /** Serves the task's own tasks and the worlds side by side on a free loopback port (the run's embedded server). */
+  serve(): Promise<EmbeddedServer>;
+}
+
+/** Where RL worlds come from: their seed, and the task indices whose tasks they must never be (the test split). */
+export interface RlWorldsOptions {
+  seed: number;
+  exclude: readonly number[];
+}
+
 /** A pretraining recipe as a base model's card reads it: the run's `pretrain` and `task_options` sections, raw. */
 export interface PretrainRecipe {
   pretrain: Readonly<Record<string, unknown>>;
@@ -133,6 +151,8 @@ export interface Task {
   augment?(options: TaskOptions): Promise<((episode: TextEpisode, c: AugmentContext) => TextEpisode) | undefined>;
   /** Synthetic tasks for pretraining a base model. */
   synthetic?(options: TaskOptions): Promise<SyntheticTasks>;
+  /** Fresh synthetic worlds for RL prompts beside the train split (`data.synthetic_prompts`). */
+  rlWorlds?(options: TaskOptions, o: RlWorldsOptions): Promise<RlWorlds>;
   /**
    * The tool documents a first observation lists, split off so that a model whose chat template reads `tools` gets
    * them there (as Hugging Face's apply_chat_template passes them) rather than pasted in the text; undefined when the

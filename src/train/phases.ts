@@ -15,7 +15,7 @@ import { collapsedEntropy, DivergenceGuard } from "./divergence.ts";
 import { phaseOptimizer, SkipGuard, trainable } from "./learner.ts";
 import type { AdamW } from "./optimizer.ts";
 import { AHEAD_FILE, type AheadRecord, OneStepOff } from "./one_step_off.ts";
-import { byCategory, nextPrompts, recordSignal, signalPrompts } from "../rl/prompts.ts";
+import { byCategory, nextPrompts, recordSignal, signalPrompts, withWorlds } from "../rl/prompts.ts";
 import { roundsAt } from "../rollout/scheduler.ts";
 import { divergeAt, Rollbacks, SFT_SPIKE_RISE, SpikeCheck } from "./rollback.ts";
 import { groupRewards, rlStep, type RlStepContext, scheduleOf, stepMetrics, stepSpecs } from "./rl_step.ts";
@@ -215,10 +215,17 @@ export async function rlPhase(run: Run): Promise<boolean> {
   // The run refused "signal" at its start for a task without categories.
   const category = sampling.type === "signal" ? run.rollout.task.category?.bind(run.rollout.task) : undefined;
   const groups = category && byCategory(run.train, category);
-  const prompts = (step: number) =>
+  // data.synthetic_prompts: this many of each step's prompts are the task's fresh worlds, the rest the split's.
+  const worlds = run.env.worlds;
+  const isWorld = worlds && ((task: number) => task >= worlds.first);
+  const worldCount = worlds ? Math.round(c.data.synthetic_prompts.share * c.data.train_batch_size) : 0;
+  const fromSplit = c.data.train_batch_size - worldCount;
+  const splitPrompts = (step: number) =>
     groups
-      ? signalPrompts(groups, c.data.train_batch_size, c.trainer.seed, step, sampling.floor, state.data)
-      : nextPrompts(run.train, c.data.train_batch_size, c.trainer.seed, state.data);
+      ? signalPrompts(groups, fromSplit, c.trainer.seed, step, sampling.floor, state.data)
+      : nextPrompts(run.train, fromSplit, c.trainer.seed, state.data);
+  const prompts = (step: number) =>
+    worlds ? withWorlds(splitPrompts(step), { worlds: worldCount, step, first: worlds.first }) : splitPrompts(step);
   const bar = run.rep.bar("rl", stepsTotal);
   bar.tick(state.rlStep);
   const stepName = () => checkpointName("rl", state.rlStep);
@@ -251,8 +258,11 @@ export async function rlPhase(run: Run): Promise<boolean> {
       delete state.ahead[step];
       if (Object.keys(state.ahead).length === 0) delete state.ahead;
     }
-    if (category) recordSignal(state.data, groupRewards(r.trajectories), category);
-    const m = stepMetrics(r);
+    if (category) {
+      const played = groupRewards(r.trajectories);
+      recordSignal(state.data, isWorld ? played.filter((g) => !isWorld(g.task)) : played, category);
+    }
+    const m = stepMetrics(r, { isWorld });
     if (r.updates.length > 0) divergeAt(`rl update ${step}`, trainable(run.learner));
     const norm = r.updates.length > 0 ? await norms.check() : undefined;
     await run.log.metric({ phase: "rl", step, time: new Date().toISOString(), ...m, ...normField(norm?.norm) });
@@ -463,13 +473,21 @@ function percent(v: number | undefined, digits: number): string {
   return v === undefined ? "–" : `${(100 * v).toFixed(digits)}%`;
 }
 
+/** The step's numbers by kind of prompt (data.synthetic_prompts; rl_step.ts kindMetrics), when it has them. */
+function kinds(m: Record<string, number>): string {
+  const of = (kind: string) =>
+    `${kind} reward ${fixed(m[`${kind}_reward_mean`], 3)} success ${percent(m[`${kind}_success_rate`], 1)}`;
+  const has = (kind: string) => `${kind}_reward_mean` in m;
+  return has("split") || has("synthetic") ? `(${of("split")}; ${of("synthetic")})  ` : "";
+}
+
 /**
  * A step's line. The policy numbers appear only when the update computed them; otherwise the line says why they are
  * missing, and a share of the tokens is named when skipped micro-batches left some out.
  */
 export function stepLine(step: number, total: number, m: Record<string, number>): string {
   const head = `step ${step}/${total}  reward ${fixed(m.reward_mean, 3)}  success ${percent(m.success_rate, 1)}  ` +
-    `rounds ${fixed(m.rounds_mean, 1)}/${m.rounds_max}`;
+    `${kinds(m)}rounds ${fixed(m.rounds_mean, 1)}/${m.rounds_max}`;
   const speed = m.tokens_per_s === undefined ? "" : `  ${m.tokens_per_s.toFixed(0)} tok/s`;
   if (m.policy_loss === undefined) {
     const why = m.groups_with_signal === 0

@@ -342,18 +342,52 @@ export function groupRewards(ts: readonly Trajectory[]): { task: number; rewards
   return [...out.values()];
 }
 
+/** Whether an episode has a score: neither an environment failure nor a prompt overflow. */
+function scored(t: Trajectory): boolean {
+  return t.finish !== "env_failure" && t.finish !== "prompt_overflow";
+}
+
+function mean(xs: readonly number[]): number | undefined {
+  return xs.length === 0 ? undefined : xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+/** How a step's metrics are split. */
+export interface StepMetricsOptions {
+  /** Which task indices are synthetic worlds (data.synthetic_prompts); absent when the run plays none. */
+  isWorld?: (task: number) => boolean;
+}
+
+/**
+ * A step's reward, success and signal by kind of prompt, side by side: `split_*` for the train split's prompts,
+ * `synthetic_*` for the synthetic worlds'. Nothing when the step played no world (the step's own numbers are the
+ * split's then); a kind's numbers are absent, never 0, when none of its episodes was scored.
+ */
+export function kindMetrics(
+  ts: readonly Trajectory[],
+  isWorld: (task: number) => boolean,
+): Record<string, number | undefined> {
+  if (!ts.some((t) => isWorld(t.task))) return {};
+  const out: Record<string, number | undefined> = {};
+  for (const [kind, world] of [["split", false], ["synthetic", true]] as const) {
+    const ok = ts.filter((t) => scored(t) && isWorld(t.task) === world);
+    out[`${kind}_reward_mean`] = mean(ok.map((t) => t.reward ?? 0));
+    out[`${kind}_success_rate`] = mean(ok.map((t) => (t.success ? 1 : 0)));
+    out[`${kind}_groups_with_signal`] = signalShare(ok);
+  }
+  return out;
+}
+
 /**
  * Step metrics from a step's result (one JSON line of metrics.jsonl, minus time and step). A metric the step did
  * not measure is absent, never 0: the policy metrics when no micro-batch ran (every group's rewards equal, no
  * trainable episode, the critic's warm-up), `kl` without a reference policy, the rates when no episode was scored.
  * `computed_token_share` says what share of the update's weight the policy metrics cover when some micro-batches were
- * skipped (their gradient is exactly 0).
+ * skipped (their gradient is exactly 0). With `o.isWorld`, the numbers by kind of prompt (`kindMetrics`) join them.
  */
-export function stepMetrics(r: RlStepResult): Record<string, number> {
+export function stepMetrics(r: RlStepResult, o: StepMetricsOptions = {}): Record<string, number> {
   const ts = r.trajectories;
-  const ok = ts.filter((t) => t.finish !== "env_failure" && t.finish !== "prompt_overflow");
+  const ok = ts.filter(scored);
   const rewards = ok.map((t) => t.reward ?? 0);
-  const mean = (xs: number[]) => (xs.length === 0 ? undefined : xs.reduce((a, b) => a + b, 0) / xs.length);
   const mu = mean(rewards);
   const last = r.updates[r.updates.length - 1];
   const sampled = ts.reduce((a, t) => a + t.mask.reduce((x, m) => x + m, 0), 0);
@@ -394,6 +428,7 @@ export function stepMetrics(r: RlStepResult): Record<string, number> {
     time_env_s: r.seconds.env,
     time_logprobs_s: r.seconds.logprobs,
     time_update_s: r.seconds.update,
+    ...(o.isWorld ? kindMetrics(ts, o.isWorld) : {}),
     ...r.extra,
   };
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as Record<string, number>;

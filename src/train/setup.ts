@@ -4,6 +4,7 @@
  * vocabulary), and the task splits (as the servers hold them, where they say). Everything task-specific comes through
  * the Task hooks.
  */
+import { parse } from "yaml";
 import type { RunConfig } from "../config/schema.ts";
 import { envClient } from "../env/adapters/mod.ts";
 import type { TaskSet } from "../env/adapter.ts";
@@ -18,7 +19,7 @@ import { readAgentSettings } from "./agent_settings.ts";
 import type { Reporter } from "./run.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { readItemIds } from "../task/splits.ts";
-import { type EmbeddedServer, loadPrompt, type Task, type TaskOptions } from "../task/task.ts";
+import { type EmbeddedServer, loadPrompt, type RlWorlds, type Task, type TaskOptions } from "../task/task.ts";
 
 /** The environment side of a run. */
 export interface RunEnv {
@@ -29,6 +30,8 @@ export interface RunEnv {
   client: EnvClient;
   /** The embedded server, when the run started one. */
   server?: EmbeddedServer;
+  /** The task's synthetic RL worlds, which the embedded server plays beside its tasks (data.synthetic_prompts). */
+  worlds?: RlWorlds;
   close(): Promise<void>;
 }
 
@@ -102,12 +105,19 @@ export async function localModelPath(spec: string, reporter: Reporter): Promise<
   return dir;
 }
 
-/** Opens the task's environment: the configured servers, or the task's embedded server on a free port. */
+/**
+ * Opens the task's environment: the configured servers, or the task's embedded server on a free port; with
+ * data.synthetic_prompts, the embedded server that plays the task's RL worlds beside its tasks.
+ */
 export async function openEnv(c: RunConfig): Promise<RunEnv> {
   const { task, options } = await configuredTask(c);
   let server: EmbeddedServer | undefined;
   let urls = c.env.urls;
-  if (urls.length === 0) {
+  const worlds = await rlWorlds(c, task, options);
+  if (worlds) {
+    server = await worlds.serve();
+    urls = [server.url];
+  } else if (urls.length === 0) {
     if (!task.serve) {
       throw new RangeError(
         `Crucible has no embedded ${task.env} server; start the ${task.env} AgentGym server and pass --env-url URL`,
@@ -128,11 +138,61 @@ export async function openEnv(c: RunConfig): Promise<RunEnv> {
     options,
     client,
     server,
+    worlds,
     async close() {
       client.close();
       await server?.shutdown();
     },
   };
+}
+
+/**
+ * The task's RL worlds when data.synthetic_prompts asks for them: never the run's test tasks, from the option's seed.
+ * Refused for a task without them and with external servers (env.urls), which know only the task's own tasks.
+ */
+async function rlWorlds(c: RunConfig, task: Task, options: TaskOptions): Promise<RlWorlds | undefined> {
+  const share = c.data.synthetic_prompts.share;
+  if (share === 0) return undefined;
+  const key = `data.synthetic_prompts.share=${share}`;
+  if (!task.rlWorlds) {
+    throw new RangeError(`${key} asks for synthetic worlds, which the ${task.name} task does not make; set it to 0`);
+  }
+  if (c.env.urls.length > 0) {
+    throw new RangeError(
+      `${key} plays synthetic worlds on Crucible's embedded ${task.env} server, and env.urls (--env-url) names ` +
+        `external servers, which know only the task's own tasks. Leave out --env-url (env.urls) to use the ` +
+        `embedded server, or set data.synthetic_prompts.share=0.`,
+    );
+  }
+  await checkWorldSeed(c);
+  return await task.rlWorlds(options, {
+    seed: c.data.synthetic_prompts.seed,
+    // The test split as the config and the task define it. A server's own splits (GET /tasks) can be read only once
+    // it runs; TextCraft's, the one task with worlds, publishes none, so this is the split the run evaluates.
+    exclude: (await splitIndices(c, { task }, "test")).indices,
+  });
+}
+
+/**
+ * Refuses a world seed that pretraining drew from: the config's pretrain.seed and pretrain.eval_seed, and those of
+ * the starting model's recipe (its pretrain.yaml, which a base model Crucible built keeps).
+ */
+async function checkWorldSeed(c: RunConfig): Promise<void> {
+  const seed = c.data.synthetic_prompts.seed;
+  const used: [string, unknown][] = [["pretrain.seed", c.pretrain.seed], ["pretrain.eval_seed", c.pretrain.eval_seed]];
+  const recipe = c.model.path ? `${c.model.path}/pretrain.yaml` : undefined;
+  const text = recipe ? await Deno.readTextFile(recipe).catch(() => undefined) : undefined;
+  if (text !== undefined) {
+    const p = (parse(text) as { pretrain?: { seed?: unknown; eval_seed?: unknown } } | null)?.pretrain;
+    used.push([`pretrain.seed of ${recipe}`, p?.seed], [`pretrain.eval_seed of ${recipe}`, p?.eval_seed]);
+  }
+  const same = used.find(([, s]) => s === seed);
+  if (same) {
+    throw new RangeError(
+      `data.synthetic_prompts.seed=${seed} is ${same[0]}, a seed pretraining drew its worlds from; RL's worlds must ` +
+        "be fresh: pick another seed",
+    );
+  }
 }
 
 /** The key of the environment servers, from CRUCIBLE_ENV_TOKEN (never from the config, which is saved in the run). */

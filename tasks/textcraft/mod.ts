@@ -2,8 +2,8 @@
  * TextCraft: craft a Minecraft item from a short list of crafting commands. The task's rules (rules.ts) and its
  * training aids, which the trainer reaches only through the Task hooks: Crucible's embedded server, the oracle's
  * demonstrations in several reply layouts, per-epoch renaming and a distractor curriculum, the built-in tiny
- * model's vocabulary, and synthetic worlds for pretraining (worlds.ts) with their words on a base model's card
- * (card.ts).
+ * model's vocabulary, synthetic worlds for pretraining (worlds.ts) with their words on a base model's card
+ * (card.ts), and fresh worlds among RL's prompts (rl_worlds.ts).
  */
 import { serveTextCraft } from "./game/server.ts";
 import { CraftingTree } from "./game/tree.ts";
@@ -14,6 +14,7 @@ import { demoReplies } from "./demos.ts";
 import { stackFrames } from "./formats.ts";
 import { parseTextCraftOptions } from "./options.ts";
 import { depthOf, parseTextCraftAction, TEXTCRAFT_PROMPT, TEXTCRAFT_SPLITS } from "./rules.ts";
+import { textCraftRlWorlds } from "./rl_worlds.ts";
 import { textCraftSynthetic } from "./synthetic.ts";
 import { textCraftVocabulary } from "./vocabulary.ts";
 import { idToName } from "./game/python.ts";
@@ -46,5 +47,7 @@ export const textcraft: Task = {
       misreads: o.synthetic_misreads,
     });
   },
+  rlWorlds: async (options, o) =>
+    textCraftRlWorlds(await CraftingTree.load(), parseTextCraftOptions(options).rl_world_depths, o),
   baseModelWords: textCraftCardWords,
 };

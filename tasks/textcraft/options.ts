@@ -26,6 +26,11 @@ const Schema = z.strictObject({
    * context but never trained, followed by the right reply (worlds.ts). 0 keeps the episodes as they were.
    */
   synthetic_misreads: share().default(0),
+  /**
+   * The goal depths of RL's synthetic worlds (data.synthetic_prompts, rl_worlds.ts): world k has depth
+   * rl_world_depths[k mod length], so a step's worlds walk the list in turn; repeat a depth to weight it.
+   */
+  rl_world_depths: z.array(z.number().int().min(1).max(4)).min(1).default([1, 2, 3, 4]),
 });
 
 /** TextCraft's task options, defaults filled. */

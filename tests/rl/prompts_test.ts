@@ -8,6 +8,7 @@ import {
   recordSignal,
   signalPrompts,
   signalWeight,
+  withWorlds,
 } from "../../src/rl/prompts.ts";
 
 const indices = Array.from({ length: 40 }, (_, i) => i);
@@ -86,4 +87,34 @@ Deno.test("signal sampling for a task without categories stops before the run st
   );
   // Nothing is left behind by a run that never started.
   await assert.rejects(Deno.stat(`${dir}/run`), Deno.errors.NotFound);
+});
+
+Deno.test("synthetic worlds among a step's prompts: their count, spread evenly, never repeated, a function of the step", () => {
+  const first = 1_000_000;
+  // None asked: the split's prompts exactly as drawn.
+  assert.deepEqual(withWorlds([5, 9, 2, 7], { worlds: 0, step: 3, first }), [5, 9, 2, 7]);
+  // 2 of 8: one in each half of the batch, the split's six in their order around them.
+  assert.deepEqual(withWorlds([1, 2, 3, 4, 5, 6], { worlds: 2, step: 1, first }), [1, 2, first, 3, 4, 5, first + 1, 6]);
+  assert.deepEqual(withWorlds([1, 2, 3, 4, 5, 6], { worlds: 2, step: 4, first }), [
+    1,
+    2,
+    first + 6,
+    3,
+    4,
+    5,
+    first + 7,
+    6,
+  ]);
+  // Every world of a run is new; each step holds exactly its count; all worlds when the split gives none.
+  const seen = new Set<number>();
+  for (let step = 1; step <= 50; step++) {
+    const p = withWorlds([10, 11, 12, 13, 14], { worlds: 3, step, first });
+    const worlds = p.filter((i) => i >= first);
+    assert.equal(worlds.length, 3);
+    assert.deepEqual(p.filter((i) => i < first), [10, 11, 12, 13, 14]);
+    for (const w of worlds) assert.ok(!seen.has(w), `world ${w} repeated`), seen.add(w);
+    // Each half of the batch holds at least one world (spread, not bunched at one end).
+    assert.ok(p.slice(0, 4).some((i) => i >= first) && p.slice(4).some((i) => i >= first), `${p}`);
+  }
+  assert.deepEqual(withWorlds([], { worlds: 4, step: 2, first }), [first + 4, first + 5, first + 6, first + 7]);
 });

@@ -131,3 +131,42 @@ Deno.test("the report counts every logged episode, and names by phase those it d
   assert.equal(run.episodes.length + 4, logged);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("synthetic prompts: reward, success and signal by kind side by side, absent (never 0) for a kind not played", () => {
+  const world = (group: number, reward: number | null, finish: Trajectory["finish"] = "done") => ({
+    ...episode(group, reward, finish),
+    task: 1_000_000 + group,
+  });
+  const isWorld = (task: number) => task >= 1_000_000;
+  // Split: group 0 solved once in two (signal); worlds: group 1 solved twice, group 2 once of two (signal), and an
+  // environment failure that counts for neither.
+  const r: RlStepResult = {
+    trajectories: [episode(0, 1), episode(0, 0), world(1, 1), world(1, 1), world(2, 0), world(2, 1), world(3, null)],
+    rounds: 4,
+    updates: [update({})],
+    seconds,
+  };
+  r.trajectories[6].finish = "env_failure";
+  const m = stepMetrics(r, { isWorld });
+  assert.equal(m.split_reward_mean, 0.5);
+  assert.equal(m.split_success_rate, 0.5);
+  assert.equal(m.split_groups_with_signal, 1);
+  assert.equal(m.synthetic_reward_mean, 0.75);
+  assert.equal(m.synthetic_success_rate, 0.75);
+  assert.equal(m.synthetic_groups_with_signal, 0.5);
+  assert.equal(m.success_rate, 4 / 6);
+  assert.match(
+    stepLine(1, 2, m),
+    /success 66\.7% {2}\(split reward 0\.500 success 50\.0%; synthetic reward 0\.750 success 75\.0%\) {2}rounds/,
+  );
+  // A step of worlds only: the split's numbers are absent, not 0; its line says "–".
+  const only = stepMetrics({ ...r, trajectories: r.trajectories.slice(2) }, { isWorld });
+  for (const k of ["split_reward_mean", "split_success_rate", "split_groups_with_signal"]) assert.ok(!(k in only), k);
+  assert.equal(only.synthetic_success_rate, 0.75);
+  assert.match(stepLine(1, 2, only), /\(split reward – success –; synthetic reward 0\.750 success 75\.0%\)/);
+  // No world played (or the option off): no numbers by kind, and the line as before.
+  const plain = stepMetrics({ ...r, trajectories: r.trajectories.slice(0, 2) }, { isWorld });
+  assert.deepEqual(Object.keys(plain).filter((k) => /^(split|synthetic)_/.test(k)), []);
+  assert.deepEqual(plain, stepMetrics({ ...r, trajectories: r.trajectories.slice(0, 2) }));
+  assert.doesNotMatch(stepLine(1, 2, plain), /split|synthetic/);
+});
