@@ -13,6 +13,7 @@ import { empty, fromHost, type Tensor } from "../gpu/tensor.ts";
 import { drawUniforms, sample, type SampleSettings } from "../ops/sample.ts";
 import { cacheDtype, type CacheSetting, inferForward, inferPrefill, type InferTokens, KvCache } from "./infer.ts";
 import type { Transformer } from "./transformer.ts";
+import type { DecoderPlan } from "./plan.ts";
 
 /** Why a sequence stopped generating. */
 export type FinishReason = "stop" | "max_tokens" | "length";
@@ -38,6 +39,15 @@ export interface DecodeLimits {
   stopIds: readonly number[];
 }
 
+/**
+ * The most tokens one prefill submit runs: its widest activation (a row of the MLP's I, the attention's H·D or the
+ * hidden C, f32) times the tokens must stay within the GPU's tensor limit (a storage binding: 128 MiB on lavapipe).
+ */
+export function prefillTokenLimit(plan: DecoderPlan, tensorLimit: number): number {
+  const widest = 4 * Math.max(plan.intermediate, plan.heads * plan.headDim, plan.hidden);
+  return Math.max(1, Math.floor(tensorLimit / widest));
+}
+
 interface SeqState {
   slot: number;
   /** Tokens whose keys and values are in the cache. */
@@ -56,6 +66,8 @@ export interface GeneratorOptions {
   cache?: CacheSetting;
   /** Decode steps per submit (and per readback). */
   blockSteps?: number;
+  /** The most tokens one prefill submit runs (default and upper bound: {@linkcode prefillTokenLimit}). */
+  prefillTokens?: number;
 }
 
 /** Holds sequences in a KV cache and samples continuations of many at once. */
@@ -64,9 +76,10 @@ export class Generator {
   readonly blockSteps: number;
   /**
    * Time and tokens spent so far: prefill (the prompt and environment replies entering the cache, submitted and
-   * timed on their own) and decode (sampling, blockSteps tokens per sequence per block). Callers take differences.
+   * timed on their own, in prefillSubmits submits) and decode (sampling, blockSteps tokens per sequence per block).
+   * Callers take differences.
    */
-  readonly timing = { prefillSeconds: 0, decodeSeconds: 0, prefillTokens: 0, decodeTokens: 0 };
+  readonly timing = { prefillSeconds: 0, decodeSeconds: 0, prefillTokens: 0, prefillSubmits: 0, decodeTokens: 0 };
   #seqs = new Map<number, SeqState>();
   #free: number[];
   #next = 0;
@@ -176,7 +189,6 @@ export class Generator {
     const filling = states.filter((s) => s.pending.length > 1);
     if (filling.length > 0) {
       const t0 = performance.now();
-      const batch = new Batch(gpu);
       const all = { ids: [] as number[], pos: [] as number[], rows: [] as number[], start: [] as number[] };
       for (const s of filling) {
         for (let j = 0; j < s.pending.length - 1; j++) {
@@ -186,14 +198,25 @@ export class Generator {
           all.start.push(s.slot * maxLen);
         }
       }
-      inferPrefill(batch, this.cache, {
-        ids: Uint32Array.from(all.ids),
-        positions: Uint32Array.from(all.pos),
-        rows: Uint32Array.from(all.rows),
-        kvStart: Uint32Array.from(all.start),
-        kvEnd: Uint32Array.from(all.rows, (r) => r + 1),
-      });
-      await batch.submit();
+      // In submits of at most prefillTokenLimit tokens, so no activation passes one binding (64 prompts of 1,400
+      // tokens are 90,000 rows); a sequence cut between two reads the first part's keys and values from the cache.
+      const most = Math.min(
+        this.options.prefillTokens ?? Infinity,
+        prefillTokenLimit(this.model.plan, gpu.tensorLimit),
+      );
+      for (let from = 0; from < all.ids.length; from += most) {
+        const to = Math.min(all.ids.length, from + most);
+        const batch = new Batch(gpu);
+        inferPrefill(batch, this.cache, {
+          ids: Uint32Array.from(all.ids.slice(from, to)),
+          positions: Uint32Array.from(all.pos.slice(from, to)),
+          rows: Uint32Array.from(all.rows.slice(from, to)),
+          kvStart: Uint32Array.from(all.start.slice(from, to)),
+          kvEnd: Uint32Array.from(all.rows.slice(from, to), (r) => r + 1),
+        });
+        await batch.submit();
+        this.timing.prefillSubmits++;
+      }
       await gpu.device.queue.onSubmittedWorkDone();
       for (const s of filling) {
         s.length += s.pending.length - 1;

@@ -5,7 +5,7 @@ import { Batch } from "../../src/gpu/batch.ts";
 import { Rng } from "../../src/util/random.ts";
 import { zeros } from "../../src/gpu/tensor.ts";
 import { parseModelConfig } from "../../src/model/config.ts";
-import { Generator } from "../../src/model/generate.ts";
+import { Generator, prefillTokenLimit } from "../../src/model/generate.ts";
 import { inferForward, KvCache } from "../../src/model/infer.ts";
 import { PackedInputs, packSequences } from "../../src/model/packing.ts";
 import { paramTable } from "../../src/model/params.ts";
@@ -240,5 +240,47 @@ Deno.test({
     assert.deepEqual(bIds, whole[1].ids);
     assert.equal(whole[0].finish, "max_tokens");
     for (let k = 0; k < ids.length; k++) assert.ok(Math.abs(logprobs[k] - whole[0].logprobs[k]) < 1e-5, `logprob ${k}`);
+  },
+});
+
+Deno.test("prefillTokenLimit keeps a prefill's widest activation inside the binding limit", () => {
+  // The BFCL tiny model (hidden 128, MLP 512) on lavapipe's 128 MiB bindings: 64 prompts of about 1,400 tokens
+  // (90,000 rows) passed it in one submit; 65,536 rows of 512 f32 fill it exactly.
+  const plan = { hidden: 128, heads: 4, headDim: 32, intermediate: 512 } as Parameters<typeof prefillTokenLimit>[0];
+  assert.equal(prefillTokenLimit(plan, 128 * 1024 * 1024), 65536);
+  assert.ok(90_000 * 512 * 4 > 128 * 1024 * 1024);
+  // The widest of I, H·D and C decides.
+  assert.equal(prefillTokenLimit({ ...plan, intermediate: 64 }, 4096), 4096 / (4 * 128));
+  assert.equal(prefillTokenLimit({ ...plan, heads: 40 }, 1 << 20), Math.floor((1 << 20) / (4 * 40 * 32)));
+});
+
+Deno.test({
+  name: "a prefill in several submits (prefillTokens) gives the one-submit generation's exact ids and log-probs",
+  ignore: noGpu,
+  async fn() {
+    const { model } = await setup();
+    // Prompts of 9, 2 and 6 tokens: with 4 tokens a submit, the first is cut across submits mid-sequence.
+    const prompts = [[5, 9, 2, 30, 17, 4, 4, 12, 8], [7, 1], [3, 14, 15, 9, 26, 5]];
+    const run = async (prefillTokens?: number) => {
+      const gen = new Generator(model, { slots: 3, maxLen: 32, blockSteps: 2, prefillTokens });
+      const seqs = prompts.map((p, i) => gen.open(p, i));
+      const limits = prompts.map(() => ({ maxNewTokens: 6, stopIds: [] }));
+      const first = await gen.decode(seqs, limits, { temperature: 0 });
+      // An environment's reply of 5 tokens to each, then more: the second prefill is cut too.
+      seqs.forEach((s, i) => gen.append(s, [2 + i, 3, 4, 5, 6]));
+      const second = await gen.decode(seqs, limits, { temperature: 0 });
+      const submits = gen.timing.prefillSubmits;
+      gen.release();
+      return { out: [...first, ...second], submits };
+    };
+    const whole = await run(), cut = await run(4);
+    assert.equal(whole.submits, 2, "one prefill submit each time");
+    // 14 pending tokens (17 prompt tokens less one each), then 15 (each sequence's last sampled token and the 5
+    // appended): 4 + 4 submits.
+    assert.equal(cut.submits, 8);
+    cut.out.forEach((o, i) => {
+      assert.deepEqual(o.ids, whole.out[i].ids, `sequence ${i}`);
+      assertClose(`sequence ${i} log-probs`, o.logprobs, whole.out[i].logprobs, { atol: 1e-5, rtol: 1e-5 });
+    });
   },
 });
