@@ -5,6 +5,7 @@
  * latest checkpoint (or the one at `--step`) as a Hugging Face model directory with a model card; `--export` is its
  * old name, still accepted with a note (`deno task export` is the verb for ONNX).
  */
+import { stringify } from "yaml";
 import { resolveConfig } from "../config/load.ts";
 import { configSource } from "../config/presets.ts";
 import { isSavedBaseModel, runFromBaseModel, saveBaseModel } from "../pretrain/base_model.ts";
@@ -26,7 +27,8 @@ Options:
   --run-dir DIR      the run folder (default runs/<task>-pretrain-<time>)
   --resume RUN_DIR   continue a run from its latest checkpoint; overrides that change its config are refused.
                      A model directory that --save-model wrote goes on from its step in a new --run-dir DIR, with
-                     its config (AdamW's moments start from zero: a model directory holds none)
+                     its config and the overrides given (data and schedule, not model.*, task or the prompt);
+                     AdamW's moments start from zero: a model directory holds none
   --minutes N        stop after N minutes with a checkpoint (resume later); default: run to pretrain.steps
   --save-model DIR   afterwards, write the latest checkpoint to DIR as a model directory with a README card
                      (--export DIR, its old name, still works)
@@ -87,8 +89,23 @@ export async function main(args: string[]): Promise<void> {
       }
       await refuseExistingRun(runDir);
       const step = await runFromBaseModel(from, runDir);
+      // A new run folder: its config is the model's with the overrides, so data and schedule may change (a
+      // curriculum goes on from the weights); the shape, task and prompt, which the weights were made for, may not.
+      const source = { text: await readRunConfig(runDir), name: `${from}/pretrain.yaml` };
+      config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
+      const changed = changedKeys(resolveConfig(source, []), config);
+      const fixed = changed.filter((k) => /^(model\.|task$|data\.prompt\.)/.test(k));
+      if (fixed.length > 0) {
+        await Deno.remove(runDir, { recursive: true });
+        throw new TypeError(
+          `Going on from ${from} with ${fixed.join(", ")} changed: its weights were made for its model, task and ` +
+            "prompt; start a new pretraining instead (model.path names weights to start from)",
+        );
+      }
+      if (changed.length > 0) await Deno.writeTextFile(`${runDir}/config.yaml`, stringify(config));
       console.error(
-        `note: going on from ${from} at step ${step} in ${runDir}, with its config; AdamW's moments start from zero`,
+        `note: going on from ${from} at step ${step} in ${runDir}, with its config` +
+          (changed.length > 0 ? ` changed in ${changed.join(", ")}` : "") + "; AdamW's moments start from zero",
       );
     }
     const source = { text: await readRunConfig(runDir), name: `${runDir}/config.yaml` };

@@ -9,7 +9,7 @@ import { idToName, nameToId } from "./game/python.ts";
 import type { CraftingTree } from "./game/tree.ts";
 import { type OracleFormat, oracleReply, recipeLines, stackFrames } from "./formats.ts";
 import { solveTask } from "./oracle.ts";
-import { parseOpening, stackPlan } from "./stack.ts";
+import { type CraftCount, parseOpening, stackPlan } from "./stack.ts";
 
 /** The members of each tag by name (`planks` -> `oak planks`, ...), for tag inputs of command lines. */
 export function tagMembers(tree: CraftingTree): (name: string) => readonly string[] | undefined {
@@ -23,11 +23,16 @@ export function tagMembers(tree: CraftingTree): (name: string) => readonly strin
 }
 
 /** The replies that solve task `index` in `format`. */
-export function demoReplies(tree: CraftingTree, index: number, format: OracleFormat): string[] {
+export function demoReplies(
+  tree: CraftingTree,
+  index: number,
+  o: { format: OracleFormat; craftCount?: CraftCount },
+): string[] {
   const opening = new TextCraftGame(tree).reset(BigInt(index));
+  const format = o.format;
   if (format === "stack" || format === "stack_tail") {
-    const frames = stackFrames(format);
-    return stackPlan(parseOpening(opening), { tagMembers: tagMembers(tree), frames }).map((t) => t.reply);
+    const layout = { frames: stackFrames(format), craftCount: o.craftCount };
+    return stackPlan(parseOpening(opening), { tagMembers: tagMembers(tree), ...layout }).map((t) => t.reply);
   }
   const actions = solveTask(tree, index).actions;
   // Formats without a quoted line ignore it.

@@ -37,13 +37,16 @@ export const textcraft: Task = {
   parseOptions: parseTextCraftOptions,
   serve: () => serveTextCraft({ port: 0 }),
   vocabulary: async (prompt) => textCraftVocabulary(await CraftingTree.load(), prompt),
-  oracle: async (index, options) =>
-    demoReplies(await CraftingTree.load(), index, parseTextCraftOptions(options).oracle_format),
+  oracle: async (index, options) => {
+    const o = parseTextCraftOptions(options);
+    return demoReplies(await CraftingTree.load(), index, { format: o.oracle_format, craftCount: o.craft_count });
+  },
   augment: (options) => textCraftAugment(parseTextCraftOptions(options)),
   synthetic: async (options) => {
     const o = parseTextCraftOptions(options);
     return textCraftSynthetic([...(await CraftingTree.load()).items].map(idToName), {
       frames: stackFrames(o.oracle_format),
+      craftCount: o.craft_count,
       misreads: o.synthetic_misreads,
     });
   },

@@ -11,6 +11,11 @@ const Schema = z.strictObject({
   /** The layout of the oracle's replies in supervised data (formats.ts). */
   oracle_format: z.enum(ORACLE_FORMATS).default("thought"),
   /**
+   * The count the stack layouts' craft actions write (stack.ts, CraftCount): `line`, the command line's yield, or
+   * `one`, always 1, which the game answers alike (it crafts the recipe's yield whatever the count says).
+   */
+  craft_count: z.enum(["line", "one"]).default("line"),
+  /**
    * Share of oracle episodes whose items are renamed by a random permutation each epoch, so that the model learns
    * to read the command list instead of memorising the training items.
    */

@@ -94,7 +94,23 @@ export interface StackOptions {
   maxTurns?: number;
   /** How a reply writes each frame (default "count"); see {@linkcode StackFrames}. */
   frames?: StackFrames;
+  /** The count a craft action writes (default "line"); see {@linkcode CraftCount}. */
+  craftCount?: CraftCount;
 }
+
+/**
+ * The count before the item in a craft action:
+ *
+ *   line  the command line's yield, as the list writes it (`craft 4 oak planks using 1 oak logs`);
+ *   one   always 1 (`craft 1 oak planks using 1 oak logs`). TextCraft parses a craft's output count but crafts the
+ *         recipe's yield whatever it says (it appears only in the refusal message), so the game answers both alike,
+ *         and the action becomes a copy of the top frame: the yield sits before the item's name in the list, where
+ *         no name points to it, and a small model writes the commonest count instead (issue 27's base: 89% wrong).
+ */
+export type CraftCount = "line" | "one";
+
+/** The parts of {@linkcode StackOptions} that choose how replies are written. */
+export type StackLayout = Pick<StackOptions, "frames" | "craftCount">;
 
 /**
  * How a reply writes a frame:
@@ -143,7 +159,8 @@ export function stackPlan(opening: Opening, o: StackOptions = {}): StackTurn[] {
       top.next++;
       continue;
     }
-    const action = `craft ${top.line.count} ${top.line.output} using ${ingredientsText(top.inputs)}`;
+    const count = o.craftCount === "one" ? 1 : top.line.count;
+    const action = `craft ${count} ${top.line.output} using ${ingredientsText(top.inputs)}`;
     turns.push({ reply: stackReply(stack, action, o.frames), action });
     top.k--;
     if (top.k > 0) top.next = 0;

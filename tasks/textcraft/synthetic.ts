@@ -8,7 +8,7 @@
 import { serveTextCraft } from "./game/server.ts";
 import { Rng } from "../../src/util/random.ts";
 import type { SyntheticTasks, TextEpisode } from "../../src/task/task.ts";
-import type { StackFrames } from "./stack.ts";
+import type { StackLayout } from "./stack.ts";
 import { worldEpisode, WorldGame } from "./worlds.ts";
 
 /** Most turns of a synthetic episode: longer plans are drawn again (TextCraft's test tasks: median 5, p90 18). */
@@ -34,29 +34,28 @@ function drawDepth(rng: Rng, weights: readonly number[]): number {
  * Held-out world i of `seed` and its demonstration (never with misreads): depth 1 + i mod 4, the full ten
  * distractors.
  */
-export function heldOutWorld(names: readonly string[], seed: number, i: number, frames?: StackFrames) {
+export function heldOutWorld(names: readonly string[], seed: number, i: number, layout: StackLayout = {}) {
   const rng = new Rng(Math.imul(seed, 7919) + i);
-  return worldEpisode(rng, names, { depth: 1 + (i % 4), maxTurns: SYNTHETIC_MAX_TURNS, frames });
+  return worldEpisode(rng, names, { depth: 1 + (i % 4), maxTurns: SYNTHETIC_MAX_TURNS, ...layout });
 }
 
 /** How the synthetic episodes are written: the stack policy's frames, and the chance of a misread per turn. */
-export interface SyntheticOptions {
-  frames?: StackFrames;
+export interface SyntheticOptions extends StackLayout {
   misreads?: number;
 }
 
 /** TextCraft's synthetic tasks over `names` (the game's item names, tags excluded). */
 export function textCraftSynthetic(names: readonly string[], o: SyntheticOptions = {}): SyntheticTasks {
-  const { frames, misreads } = o;
+  const { misreads } = o, layout: StackLayout = { frames: o.frames, craftCount: o.craftCount };
   return {
     names,
     episode(rng: Rng, progress: number): TextEpisode {
       const depth = drawDepth(rng, depthWeights(progress));
       const maxDistractors = Math.min(10, 2 + Math.floor(progress * 10));
-      return worldEpisode(rng, names, { depth, maxTurns: SYNTHETIC_MAX_TURNS, maxDistractors, frames, misreads })
+      return worldEpisode(rng, names, { depth, maxTurns: SYNTHETIC_MAX_TURNS, maxDistractors, ...layout, misreads })
         .episode;
     },
-    heldOut: (seed, index) => heldOutWorld(names, seed, index, frames).episode,
+    heldOut: (seed, index) => heldOutWorld(names, seed, index, layout).episode,
     serve(seed: number) {
       return serveTextCraft({
         port: 0,
@@ -64,7 +63,7 @@ export function textCraftSynthetic(names: readonly string[], o: SyntheticOptions
           let game: WorldGame | undefined;
           return {
             reset(index: bigint) {
-              game = new WorldGame(heldOutWorld(names, seed, Number(BigInt.asUintN(32, index)), frames).world);
+              game = new WorldGame(heldOutWorld(names, seed, Number(BigInt.asUintN(32, index)), layout).world);
               return game.reset();
             },
             step(action: string) {

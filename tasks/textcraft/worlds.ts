@@ -13,6 +13,7 @@ import { nameToId, pyRepr } from "./game/python.ts";
 import type { Rng } from "../../src/util/random.ts";
 import {
   type CommandLine,
+  type CraftCount,
   type Ingredient,
   ingredientsText,
   parseOpening,
@@ -261,6 +262,8 @@ export interface EpisodeOptions {
   maxTurns: number;
   /** The stack policy's frame layout (default "count"). */
   frames?: StackFrames;
+  /** The count its craft actions write (default "line"). */
+  craftCount?: CraftCount;
   /**
    * Chance, before each turn, of a misread first (at most MAX_MISREADS an episode): a reply that quotes a
    * neighbouring line's inputs or an input's count wrong, or fetches an item that must be crafted; the game answers with its failure
@@ -285,7 +288,11 @@ export function worldEpisode(
     const world = randomWorld(rng, names, o);
     let turns;
     try {
-      turns = stackPlan(parseOpening(worldOpening(world)), { maxTurns: o.maxTurns, frames: o.frames });
+      turns = stackPlan(parseOpening(worldOpening(world)), {
+        maxTurns: o.maxTurns,
+        frames: o.frames,
+        craftCount: o.craftCount,
+      });
     } catch (e) {
       if (!(e instanceof RangeError) || tries > 1000) throw e;
       continue;
@@ -323,7 +330,10 @@ export function misreadTurn(
   const craft = /^craft (\d+) (.+?) using (.+)$/.exec(turn.action);
   let action: string, wrongThought = thought;
   if (craft) {
-    const index = world.lines.findIndex((l) => l.text === turn.action);
+    // The line crafted; under craft_count "one" the action's yield is not the line's, so its item and inputs say.
+    const same = (l: CommandLine) => l.output === craft[2] && ingredientsText(l.inputs) === craft[3];
+    let index = world.lines.findIndex((l) => l.text === turn.action);
+    if (index < 0) index = world.lines.findIndex(same);
     const near = [index - 1, index + 1].filter((i) => i >= 0 && i < world.lines.length);
     const other = world.lines[near.length > 0 ? near[rng.int(near.length)] : rng.int(world.lines.length)];
     const line = world.lines[index];

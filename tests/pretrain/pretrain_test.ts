@@ -160,7 +160,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "pretrain --resume of a saved model goes on from its step in a new run folder, with its config",
+  name: "pretrain --resume of a saved model goes on from its step in a new run folder, with its config and overrides",
   ignore: noGpu,
   async fn() {
     const { dir, budget } = await tinyRun(4, 2);
@@ -185,6 +185,16 @@ Deno.test({
     assert.equal(lb.get(3), la.get(3));
     const again = await pretrain(["--resume", `${dir}/m`, "--run-dir", `${dir}/b`]);
     assert.equal(again.code, 2, "an existing run folder is refused");
+    // Overrides of data and schedule make the new folder's config; the model's shape, task and prompt stay.
+    const c = await pretrain(["--resume", `${dir}/m`, "--run-dir", `${dir}/c`, "pretrain.lr=0.0005"]);
+    assert.equal(c.code, 0, c.err);
+    assert.match(c.err, /at step 2 in .*\/c, with its config changed in pretrain\.lr; AdamW/);
+    assert.match(await Deno.readTextFile(`${dir}/c/config.yaml`), /\n  lr: 0\.0005\n/);
+    assert.deepEqual([...(await losses("c")).keys()], [3, 4]);
+    const shape = await pretrain(["--resume", `${dir}/m`, "--run-dir", `${dir}/d`, "data.prompt.user=Craft."]);
+    assert.equal(shape.code, 2);
+    assert.match(shape.err, /with data\.prompt\.user changed: its weights were made for/);
+    await assert.rejects(Deno.stat(`${dir}/d`), Deno.errors.NotFound, "the refused run leaves no folder");
   },
 });
 

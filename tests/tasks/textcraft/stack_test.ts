@@ -106,3 +106,30 @@ Deno.test("tail frames: each frame is its command line from the item on, xK only
     }
   }
 });
+
+Deno.test("craftCount one: every craft writes 1, the game answers each turn as it does the line's yield, on all 544 tasks", () => {
+  const members = tagMembers(tree);
+  const lineGame = new TextCraftGame(tree), oneGame = new TextCraftGame(tree);
+  let differ = 0;
+  for (let i = 0; i < tree.goals.length; i++) {
+    const opening = lineGame.reset(BigInt(i));
+    oneGame.reset(BigInt(i));
+    const line = stackPlan(parseOpening(opening), { tagMembers: members, frames: "tail" });
+    const one = stackPlan(parseOpening(opening), { tagMembers: members, frames: "tail", craftCount: "one" });
+    assert.equal(one.length, line.length);
+    for (const [k, t] of one.entries()) {
+      assert.equal(t.reply.split("\n")[0], line[k].reply.split("\n")[0], "the thought is the same");
+      const craft = /^craft (\d+) (.+)$/.exec(t.action);
+      if (craft) {
+        assert.equal(craft[1], "1");
+        // The action is "craft 1 " and the top frame, its xK left out.
+        const top = t.reply.split("\n")[0].split(" | ").at(-1)!.replace(/^Thought: /, "").replace(/ x\d+$/, "");
+        assert.equal(craft[2], top, `task ${i} turn ${k}`);
+        if (t.action !== line[k].action) differ++;
+      } else assert.equal(t.action, line[k].action);
+      const a = lineGame.step(line[k].action), b = oneGame.step(t.action);
+      assert.deepEqual(b, a, `task ${i} turn ${k}: ${t.action}`);
+    }
+  }
+  assert.ok(differ > 500, `crafts whose line's yield is not 1: ${differ}`);
+});

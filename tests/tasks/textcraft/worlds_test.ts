@@ -5,6 +5,8 @@ import { Rng } from "../../../src/util/random.ts";
 import { parseOpening, stackPlan } from "../../../tasks/textcraft/stack.ts";
 import { randomWorld, type World, worldEpisode, WorldGame, worldOpening } from "../../../tasks/textcraft/worlds.ts";
 import { tree } from "../../env/helpers.ts";
+import { textCraftSynthetic } from "../../../tasks/textcraft/synthetic.ts";
+import type { TextEpisode } from "../../../src/task/task.ts";
 import { runDeno } from "../../subprocess.ts";
 
 const NAMES = [...tree.items].map(idToName);
@@ -129,4 +131,30 @@ Deno.test("misreads: refused by the game, never two in a row, the plan unchanged
     assert.ok(seen.includes(k), `${k} in\n${seen}`);
   }
   assert.ok(misreads > episodes);
+});
+
+Deno.test("craft_count one: synthetic and held-out episodes write craft 1, draw the same worlds and get the same answers", () => {
+  const line = textCraftSynthetic(NAMES, { frames: "tail", misreads: 0.1 });
+  const one = textCraftSynthetic(NAMES, { frames: "tail", misreads: 0.1, craftCount: "one" });
+  let crafts = 0, changed = 0;
+  const compare = (a: TextEpisode, b: TextEpisode, what: string) => {
+    assert.equal(b.opening, a.opening, what);
+    assert.equal(b.turns.length, a.turns.length, what);
+    b.turns.forEach((t, k) => {
+      // A refused craft's message quotes the action's count (`count=4)`), the one place the game reads it.
+      const quoted = (o: string) => (t.misread ? o.replace(/count=\d+\)$/, "count=N)") : o);
+      assert.equal(quoted(t.observation), quoted(a.turns[k].observation), `${what} turn ${k}`);
+      const action = t.reply.split("\nAction: ")[1];
+      if (action.startsWith("craft ") && !t.misread) {
+        crafts++;
+        assert.match(action, /^craft 1 /, `${what} turn ${k}`);
+        if (action !== a.turns[k].reply.split("\nAction: ")[1]) changed++;
+      }
+    });
+  };
+  for (let i = 0; i < 40; i++) {
+    compare(line.heldOut(424242, i), one.heldOut(424242, i), `held-out ${i}`);
+    compare(line.episode(new Rng(i), 1), one.episode(new Rng(i), 1), `episode ${i}`);
+  }
+  assert.ok(crafts > 100 && changed > 20, `${crafts} crafts, ${changed} of them with a yield other than 1`);
 });
