@@ -189,7 +189,7 @@ Deno.test({
     const c = await pretrain(["--resume", `${dir}/m`, "--run-dir", `${dir}/c`, "pretrain.lr=0.0005"]);
     assert.equal(c.code, 0, c.err);
     assert.match(c.err, /at step 2 in .*\/c, with its config changed in pretrain\.lr; AdamW/);
-    assert.match(await Deno.readTextFile(`${dir}/c/config.yaml`), /\n  lr: 0\.0005\n/);
+    assert.match(await Deno.readTextFile(`${dir}/c/config.yaml`), /\n {2}lr: 0\.0005\n/);
     assert.deepEqual([...(await losses("c")).keys()], [3, 4]);
     const shape = await pretrain(["--resume", `${dir}/m`, "--run-dir", `${dir}/d`, "data.prompt.user=Craft."]);
     assert.equal(shape.code, 2);
