@@ -15,6 +15,7 @@ import { generateEntries } from "../../../tasks/bfcl/generator.ts";
 import { serveBfcl } from "../../../tasks/bfcl/server.ts";
 import { GENERATED_DOCS } from "../../../tasks/bfcl/tool_docs.ts";
 import { TASKS } from "../../../tasks/mod.ts";
+import { get as getJson, post as postJson } from "../../env/helpers.ts";
 
 const bfcl = TASKS.bfcl;
 
@@ -129,14 +130,11 @@ Deno.test("the split comes from the server: its entries, and a built-in split pa
 
 Deno.test("generated tasks: /tasks publishes train and test, /reset names each entry's labels", async () => {
   const server = await bfcl.serve!({});
-  const post = async (path: string, b: unknown) =>
-    await (await fetch(`${server.url}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(b),
-    })).json();
+  // deno-lint-ignore no-explicit-any
+  const post = async (path: string, b: unknown) => (await postJson(`${server.url}${path}`, b)).body as any;
   try {
-    const tasks = await (await fetch(`${server.url}/tasks`)).json();
+    // deno-lint-ignore no-explicit-any
+    const tasks = (await getJson(`${server.url}/tasks`)).body as any;
     assert.equal(tasks.count, 500);
     assert.deepEqual([tasks.splits.train.length, tasks.splits.test[0]], [400, 400]);
     const { id } = await post("/create", {});
