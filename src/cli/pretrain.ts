@@ -88,33 +88,34 @@ export async function main(args: string[]): Promise<void> {
         );
       }
       await refuseExistingRun(runDir);
-      const step = await runFromBaseModel(from, runDir);
       // A new run folder: its config is the model's with the overrides, so data and schedule may change (a
       // curriculum goes on from the weights); the shape, task and prompt, which the weights were made for, may not.
-      const source = { text: await readRunConfig(runDir), name: `${from}/pretrain.yaml` };
+      const name = `${from}/pretrain.yaml`;
+      const source = { text: await Deno.readTextFile(name), name };
       config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
       const changed = changedKeys(resolveConfig(source, []), config);
       const fixed = changed.filter((k) => /^(model\.|task$|data\.prompt\.)/.test(k));
       if (fixed.length > 0) {
-        await Deno.remove(runDir, { recursive: true });
         throw new TypeError(
           `Going on from ${from} with ${fixed.join(", ")} changed: its weights were made for its model, task and ` +
             "prompt; start a new pretraining instead (model.path names weights to start from)",
         );
       }
+      const step = await runFromBaseModel(from, runDir);
       if (changed.length > 0) await Deno.writeTextFile(`${runDir}/config.yaml`, stringify(config));
       console.error(
         `note: going on from ${from} at step ${step} in ${runDir}, with its config` +
           (changed.length > 0 ? ` changed in ${changed.join(", ")}` : "") + "; AdamW's moments start from zero",
       );
-    }
-    const source = { text: await readRunConfig(runDir), name: `${runDir}/config.yaml` };
-    config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
-    const changed = changedKeys(resolveConfig(source, []), config);
-    if (changed.length > 0) {
-      throw new TypeError(
-        `Resuming ${runDir} with a changed config (${changed.join(", ")}); a resumed pretraining keeps its config`,
-      );
+    } else {
+      const source = { text: await readRunConfig(runDir), name: `${runDir}/config.yaml` };
+      config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
+      const changed = changedKeys(resolveConfig(source, []), config);
+      if (changed.length > 0) {
+        throw new TypeError(
+          `Resuming ${runDir} with a changed config (${changed.join(", ")}); a resumed pretraining keeps its config`,
+        );
+      }
     }
   } else {
     config = resolveConfig(await configSource(names[0] ?? "textcraft_pretrain"), overrides, {
