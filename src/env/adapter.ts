@@ -32,6 +32,11 @@ export interface TaskSet {
   splits?: Record<string, number[]>;
   /** What the tasks are, in a line ("BFCL's files from DIR: 800 entries ..."). */
   about?: string;
+  /**
+   * Each task's labels by index (`count` of them), the `info` a reset to it answers (Crucible's BFCL server: the
+   * entry's id, category and involved classes): what a task's hooks read of a task no episode has played yet.
+   */
+  labels?: readonly Readonly<Record<string, unknown>>[];
 }
 
 /** Sends one request to the environment's server and validates the answer. */

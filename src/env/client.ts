@@ -23,6 +23,12 @@ import { Transport, type TransportOptions } from "./http.ts";
  */
 export type ActionParse = { action: string } | { reply: StepResult };
 
+/**
+ * The limits of `GET /tasks`, read once before a run or an evaluation starts: an answer from memory, so 10 s and one
+ * retry (at most about 20 s for a server that never answers) rather than the transport's 60 s and three.
+ */
+export const TASKS_LIMITS = { timeoutMs: 10_000, retries: 1 } as const;
+
 /** Options of one environment session. */
 export interface SessionOptions {
   /** Turns model text into an action; default: the text as it is. */
@@ -89,32 +95,51 @@ export class EnvClient {
 
   /**
    * The tasks the servers hold, where the protocol has a route for it (Crucible's BFCL server): undefined when it
-   * has none, or a server answers 404 (one that predates the route). Every healthy server is asked (one failing
-   * past its retries is left to the transport's health checks), and servers that hold different numbers of tasks are
-   * an error: a task index would mean a different task on each.
+   * has none, or every server answers 404 (one that predates the route). Every healthy server is asked, with limits
+   * of this read's own (`limits`, default TASKS_LIMITS, never past the transport's), so a server that never answers
+   * costs seconds rather than the transport's minutes of retries. A server that still fails (no answer, a 5xx, a
+   * wrong shape) is an error naming it: the tasks it holds cannot be checked. Servers that hold different numbers of
+   * tasks are an error too: a task index would mean a different task on each.
    */
-  async tasks(): Promise<TaskSet | undefined> {
+  async tasks(limits: { timeoutMs?: number; retries?: number } = {}): Promise<TaskSet | undefined> {
     const ask = this.adapter.tasks;
     if (!ask) return undefined;
+    const own = this.transport.limits;
+    const read = {
+      timeoutMs: limits.timeoutMs ?? Math.min(own.timeoutMs, TASKS_LIMITS.timeoutMs),
+      retries: limits.retries ?? Math.min(own.retries, TASKS_LIMITS.retries),
+    };
     const urls = this.transport.health().filter((h) => h.healthy).map((h) => h.url);
     const answers = await Promise.all(urls.map(async (url) => {
       try {
-        return { url, set: await ask(this.#callFor(url)) };
+        return { url, set: await ask(this.#callFor(url, read)) };
       } catch (e) {
         if (e instanceof EnvError && e.kind === "http" && e.status === 404) return { url, set: undefined };
-        if (e instanceof EnvError && e.retryable) return undefined;
+        if (e instanceof EnvError) throw this.#tasksError(e, url);
         throw e;
       }
     }));
-    const got = answers.filter((a) => a !== undefined);
-    if (new Set(got.map((a) => a.set?.count)).size > 1) {
+    if (new Set(answers.map((a) => a.set?.count)).size > 1) {
       throw new RangeError(
         `The ${this.adapter.name} servers hold different task sets (${
-          got.map((a) => `${a.url}: ${a.set?.count ?? "unknown"} tasks`).join(", ")
+          answers.map((a) => `${a.url}: ${a.set?.count ?? "unknown"} tasks`).join(", ")
         }); a task index must mean the same task on every server, so serve the same data on all of them.`,
       );
     }
-    return got[0]?.set;
+    return answers[0]?.set;
+  }
+
+  /** A failed `GET /tasks` as an error that says what the read is for and what to check. */
+  #tasksError(e: EnvError, url: string): EnvError {
+    const why = e.message.slice(`${e.route} (${e.url}): `.length);
+    const tries = e.attempts > 1 ? ` after ${e.attempts} attempts` : "";
+    return new EnvError(
+      `${why}${tries}. The ${this.adapter.name} server at ${url} must say which tasks it holds before a run plays ` +
+        `them, to check the splits against them. Check that it runs and answers \`curl ${url}/tasks\` with ` +
+        `{"count": ...} (a server without the route answers 404, and the check is skipped), or point --env-url ` +
+        "(env.urls) at one that does.",
+      { kind: e.kind, route: e.route, url: e.url, status: e.status, body: e.body, attempts: e.attempts, cause: e },
+    );
   }
 
   /** Stops background health probes. */
@@ -122,8 +147,9 @@ export class EnvClient {
     this.transport.close();
   }
 
-  #callFor(server: string): Call {
-    return (method, path, schema, payload) => this.transport.request(server, method, path, schema, payload);
+  #callFor(server: string, limits: { timeoutMs?: number; retries?: number } = {}): Call {
+    return (method, path, schema, payload) =>
+      this.transport.request(server, method, path, schema, { ...payload, ...limits });
   }
 }
 

@@ -28,10 +28,17 @@ export interface TransportOptions {
   token?: string;
 }
 
-/** A request: query parameters for GET, a JSON body for POST (none when undefined). */
+/**
+ * A request: query parameters for GET, a JSON body for POST (none when undefined), and limits of its own where a
+ * route needs shorter ones than the transport's (a read checked before a run starts, which must not wait minutes).
+ */
 export interface Payload {
   query?: Record<string, string | number>;
   body?: unknown;
+  /** This request's per-attempt limit in milliseconds; default the transport's `timeoutMs`. */
+  timeoutMs?: number;
+  /** This request's extra attempts; default the transport's `retries`. */
+  retries?: number;
 }
 
 interface Server {
@@ -70,6 +77,11 @@ export class Transport {
     this.#auth = options.token ? { authorization: `Bearer ${options.token}` } : {};
   }
 
+  /** The per-request limit and the retries every request gets unless its payload asks for its own. */
+  get limits(): { timeoutMs: number; retries: number } {
+    return { timeoutMs: this.#timeoutMs, retries: this.#retries };
+  }
+
   /** The base URLs and whether each is in the rotation. */
   health(): { url: string; healthy: boolean }[] {
     return this.#servers.map((s) => ({ url: s.url, healthy: s.healthy }));
@@ -105,11 +117,13 @@ export class Transport {
     const route = `${method} ${path}`;
     const query = new URLSearchParams(Object.entries(payload.query ?? {}).map(([k, v]) => [k, String(v)]));
     const url = `${s.url}${path}${query.size > 0 ? `?${query}` : ""}`;
+    const timeoutMs = positive("timeoutMs", payload.timeoutMs ?? this.#timeoutMs);
+    const retries = positive("retries", payload.retries ?? this.#retries, true);
     for (let attempt = 1;; attempt++) {
       try {
-        return await this.#once(s, method, url, route, schema, payload.body, attempt);
+        return await this.#once(s, { method, url, route, timeoutMs }, schema, payload.body, attempt);
       } catch (e) {
-        if (!(e instanceof EnvError) || !e.retryable || attempt > this.#retries) {
+        if (!(e instanceof EnvError) || !e.retryable || attempt > retries) {
           if (e instanceof EnvError && (e.kind === "timeout" || e.kind === "connection")) this.#markDown(s);
           throw e;
         }
@@ -125,13 +139,12 @@ export class Transport {
 
   async #once<T>(
     s: Server,
-    method: string,
-    url: string,
-    route: string,
+    at: { method: string; url: string; route: string; timeoutMs: number },
     schema: z.ZodType<T>,
     body: unknown,
     n: number,
   ) {
+    const { method, url, route, timeoutMs } = at;
     await this.#acquire(s);
     const fail = (kind: EnvErrorKind, message: string, extra: { status?: number; body?: string; cause?: unknown }) =>
       new EnvError(message, { kind, route, url, attempts: n, ...extra });
@@ -140,7 +153,7 @@ export class Transport {
     try {
       const res = await fetch(url, {
         method,
-        signal: AbortSignal.timeout(this.#timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
         headers: body === undefined ? this.#auth : { ...this.#auth, "content-type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
@@ -149,7 +162,7 @@ export class Transport {
     } catch (e) {
       const timedOut = e instanceof DOMException && (e.name === "TimeoutError" || e.name === "AbortError");
       throw timedOut
-        ? fail("timeout", `no answer within ${this.#timeoutMs} ms`, { cause: e })
+        ? fail("timeout", `no answer within ${timeoutMs} ms`, { cause: e })
         : fail("connection", `connection failed: ${e instanceof Error ? e.message : e}`, { cause: e });
     } finally {
       this.#release(s);

@@ -1,5 +1,6 @@
 // The report's evaluation table, episode browser and summary. Runs after charts.js and uses its D, el()
-// and fmt(). Episodes carry `category` (TextCraft: depth), added when the report was built; "" when unknown.
+// and fmt(). Episodes carry `category` (TextCraft: depth), added when the report was built; "" when unknown; and
+// `label` where the task names its tasks (BFCL: the entry's id).
 
 const pct = (v) => (typeof v === "number" ? (100 * v).toFixed(1) + "%" : "");
 /** The tasks an evaluation covers, as the terminal prints it: "20 of 100 test", "all 100 test", or just a count. */
@@ -85,7 +86,7 @@ function filters() {
 
 function episodeText(ep) {
   const turns = (ep.turns ?? []).map((t) => `${t.text}\n${t.action ?? ""}\n${t.observation}`);
-  return [ep.first, ep.finish, ep.error ?? "", ...turns].join("\n").toLowerCase();
+  return [ep.label ?? "", ep.first, ep.finish, ep.error ?? "", ...turns].join("\n").toLowerCase();
 }
 
 function matching() {
@@ -110,8 +111,8 @@ function update() {
   list.textContent = "";
   for (const [ep, i] of shown) {
     const where = several ? D.runs[ep.run].name + " " : "";
-    const cat = ep.category ? " " + ep.category : "";
-    const text = `${ep.success ? "✓" : "✗"} ${where}${stepKey(ep)} task ${ep.task}${cat} (${ep.rounds} rounds)`;
+    const tags = (ep.label ? " " + ep.label : "") + (ep.category ? " " + ep.category : "");
+    const text = `${ep.success ? "✓" : "✗"} ${where}${stepKey(ep)} task ${ep.task}${tags} (${ep.rounds} rounds)`;
     list.appendChild(el("option", { value: String(i) }, text));
   }
   document.getElementById("episode-count").textContent = `${shown.length} of ${EPISODES.length} episodes` +
@@ -148,6 +149,7 @@ function show(i) {
     `${ep.rounds} rounds`,
     `${ep.responseTokens ?? "?"} response tokens`,
     `task ${ep.task}`,
+    ep.label,
     ep.category,
     `${ep.phase}, step ${ep.step}`,
     several ? D.runs[ep.run].name : "",

@@ -1,8 +1,8 @@
 /**
  * What report.html draws, read from run folders: every metrics and evals line, a capped choice of episodes with
- * their category, and a notice for each line that could not be used. A line cut by a crash mid-write, or one that
- * holds a non-finite number (JSON has none, so `NaN` or `Infinity` written by hand, or `1e999`), is named by file and
- * line number and skipped: the rest of the log still reports.
+ * their category and label, and a notice for each line that could not be used. A line cut by a crash mid-write, or
+ * one that holds a non-finite number (JSON has none, so `NaN` or `Infinity` written by hand, or `1e999`), is named by
+ * file and line number and skipped: the rest of the log still reports.
  */
 import { parse } from "yaml";
 import { TASKS } from "../../tasks/mod.ts";
@@ -17,7 +17,10 @@ export interface RunData {
   config: string;
   metrics: LogLine[];
   evals: LogLine[];
-  /** Episodes without their full conversation text; `category` added (TextCraft: depth), "" when unknown. */
+  /**
+   * Episodes without their full conversation text; `category` added (TextCraft: depth, BFCL: the entry's), "" when
+   * unknown, and `label` where the task names its tasks (BFCL: the entry's id).
+   */
   episodes: LogLine[];
   /** Episodes in rollouts.jsonl, and by phase those not in `episodes` (the page caps what it embeds). */
   episodesLogged?: number;
@@ -88,8 +91,12 @@ async function readJsonl(path: string): Promise<JsonlRead> {
   return parseJsonl(text, path);
 }
 
-/** The category of each task, from the evaluations' per-task lines, else from the task's own hook. */
-function categorizer(config: string, evals: LogLine[]): (e: LogLine) => string {
+/**
+ * An episode's category and label: the category from the evaluations' per-task lines, else the task's hooks, which
+ * read the labels the episode's server gave at reset (its logged `info`: BFCL's entry id and category), else go by
+ * the index.
+ */
+function labeller(config: string, evals: LogLine[]): (e: LogLine) => { category: string; label?: string } {
   const byPhase = new Map<string, string>();
   for (const ev of evals) {
     for (const t of (ev.perTask ?? []) as { task: number; category: string }[]) {
@@ -105,10 +112,13 @@ function categorizer(config: string, evals: LogLine[]): (e: LogLine) => string {
   const task = typeof taskName === "string" && Object.hasOwn(TASKS, taskName) ? TASKS[taskName] : undefined;
   return (e) => {
     const known = byPhase.get(`${e.phase}:${e.task}`);
-    if (known !== undefined) return known;
     // Pretraining evaluates synthetic tasks whose indices are not the task's own: only their eval lines know them.
-    if (e.phase === "eval-pretrain" || typeof e.task !== "number") return "";
-    return task?.category?.(e.task) ?? "";
+    if (e.phase === "eval-pretrain" || typeof e.task !== "number") return { category: known ?? "" };
+    const info = e.info !== null && typeof e.info === "object" && !Array.isArray(e.info)
+      ? e.info as Record<string, unknown>
+      : undefined;
+    const label = task?.label?.(e.task, info);
+    return { category: known ?? task?.category?.(e.task, info) ?? "", ...(label ? { label } : {}) };
   };
 }
 
@@ -132,14 +142,14 @@ export async function readRun(runDir: string): Promise<{ run: RunData; notices: 
   const [metrics, evals, rollouts] = await Promise.all(
     ["metrics", "evals", "rollouts"].map((f) => readJsonl(`${dir}/${f}.jsonl`)),
   );
-  const category = categorizer(config, evals.lines);
+  const labels = labeller(config, evals.lines);
   const chosen = chooseEpisodes(rollouts.lines);
   const kept = new Set(chosen);
   const episodesLeftOut: Record<string, number> = {};
   for (const e of rollouts.lines) {
     if (!kept.has(e)) episodesLeftOut[String(e.phase)] = (episodesLeftOut[String(e.phase)] ?? 0) + 1;
   }
-  const episodes = chosen.map(({ conversation: _c, ...rest }) => ({ ...rest, category: category(rest) }));
+  const episodes = chosen.map(({ conversation: _c, ...rest }) => ({ ...rest, ...labels(rest) }));
   return {
     run: {
       name: dir.split("/").pop() || dir,

@@ -104,16 +104,19 @@ export function signalPrompts(
   return out;
 }
 
-/** Counts a step's groups into their categories: `rewards` holds each group's task and its episodes' rewards. */
+/**
+ * Counts a step's groups into their categories: each group's task, its episodes' rewards and what the environment
+ * said about the task at reset (`info`, read by `category` where given: BFCL's server names the entry's category).
+ */
 export function recordSignal(
   pos: DataPosition,
-  groups: Iterable<{ task: number; rewards: readonly number[] }>,
-  category: (index: number) => string,
+  groups: Iterable<{ task: number; rewards: readonly number[]; info?: Readonly<Record<string, unknown>> }>,
+  category: (index: number, info?: Readonly<Record<string, unknown>>) => string,
 ): void {
   const states = pos.categories ??= {};
   for (const g of groups) {
     if (g.rewards.length === 0) continue;
-    const s = states[category(g.task)] ??= { epoch: 0, offset: 0, groups: 0, signal: 0 };
+    const s = states[category(g.task, g.info)] ??= { epoch: 0, offset: 0, groups: 0, signal: 0 };
     s.groups++;
     if (new Set(g.rewards).size > 1) s.signal++;
   }

@@ -139,6 +139,11 @@ export interface Task {
    * for `category`.
    */
   groups?(index: number, info?: Readonly<Record<string, unknown>>): string[];
+  /**
+   * The task's own name for a task index, shown beside the index in the run's logs and report (BFCL: the entry's id,
+   * `multi_turn_miss_func_3`); undefined where it has none. `info` as for `category`.
+   */
+  label?(index: number, info?: Readonly<Record<string, unknown>>): string | undefined;
   /** Checks `task_options` and fills defaults; errors name the key. Tasks without it accept no options. */
   parseOptions?(raw: unknown): TaskOptions;
   /** Starts the task's own server on a free loopback port, used when a run names no server. */

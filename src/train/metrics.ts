@@ -1,7 +1,8 @@
 /**
  * The run's logs, one JSON object per line: metrics.jsonl (one line per training step), rollouts.jsonl (one line
- * per episode: conversation, actions, observations, reward) and evals.jsonl (one line per evaluation). Lines are
- * appended as they happen, so a crash loses at most the step in progress.
+ * per episode: conversation, actions, observations, reward, and the task's labels where its server gave them) and
+ * evals.jsonl (one line per evaluation). Lines are appended as they happen, so a crash loses at most the step in
+ * progress.
  */
 import type { Tokenizer } from "../model/tokenizer.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
@@ -31,7 +32,10 @@ export class RunLog {
   }
 }
 
-/** Appends one JSON line per episode (task, reward, finish, turns, the conversation as text) to `path`. */
+/**
+ * Appends one JSON line per episode (task, what the environment said about it at reset, reward, finish, turns, the
+ * conversation as text) to `path`.
+ */
 export async function appendEpisodes(
   path: string,
   at: { phase: string; step: number },
@@ -43,6 +47,7 @@ export async function appendEpisodes(
       phase: at.phase,
       step: at.step,
       task: t.task,
+      ...(t.taskInfo ? { info: t.taskInfo } : {}),
       group: t.group,
       reward: t.reward,
       success: t.success,

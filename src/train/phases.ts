@@ -21,7 +21,7 @@ import { divergeAt, Rollbacks, SFT_SPIKE_RISE, SpikeCheck } from "./rollback.ts"
 import { groupRewards, rlStep, type RlStepContext, scheduleOf, stepMetrics, stepSpecs } from "./rl_step.ts";
 import { rolloutOptions } from "../rollout/options.ts";
 import type { Run } from "./run.ts";
-import { checkEnv } from "./setup.ts";
+import { checkEnv, servedCategory } from "./setup.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import { lrAt } from "../rl/schedule.ts";
 import type { TrainSequence } from "./sequences.ts";
@@ -212,9 +212,9 @@ export async function rlPhase(run: Run): Promise<boolean> {
     source: run.source,
   };
   const sampling = c.data.prompt_sampling;
-  // The run refused "signal" at its start for a task without categories.
-  const category = sampling.type === "signal" ? run.rollout.task.category?.bind(run.rollout.task) : undefined;
-  const groups = category && byCategory(run.train, category);
+  // The run refused "signal" at its start for a task without categories. Categories follow what the servers serve.
+  const category = sampling.type === "signal" ? servedCategory(run.rollout.task, run.served) : undefined;
+  const groups = category && byCategory(run.train, (i) => category(i));
   // data.synthetic_prompts: this many of each step's prompts are the task's fresh worlds, the rest the split's.
   const worlds = run.env.worlds;
   const isWorld = worlds && ((task: number) => task >= worlds.first);

@@ -329,15 +329,24 @@ export function signalShare(ts: readonly Trajectory[]): number | undefined {
   return scored.filter((g) => new Set(g.rewards).size > 1).length / scored.length;
 }
 
+/** A prompt group's task, the rewards of its episodes and what the environment said about the task at reset. */
+export interface GroupRewards {
+  task: number;
+  rewards: number[];
+  /** The first of its episodes' `taskInfo` (BFCL: the entry's id, category and classes), where one was given. */
+  info?: Readonly<Record<string, unknown>>;
+}
+
 /**
  * Each prompt group's task and the rewards of its episodes that have one (an environment failure or a prompt
- * overflow has none).
+ * overflow has none), with the task's info from the first episode that brought one.
  */
-export function groupRewards(ts: readonly Trajectory[]): { task: number; rewards: number[] }[] {
-  const out = new Map<number, { task: number; rewards: number[] }>();
+export function groupRewards(ts: readonly Trajectory[]): GroupRewards[] {
+  const out = new Map<number, GroupRewards>();
   for (const t of ts) {
     const g = out.get(t.group) ?? out.set(t.group, { task: t.task, rewards: [] }).get(t.group)!;
     if (t.reward !== null) g.rewards.push(t.reward);
+    if (t.taskInfo && !g.info) g.info = t.taskInfo;
   }
   return [...out.values()];
 }

@@ -7,6 +7,7 @@
  */
 import { stringify } from "yaml";
 import type { RunConfig } from "../config/schema.ts";
+import type { TaskSet } from "../env/adapter.ts";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import { HubError } from "../model/hub.ts";
@@ -95,6 +96,8 @@ export interface Run {
   /** PPO's critic, once the RL phase made one (algorithm.adv_estimator=gae). */
   critic?: Critic;
   train: number[];
+  /** The tasks the servers said they hold (GET /tasks), where they said. */
+  served?: TaskSet;
   /** The test tasks evaluated (the first trainer.eval_limit of the split when set) and the split's size. */
   evalSet: number[];
   testTasks: number;
@@ -212,6 +215,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
     resumed,
     rollout: { generator, tokenizer: host.tokenizer, client: env.client, task: env.task },
     train: train.indices,
+    served,
     evalSet: c.trainer.eval_limit > 0 ? test.indices.slice(0, c.trainer.eval_limit) : test.indices,
     testTasks: test.indices.length,
     async save(opt, name) {

@@ -327,6 +327,21 @@ export async function splitIndices(
   };
 }
 
+/**
+ * The task's category hook reading what the servers say (undefined for a task without categories): the labels an
+ * episode's reset answered, else those the servers publish for the index (`served.labels`, from GET /tasks), else
+ * the task's own by index. Signal sampling groups the train split with it before any prompt is played, and counts
+ * each played group into its category with it, so both follow the tasks served rather than their indices.
+ */
+export function servedCategory(
+  task: Task,
+  served?: TaskSet,
+): ((index: number, info?: Readonly<Record<string, unknown>>) => string) | undefined {
+  const category = task.category;
+  if (!category) return undefined;
+  return (index, info) => category.call(task, index, info ?? served?.labels?.[index]);
+}
+
 /** A list of indices in words: "tasks 400-499" when contiguous, else "100 tasks". */
 function span(indices: readonly number[]): string {
   const lo = Math.min(...indices), hi = Math.max(...indices);

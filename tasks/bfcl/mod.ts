@@ -29,6 +29,11 @@ function servedCategory(info?: Readonly<Record<string, unknown>>): string | unde
   return typeof info?.category === "string" ? info.category : undefined;
 }
 
+/** The entry id a reset's `info` names, if it names one. */
+function servedId(info?: Readonly<Record<string, unknown>>): string | undefined {
+  return typeof info?.id === "string" ? info.id : undefined;
+}
+
 /** The involved classes a reset's `info` names, if it names them. */
 function servedClasses(info?: Readonly<Record<string, unknown>>): string[] | undefined {
   const c = info?.involved_classes;
@@ -69,6 +74,7 @@ export const bfcl: Task = {
   category: (index, info) => servedCategory(info) ?? source().entries[index]?.category ?? "unknown",
   groups: (index, info) =>
     (servedClasses(info) ?? source().entries[index]?.involvedClasses ?? []).map((c) => `class ${c}`),
+  label: (index, info) => servedId(info) ?? source().entries[index]?.id,
   parseOptions: parseBfclOptions,
   async serve(options) {
     const o = parseBfclOptions(options);

@@ -4,9 +4,9 @@
  * `info` object (the executed calls with their results, and at a user turn's end the checker's verdict). Entries are
  * BFCL's own, in file order, from a data directory, or Crucible's generated tasks (train indices first, then the
  * held-out ones). `/create` and `/reset` also answer `info: {id, category, involved_classes}` of the entry loaded, and
- * `GET /tasks` how many entries there are and their splits, so a client labels its results by what was served. Every
- * environment owns its instances. A step never throws: whatever goes wrong inside is answered as an observation and
- * the episode goes on.
+ * `GET /tasks` how many entries there are, their splits and the labels of each, so a client labels its results and
+ * groups its prompts by what is served. Every environment owns its instances. A step never throws: whatever goes
+ * wrong inside is answered as an observation and the episode goes on.
  *
  * @example
  * ```ts
@@ -86,13 +86,19 @@ export async function bfclSource(dataDir?: string, set: GeneratedSet = {}): Prom
   };
 }
 
-/** What `GET /tasks` answers for `source`: its size, its splits and what it is. */
+/** What `GET /tasks` answers for `source`: its size, its splits, what it is and every entry's labels. */
 export function servedTasks(source: BfclSource): ServedTasks {
   return {
     count: source.entries.length,
     ...(source.splits ? { splits: { ...source.splits } } : {}),
     ...(source.about ? { about: source.about } : {}),
+    labels: source.entries.map(entryLabels),
   };
+}
+
+/** An entry's labels, as `/reset` answers them in `info` and `GET /tasks` lists them. */
+export function entryLabels(entry: BfclEntry): { id: string; category: string; involved_classes: string[] } {
+  return { id: entry.id, category: entry.category, involved_classes: [...entry.involvedClasses] };
 }
 
 /** A served game over `source`: reset picks entry `index mod size`. */
@@ -103,8 +109,7 @@ export function bfclGame(source: BfclSource, options: EpisodeOptions = {}): Serv
       const n = BigInt(source.entries.length);
       const entry = source.entries[Number(((index % n) + n) % n)];
       episode = new BfclEpisode(entry, source.docs, newInstance, options);
-      const info = { id: entry.id, category: entry.category, involved_classes: [...entry.involvedClasses] };
-      return { observation: episode.reset(), info };
+      return { observation: episode.reset(), info: entryLabels(entry) };
     },
     step(action: string) {
       if (!episode) return { observation: "Reset the environment before stepping it.", reward: 0, done: true };

@@ -192,3 +192,60 @@ Deno.test("bad transport settings are RangeErrors naming the value", () => {
   assert.throws(() => new Transport({ urls: ["localhost:36001"] }), /localhost:36001/);
   assert.throws(() => new Transport({ urls: ["http://127.0.0.1:1"], timeoutMs: 0 }), /timeoutMs/);
 });
+
+Deno.test("GET /tasks: a server that never answers is an error naming it, after the read's own short retries", async () => {
+  const { promise: held, resolve: release } = Promise.withResolvers<void>();
+  const hang = fakeServer(() => held.then(() => json({ count: 1 })));
+  // The transport's own limits would retry three times; the read of the task set retries once.
+  const client = envClient("bfcl", { urls: [hang.url], timeoutMs: 150, retries: 3, backoffMs: 1 });
+  try {
+    const e = await client.tasks().catch((e) => e) as EnvError;
+    assert.equal(e.kind, "timeout");
+    assert.equal(e.attempts, 2);
+    assert.equal(hang.requests.length, 2);
+    assert.ok(e.message.startsWith(`GET /tasks (${hang.url}/tasks): no answer within 150 ms after 2 attempts.`));
+    assert.match(e.message, new RegExp(`server at ${hang.url} must say which tasks it holds`));
+    assert.match(e.message, new RegExp(`curl ${hang.url}/tasks`));
+  } finally {
+    client.close();
+    release();
+    await hang.close();
+  }
+});
+
+Deno.test("GET /tasks: the read's limits are its own, shorter than a slow transport's", async () => {
+  const { promise: held, resolve: release } = Promise.withResolvers<void>();
+  const hang = fakeServer(() => held.then(() => json({ count: 1 })));
+  const client = envClient("bfcl", { urls: [hang.url] }); // 60 s a request, 3 retries: minutes on a silent server
+  try {
+    assert.deepEqual(client.transport.limits, { timeoutMs: 60_000, retries: 3 });
+    const t0 = performance.now();
+    await assert.rejects(client.tasks({ timeoutMs: 100, retries: 0 }), /no answer within 100 ms\. The bfcl server/);
+    assert.ok(performance.now() - t0 < 5_000);
+    assert.equal(hang.requests.length, 1);
+  } finally {
+    client.close();
+    release();
+    await hang.close();
+  }
+});
+
+Deno.test("GET /tasks: a 5xx past the retries is an error, a 404 (a server without the route) skips the check", async () => {
+  const failing = fakeServer(() => new Response("Service Unavailable", { status: 503 }));
+  const old = fakeServer(() => json({ detail: "Not Found" }, 404));
+  const client = envClient("bfcl", { urls: [failing.url], backoffMs: 1 });
+  const upstream = envClient("bfcl", { urls: [old.url], backoffMs: 1 });
+  try {
+    const e = await client.tasks().catch((e) => e) as EnvError;
+    assert.equal(e.status, 503);
+    assert.equal(e.body, "Service Unavailable");
+    assert.equal(failing.requests.length, 2);
+    assert.match(e.message, new RegExp(`HTTP 503 after 2 attempts\\. The bfcl server at ${failing.url} `));
+    assert.equal(await upstream.tasks(), undefined);
+    assert.equal(old.requests.length, 1);
+  } finally {
+    client.close();
+    upstream.close();
+    await Promise.all([failing.close(), old.close()]);
+  }
+});

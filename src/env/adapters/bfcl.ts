@@ -2,7 +2,7 @@
  * BFCL multi-turn (Crucible's server, tasks/bfcl/server.ts): TextCraft's protocol — `id` field, `/create`
  * answers the first observation, `/reset {id, data_idx}`, `/close` answers a boolean. `/reset` also answers an `info`
  * object about the entry it loaded (its id, category and involved classes), kept for the results' labels, and
- * `GET /tasks` how many entries the server holds and their splits. `/step`'s `info` (executed calls, turn verdicts)
+ * `GET /tasks` how many entries the server holds, their splits and every entry's labels. `/step`'s `info` (executed calls, turn verdicts)
  * is not needed by the episode loop and the schema lets it through unread.
  */
 import { z } from "zod";
@@ -19,6 +19,10 @@ const Tasks = z.object({
   count: z.number().int().positive(),
   splits: z.record(z.string(), z.array(z.number().int().nonnegative())).optional(),
   about: z.string().optional(),
+  labels: z.array(z.record(z.string(), z.unknown())).optional(),
+}).refine((t) => t.labels === undefined || t.labels.length === t.count, {
+  message: "labels must hold one object per task (count of them)",
+  path: ["labels"],
 });
 
 /** The BFCL protocol. */

@@ -29,12 +29,14 @@ export interface ServedGame {
 
 /**
  * The tasks a server holds, as `GET /tasks` answers them: how many (a reset's index is taken mod `count`), the named
- * splits it publishes (index lists), and a line saying what they are ("BFCL's files from DIR: 800 entries").
+ * splits it publishes (index lists), a line saying what they are ("BFCL's files from DIR: 800 entries"), and each
+ * task's labels by index, as a reset to it answers them in `info`.
  */
 export interface ServedTasks {
   count: number;
   splits?: Record<string, readonly number[]>;
   about?: string;
+  labels?: readonly Readonly<Record<string, unknown>>[];
 }
 
 /** A game's refusal that upstream's handler does not catch as a game failure: its text becomes `{"error": text}`. */

@@ -7,7 +7,7 @@
  * environments reaped, a cap on live environments, the request guards of `guard.ts` (same origin, JSON bodies, size
  * and time limits on bodies) and the listener's header and request timeouts. Extra fields that upstream's clients
  * ignore: a game's `info` about the task it loaded in `/create`'s and `/reset`'s answers (BFCL: the entry's category
- * and classes), and `GET /tasks` (how many tasks, which splits) where the server is given them.
+ * and classes), and `GET /tasks` (how many tasks, which splits, their labels) where the server is given them.
  *
  * @example
  * ```ts

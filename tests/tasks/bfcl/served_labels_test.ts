@@ -1,13 +1,19 @@
-// Evaluation against a separate BFCL server (`--env-url`): a server started in process over a data directory whose
-// entries' categories and classes are not the generated tasks' at the same indices. The results are grouped by the
-// labels the server reported at each reset (not by the generated set's), the split comes from the server (its
-// `bfcl` split is its 3 entries, not 800), and a built-in split past the entries it holds is refused.
+// Evaluation and training against a separate BFCL server (`--env-url`): a server started in process over a data
+// directory whose entries' categories and classes are not the generated tasks' at the same indices. The results are
+// grouped by the labels the server reported at each reset (not by the generated set's), the split comes from the
+// server (its `bfcl` split is its 3 entries, not 800), and a built-in split past the entries it holds is refused.
+// Signal sampling groups and counts its prompts by the categories the server publishes and reports, and the run's
+// report names each episode by the entry's id and category.
 import assert from "node:assert/strict";
 import { resolveConfig } from "../../../src/config/load.ts";
 import { wordTokenizer } from "../../../src/model/word_tokenizer.ts";
 import { ScriptedSampler } from "../../../src/rollout/scripted.ts";
 import { evaluate } from "../../../src/train/eval.ts";
-import { checkEnv, openEnv, splitIndices } from "../../../src/train/setup.ts";
+import { checkEnv, openEnv, servedCategory, splitIndices } from "../../../src/train/setup.ts";
+import { readRun } from "../../../src/report/data.ts";
+import { byCategory, type DataPosition, recordSignal } from "../../../src/rl/prompts.ts";
+import { appendEpisodes } from "../../../src/train/metrics.ts";
+import { groupRewards } from "../../../src/train/rl_step.ts";
 import { newInstance } from "../../../tasks/bfcl/classes/api.ts";
 import { DOC_FILES } from "../../../tasks/bfcl/classes/docs.ts";
 import { envClient } from "../../../src/env/adapters/mod.ts";
@@ -15,7 +21,7 @@ import { generateEntries } from "../../../tasks/bfcl/generator.ts";
 import { serveBfcl } from "../../../tasks/bfcl/server.ts";
 import { GENERATED_DOCS } from "../../../tasks/bfcl/tool_docs.ts";
 import { TASKS } from "../../../tasks/mod.ts";
-import { get as getJson, post as postJson } from "../../env/helpers.ts";
+import { get as getJson, playScripts, post as postJson } from "../../env/helpers.ts";
 
 const bfcl = TASKS.bfcl;
 
@@ -178,6 +184,48 @@ Deno.test("a built-in split the server holds but does not publish comes with a n
     client.close();
     await files.shutdown();
     await generated.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("signal sampling and the report follow the entries served: their ids and categories, not the indices", async () => {
+  const { dir, want } = await dataDir(["MathAPI", "VehicleControlAPI"]);
+  const ids = ["multi_turn_miss_func_0", "multi_turn_long_context_0", "multi_turn_long_context_1"];
+  const server = await serveBfcl({ port: 0, dataDir: dir });
+  const client = envClient("bfcl", { urls: [server.url] });
+  const run = `${dir}/run`;
+  try {
+    // GET /tasks publishes each entry's labels: the train split is grouped by them before any prompt is played.
+    const served = await client.tasks();
+    assert.deepEqual(served?.labels?.map((l) => [l.id, l.category]), ids.map((id, i) => [id, want[i].category]));
+    const category = servedCategory(bfcl, served)!;
+    assert.deepEqual(
+      [...byCategory([0, 1, 2], (i) => category(i))],
+      [["long_context", [1, 2]], ["miss_func", [0]]],
+    );
+    // Played groups count into the categories their resets named, even where no labels were published.
+    const tok = wordTokenizer([bfcl.prompt.user, bfcl.prompt.assistant, "Nothing to do."]);
+    const episodes = [0, 1, 2, 2].map((index) => ({ index, replies: ["Nothing to do."] }));
+    const played = await playScripts(client, bfcl, tok, episodes);
+    assert.deepEqual(played.map((t) => t.taskInfo?.id), [ids[0], ids[1], ids[2], ids[2]]);
+    const pos: DataPosition = { epoch: 0, offset: 0 };
+    recordSignal(pos, groupRewards(played), servedCategory(bfcl)!);
+    assert.deepEqual(
+      Object.entries(pos.categories ?? {}).map(([c, s]) => [c, s.groups]).sort(),
+      [["long_context", 3], ["miss_func", 1]],
+    );
+    // The run's log keeps each episode's labels, and its report names the entry and its category.
+    await Deno.mkdir(run);
+    await Deno.writeTextFile(`${run}/config.yaml`, "task: bfcl\n");
+    await appendEpisodes(`${run}/rollouts.jsonl`, { phase: "rl", step: 1 }, played, tok);
+    const { run: report } = await readRun(run);
+    assert.deepEqual(
+      report.episodes.map((e) => [e.task, e.label, e.category]),
+      [[0, ids[0], "miss_func"], [1, ids[1], "long_context"], [2, ids[2], "long_context"], [2, ids[2], "long_context"]],
+    );
+  } finally {
+    client.close();
+    await server.shutdown();
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -9,6 +9,7 @@ import { ADDITIONAL_FUNCTION_SENTENCE } from "../../../tasks/bfcl/episode.ts";
 import { generateEntries } from "../../../tasks/bfcl/generator.ts";
 import { type BfclSource, serveBfcl } from "../../../tasks/bfcl/server.ts";
 import { GENERATED_DOCS } from "../../../tasks/bfcl/tool_docs.ts";
+import { get as getJson, post as postJson } from "../../env/helpers.ts";
 
 // The generator's original classes and categories (entry 0 involves the file system, whose errors are checked below).
 const ENTRIES = generateEntries({
@@ -28,12 +29,7 @@ async function withServer(
   body: (post: (path: string, b: unknown) => Promise<Json>) => Promise<void>,
 ) {
   const server = await serveBfcl({ port: 0, source });
-  const post = async (path: string, b: unknown) =>
-    await (await fetch(`${server.url}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(b),
-    })).json();
+  const post = async (path: string, b: unknown): Promise<Json> => (await postJson(`${server.url}${path}`, b)).body;
   try {
     await body(post);
   } finally {
@@ -145,16 +141,11 @@ Deno.test("BFCL's own files from a data directory are served in file order", asy
   }
   const server = await serveBfcl({ port: 0, dataDir: dir });
   try {
-    const post = async (path: string, b: unknown) =>
-      await (await fetch(`${server.url}${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(b),
-      })).json();
+    const post = async (path: string, b: unknown): Promise<Json> => (await postJson(`${server.url}${path}`, b)).body;
     const { id } = await post("/create", {});
     const reset = await post("/reset", { id, data_idx: 0 });
     assert.ok(reset.observation.endsWith(e.question[0][0].content));
-    assert.equal(await (await fetch(`${server.url}/`)).json(), "This is environment BFCL.");
+    assert.equal((await getJson(`${server.url}/`)).body, "This is environment BFCL.");
   } finally {
     await server.shutdown();
   }

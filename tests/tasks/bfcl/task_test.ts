@@ -8,17 +8,18 @@ import { generatedSource } from "../../../tasks/bfcl/server.ts";
 import { TASKS } from "../../../tasks/mod.ts";
 import { scoreEpisodes } from "../../../src/train/eval.ts";
 import type { Trajectory } from "../../../src/rollout/trajectory.ts";
+import { post as postJson } from "../../env/helpers.ts";
 
 const bfcl = TASKS.bfcl;
 
+/** POSTs JSON to a route of the server at `url` and answers the parsed body. */
+// deno-lint-ignore no-explicit-any
+const poster = (url: string) => async (path: string, b: unknown): Promise<any> =>
+  (await postJson(`${url}${path}`, b)).body;
+
 Deno.test("the oracle's replies solve generated entries through the embedded server, in every call form", async () => {
   const server = await bfcl.serve!({});
-  const post = async (path: string, b: unknown) =>
-    await (await fetch(`${server.url}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(b),
-    })).json();
+  const post = poster(server.url);
   try {
     const { id } = await post("/create", {});
     for (const call_format of ["python", "qwen", "tiny"] as const) {
@@ -79,12 +80,7 @@ Deno.test("evaluation reports rates by group when the task has groups", () => {
 Deno.test("under EnvTuning's layout and progress reward the oracle's replies score 1", async () => {
   const options = parseBfclOptions({ call_format: "envtuning", rewards: "progress" });
   const server = await bfcl.serve!(options);
-  const post = async (path: string, b: unknown) =>
-    await (await fetch(`${server.url}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(b),
-    })).json();
+  const post = poster(server.url);
   try {
     const { id } = await post("/create", {});
     for (const index of [0, 1, 2]) {
@@ -109,12 +105,7 @@ Deno.test("synthetic tasks: oracle episodes with the classes' results, and a hel
   assert.ok(ep.turns.every((t) => typeof t.reply === "string" && typeof t.observation === "string"));
   assert.ok(synthetic.names.includes("mkdir") && synthetic.names.includes("create_ticket"));
   const server = await synthetic.serve(99);
-  const post = async (path: string, b: unknown) =>
-    await (await fetch(`${server.url}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(b),
-    })).json();
+  const post = poster(server.url);
   try {
     const { id } = await post("/create", {});
     for (const index of [0, 1, 2]) {
