@@ -9,6 +9,11 @@
  *   induction  the same with a random length from length / 4 to length, so no fixed distance works: each next item
  *              must be found by content (where did the current item occur before, what followed it), which takes
  *              two attention layers working together: an induction head.
+ *   seek       a random string of `length` items, a separator, one item from a random place in its first half,
+ *              then what follows it there (a quarter to a half of `length` items). Unlike induction, the copy's
+ *              source does not sit as far from the first string's start as the answer from the separator, so no
+ *              count of positions finds it: only a match on content (an induction head) does. A model that has
+ *              learned `induction` by counting positions from the separators still fails this one.
  *   lookup     command-list lines `craft n X using m Y[, k Z]`, a goal `X`, then the goal's line; targets: the line.
  *
  * It prints the mean loss of the item tokens among the targets every few steps (log(items) when nothing is copied,
@@ -35,7 +40,7 @@ export const RECALL_USAGE =
   "  --task    which probe (default all)\n" +
   "  --steps   optimizer steps per probe (default 300)\n" +
   "  --batch   sequences per step (default 8)\n" +
-  "  --length  items in the copy probe's string, the most in the induction probe's (default 40)\n" +
+  "  --length  items in the copy and seek probes' strings, the most in the induction probe's (default 40)\n" +
   "  --lines   command-list lines in the lookup probe (default 6)\n" +
   "  --lr      peak learning rate, 20 warm-up steps (default 3e-3, as the TextCraft warm start)\n" +
   "  --every   steps between printed points (default 25)\n" +
@@ -48,8 +53,8 @@ const TOKEN = { bos: 1, sep: 2, craft: 3, using: 4, comma: 5, newline: 6, goal: 
 const COUNTS = { first: 8, n: 8 };
 const ITEMS = { first: 100, n: VOCAB - 100 };
 
-export type RecallTask = "copy" | "induction" | "lookup";
-const TASKS: readonly RecallTask[] = ["copy", "induction", "lookup"];
+export type RecallTask = "copy" | "induction" | "seek" | "lookup";
+const TASKS: readonly RecallTask[] = ["copy", "induction", "seek", "lookup"];
 
 /** One probe sequence: ids, which tokens are targets, and which targets are items. */
 export interface RecallSequence {
@@ -65,7 +70,14 @@ export function recallSequence(task: RecallTask, rng: Rng, o: { length: number; 
   const item = () => ITEMS.first + Math.floor(rng.float() * ITEMS.n);
   const count = () => COUNTS.first + Math.floor(rng.float() * COUNTS.n);
   let prefix: number[], answer: number[];
-  if (task !== "lookup") {
+  if (task === "seek") {
+    if (o.length < 4) throw new RangeError(`--length must be at least 4 for the seek probe, got ${o.length}`);
+    const xs = Array.from({ length: o.length }, item);
+    const from = Math.floor(rng.float() * Math.ceil(o.length / 2));
+    const n = Math.max(1, Math.floor(o.length / 4) + Math.floor(rng.float() * Math.ceil(o.length / 4)));
+    prefix = [TOKEN.bos, ...xs, TOKEN.sep, xs[from]];
+    answer = xs.slice(from + 1, from + 1 + n);
+  } else if (task !== "lookup") {
     const span = Math.ceil(o.length / 4);
     const length = task === "copy" ? o.length : span + Math.floor(rng.float() * (o.length - span + 1));
     answer = Array.from({ length }, item);

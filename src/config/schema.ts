@@ -338,6 +338,13 @@ const Pretrain = z.strictObject({
    * after the line's head does; 0 keeps the original copy strings, batch for batch.
    */
   copy_repeats: num().min(0).max(1).default(0),
+  /**
+   * Share of the plain copy strings that copy from a random place instead of from the start (the string, a
+   * separator, one name from the string's first half, then what follows it there): no count of positions from the
+   * separators finds the source, only a match on content, which the lookups need. 0 keeps the plain copies, batch for
+   * batch.
+   */
+  copy_seek: num().min(0).max(1).default(0),
   /** Weight of the loss on the environment's text (command lists, observations) against the replies'. */
   context_loss_weight: num().min(0).default(0.1),
   /** Longest sequence kept, in tokens; longer episodes are drawn again. */

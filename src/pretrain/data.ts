@@ -81,7 +81,7 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
   while (tokens < c.batch_tokens) {
     let q: TrainSequence;
     const copy = rng.float() < copyShare;
-    if (copy) q = copyString(d, rng, c.copy_repeats);
+    if (copy) q = copyString(d, rng, c.copy_repeats, c.copy_seek);
     else {
       const episode = d.synthetic.episode(rng, progress);
       if (d.heldOut.has(episode.opening)) continue;
@@ -101,12 +101,22 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
  * and the rest of that line (the rest trained): a lookup by content. With `repeats` (pretrain.copy_repeats), that
  * share of the lookups write each line's tail, 3 to 8 tokens, from one alphabet of 3 to 8 names: the tokens repeat
  * across lines as a command line's `using`, commas and counts do, so one token back finds many places and the copy
- * must keep its place in the line.
+ * must keep its place in the line. With `seek` (pretrain.copy_seek), that share of the plain copies start from a
+ * random place: the string, the separator, one name of its first half, then what follows that name (a quarter to a
+ * half of the string). A plain copy can be learned by counting positions from the two separators, and a model that
+ * learned it so reads no lookup (docs/base-model.md); a seek string cannot be learned so.
  */
-export function copyString(d: PretrainData, rng: Rng, repeats = 0): TrainSequence {
+export function copyString(d: PretrainData, rng: Rng, repeats = 0, seek = 0): TrainSequence {
   const name = () => d.nameIds[rng.int(d.nameIds.length)];
   if (rng.float() < 0.5) {
     const xs = Array.from({ length: 8 + rng.int(41) }, name);
+    // The draws for a seek string happen only when the option is on, so 0 leaves every batch as it was.
+    if (seek > 0 && rng.float() < seek) {
+      const from = rng.int(Math.ceil(xs.length / 2));
+      const n = Math.floor(xs.length / 4) + rng.int(Math.ceil(xs.length / 4));
+      const prompt = [d.stopId, ...xs, d.stopId, xs[from]], answer = xs.slice(from + 1, from + 1 + n);
+      return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1) };
+    }
     return { ids: [d.stopId, ...xs, d.stopId, ...xs], promptLength: xs.length + 2, mask: xs.map(() => 1) };
   }
   // The draw for a repeating string happens only when the option is on, so 0 leaves every batch as it was.

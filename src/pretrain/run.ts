@@ -141,7 +141,9 @@ async function train(s: Session, e: Evaluation): Promise<PretrainSummary> {
       seqs: batch.seqs,
       microBatchTokens: c.actor.ppo_micro_batch_tokens,
       contextWeight: p.context_loss_weight,
-      lr,
+      // The schedule follows the pretraining step, not AdamW's own count, which starts again from zero when a run
+      // goes on from a saved model (its moments are not saved): else the warm-up and the cosine would start over.
+      lr: () => lr(step),
     });
     const mean = (copy: boolean) => {
       const xs = sequenceLoss.filter((x, i) => batch.copies[i] === copy && Number.isFinite(x));

@@ -52,15 +52,36 @@ Deno.test("bench recall: induction strings repeat like copy but vary in length, 
   assert.ok(lengths.size >= 6, `lengths seen: ${[...lengths]}`);
 });
 
+Deno.test("bench recall: a seek answer follows its item's place in the string, from places that differ", () => {
+  const rng = new Rng(9);
+  const starts = new Set<number>();
+  for (let k = 0; k < 60; k++) {
+    const q = recallSequence("seek", rng, { length: 16, lines: 0 });
+    assert.equal(q.ids[0], 1);
+    assert.equal(q.ids[17], 2);
+    const xs = q.ids.slice(1, 17), asked = q.ids[18], answer = q.ids.slice(19);
+    assert.ok(answer.length >= 4 && answer.length <= 8, `answer of ${answer.length}`);
+    // Where the asked item stands in the first half with the answer after it (an item may occur twice).
+    const from = xs.findIndex((x, f) => f < 8 && x === asked && answer.every((a, i) => xs[f + 1 + i] === a));
+    assert.ok(from >= 0, `no place in the first half where ${asked} is followed by the answer`);
+    starts.add(from);
+    assert.deepEqual(q.target, q.ids.map((_, j) => (j >= 19 ? 1 : 0)));
+    assert.deepEqual(q.item, q.target);
+  }
+  // The copy's source is not at the answer's distance from the separator: it starts at many places.
+  assert.ok(starts.size >= 6, `starts seen: ${[...starts]}`);
+  assert.throws(() => recallSequence("seek", rng, { length: 3, lines: 0 }), /--length must be at least 4.*got 3/);
+});
+
 Deno.test({
-  name: "bench recall runs all three probes; an untrained model's item loss is at chance",
+  name: "bench recall runs all four probes; an untrained model's item loss is at chance",
   ignore: noGpu,
   async fn() {
     const args = ["bench", "recall", "--steps", "2", "--batch", "2", "--every", "1"];
     const r = await runCli([...args, "--json"]);
     assert.equal(r.code, 0, r.err);
     const reports = r.out.trim().split("\n").map((l) => JSON.parse(l));
-    assert.deepEqual(reports.map((x) => x.task), ["copy", "induction", "lookup"]);
+    assert.deepEqual(reports.map((x) => x.task), ["copy", "induction", "seek", "lookup"]);
     for (const x of reports) {
       assert.equal(x.curve.length, 2);
       // Two steps at a warm-up learning rate cannot copy yet: within 1 nat of log(items).
@@ -70,7 +91,7 @@ Deno.test({
     }
     const bad = await runCli([...args, "--task", "sort"]);
     assert.notEqual(bad.code, 0);
-    assert.match(bad.err, /--task must be copy, induction, lookup or all, got "sort"/);
+    assert.match(bad.err, /--task must be copy, induction, seek, lookup or all, got "sort"/);
     const yaml = await Deno.makeTempFile({ suffix: ".yaml" });
     await Deno.writeTextFile(
       yaml,

@@ -183,6 +183,11 @@ Deno.test({
     assert.deepEqual([...lb.keys()], [3, 4], "steps 3 and 4 only: it went on from step 2");
     // The loss is measured before the step's update: the same weights and the same batch (seed, step 3) as run a.
     assert.equal(lb.get(3), la.get(3));
+    // The learning rate follows the step's place in the schedule, though AdamW's moments (and count) start again.
+    const lrs = async (run: string) =>
+      (await Deno.readTextFile(`${dir}/${run}/metrics.jsonl`)).trim().split("\n").map((l) => JSON.parse(l))
+        .filter((l) => l.phase === "pretrain" && l.step > 2).map((l) => l.lr);
+    assert.deepEqual(await lrs("b"), await lrs("a"));
     const again = await pretrain(["--resume", `${dir}/m`, "--run-dir", `${dir}/b`]);
     assert.equal(again.code, 2, "an existing run folder is refused");
     // Overrides of data and schedule make the new folder's config; the model's shape, task and prompt stay.
@@ -312,6 +317,39 @@ Deno.test("copy strings with repeats: tails from a small alphabet that one token
   assert.ok(ambiguous > lookups / 2, `one-back induction is ambiguous in most lookups: ${ambiguous} of ${lookups}`);
   const withRepeats = pretrainBatch(d, on, 4).seqs.map((q) => q.ids.join());
   assert.notDeepEqual(withRepeats, pretrainBatch(d, off, 4).seqs.map((q) => q.ids.join()));
+});
+
+Deno.test("seek copy strings: copy from a random place of the string, never from its start alone; 0 leaves batches as they were", () => {
+  const d = pretrainData(textcraft, synthetic, tok, { stopId, heldOut: [] });
+  const plain = RunConfig.parse({ pretrain: { batch_tokens: 1500, seed: 3, copy_warmup_steps: 10 } }).pretrain;
+  const digest = createHash("sha256");
+  for (const step of [1, 4, 9]) {
+    for (const q of pretrainBatch(d, { ...plain, copy_seek: 0 }, step).seqs) {
+      digest.update(`${q.ids.join(",")};${q.mask.join(",")}|`);
+    }
+  }
+  assert.equal(digest.digest("hex").slice(0, 16), "759ff944c8136731", "copy_seek 0 leaves the data as it was");
+  const starts = new Set<number>();
+  let seeks = 0;
+  for (let seed = 0; seed < 200; seed++) {
+    const q = copyString(d, new Rng(seed), 0, 1);
+    const sep = q.ids.indexOf(stopId, 1), xs = q.ids.slice(1, sep);
+    if (xs.includes(d.newlineId)) continue; // a lookup
+    seeks++;
+    assert.equal(q.promptLength, sep + 2, "the prompt ends with one name after the separator");
+    const asked = q.ids[sep + 1], answer = q.ids.slice(q.promptLength);
+    assert.deepEqual(q.mask, answer.map(() => 1));
+    assert.ok(answer.length >= 2 && answer.length <= xs.length / 2, `answer of ${answer.length} from ${xs.length}`);
+    const from = xs.findIndex((x, f) =>
+      f < xs.length / 2 && x === asked && answer.every((a, i) => xs[f + 1 + i] === a)
+    );
+    assert.ok(from >= 0, "the answer follows the asked name in the string's first half");
+    starts.add(from);
+  }
+  assert.ok(seeks > 60, `seek strings ${seeks}`);
+  assert.ok(starts.size >= 10, `the copies start at many places: ${[...starts]}`);
+  const on = pretrainBatch(d, { ...plain, copy_seek: 1 }, 4).seqs.map((q) => q.ids.join());
+  assert.notDeepEqual(on, pretrainBatch(d, plain, 4).seqs.map((q) => q.ids.join()));
 });
 
 function splitLines(ids: number[], newline: number): number[][] {
