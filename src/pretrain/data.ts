@@ -62,10 +62,14 @@ export function pretrainData(
   };
 }
 
-/** One pretraining batch: its sequences, and which of them are copy strings. */
+/** What a copy string asks for (copyString). */
+export type CopyKind = "plain" | "seek" | "lookup";
+
+/** One pretraining batch: its sequences, which of them are copy strings, and of which kind (null: an episode). */
 export interface PretrainBatch {
   seqs: TrainSequence[];
   copies: boolean[];
+  kinds: (CopyKind | null)[];
 }
 
 /**
@@ -76,12 +80,12 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
   const rng = new Rng(dataSeed(c.seed, step));
   const progress = Math.min(1, step / c.curriculum_steps);
   const copyShare = step <= c.copy_warmup_steps ? 1 : c.copy_share * (1 - (2 / 3) * progress);
-  const seqs: TrainSequence[] = [], copies: boolean[] = [];
+  const seqs: TrainSequence[] = [], copies: boolean[] = [], kinds: (CopyKind | null)[] = [];
   let tokens = 0;
   while (tokens < c.batch_tokens) {
-    let q: TrainSequence;
+    let q: TrainSequence, kind: CopyKind | null = null;
     const copy = rng.float() < copyShare;
-    if (copy) q = copyString(d, rng, c.copy_repeats, c.copy_seek);
+    if (copy) ({ kind, ...q } = copyString(d, rng, c.copy_repeats, c.copy_seek));
     else {
       const episode = d.synthetic.episode(rng, progress);
       if (d.heldOut.has(episode.opening)) continue;
@@ -90,9 +94,10 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
     }
     seqs.push(q);
     copies.push(copy);
+    kinds.push(kind);
     tokens += q.ids.length;
   }
-  return { seqs, copies };
+  return { seqs, copies, kinds };
 }
 
 /**
@@ -106,7 +111,7 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
  * half of the string). A plain copy can be learned by counting positions from the two separators, and a model that
  * learned it so reads no lookup (docs/base-model.md); a seek string cannot be learned so.
  */
-export function copyString(d: PretrainData, rng: Rng, repeats = 0, seek = 0): TrainSequence {
+export function copyString(d: PretrainData, rng: Rng, repeats = 0, seek = 0): TrainSequence & { kind: CopyKind } {
   const name = () => d.nameIds[rng.int(d.nameIds.length)];
   if (rng.float() < 0.5) {
     const xs = Array.from({ length: 8 + rng.int(41) }, name);
@@ -115,9 +120,10 @@ export function copyString(d: PretrainData, rng: Rng, repeats = 0, seek = 0): Tr
       const from = rng.int(Math.ceil(xs.length / 2));
       const n = Math.floor(xs.length / 4) + rng.int(Math.ceil(xs.length / 4));
       const prompt = [d.stopId, ...xs, d.stopId, xs[from]], answer = xs.slice(from + 1, from + 1 + n);
-      return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1) };
+      return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1), kind: "seek" };
     }
-    return { ids: [d.stopId, ...xs, d.stopId, ...xs], promptLength: xs.length + 2, mask: xs.map(() => 1) };
+    const ids = [d.stopId, ...xs, d.stopId, ...xs];
+    return { ids, promptLength: xs.length + 2, mask: xs.map(() => 1), kind: "plain" };
   }
   // The draw for a repeating string happens only when the option is on, so 0 leaves every batch as it was.
   const alphabet = repeats > 0 && rng.float() < repeats ? Array.from({ length: 3 + rng.int(6) }, name) : undefined;
@@ -128,7 +134,7 @@ export function copyString(d: PretrainData, rng: Rng, repeats = 0, seek = 0): Tr
   const asked = lines[rng.int(lines.length)];
   const prompt = [d.stopId, ...lines.flatMap((l) => [...l, d.newlineId]), d.stopId, asked[0]];
   const answer = [...asked.slice(1), d.newlineId];
-  return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1) };
+  return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1), kind: "lookup" };
 }
 
 /** Teacher-forced reading of held-out demonstrations: how much of the replies a greedy policy would write. */

@@ -145,10 +145,15 @@ async function train(s: Session, e: Evaluation): Promise<PretrainSummary> {
       // goes on from a saved model (its moments are not saved): else the warm-up and the cosine would start over.
       lr: () => lr(step),
     });
-    const mean = (copy: boolean) => {
-      const xs = sequenceLoss.filter((x, i) => batch.copies[i] === copy && Number.isFinite(x));
+    const meanOf = (keep: (i: number) => boolean) => {
+      const xs = sequenceLoss.filter((x, i) => keep(i) && Number.isFinite(x));
       return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
     };
+    const mean = (copy: boolean) => meanOf((i) => batch.copies[i] === copy);
+    // Each kind of copy string's mean loss, for the kinds this batch holds (a kind it lacks is absent, not 0).
+    const byKind = Object.fromEntries(
+      [...new Set(batch.kinds)].filter((k) => k !== null).sort().map((k) => [k, meanOf((i) => batch.kinds[i] === k)]),
+    );
     s.state.sftStep = step;
     s.state.notes.tokens = Number(s.state.notes.tokens ?? 0) + r.tokens;
     await log.metric({
@@ -158,6 +163,7 @@ async function train(s: Session, e: Evaluation): Promise<PretrainSummary> {
       ...r,
       task_loss: mean(false),
       copy_loss: mean(true),
+      ...(Object.keys(byKind).length > 0 ? { copy_loss_by_kind: byKind } : {}),
     });
     bar.tick(1, `loss ${r.loss.toFixed(3)}`);
     if (guard.record(r.applied)) {

@@ -334,7 +334,12 @@ Deno.test("seek copy strings: copy from a random place of the string, never from
   for (let seed = 0; seed < 200; seed++) {
     const q = copyString(d, new Rng(seed), 0, 1);
     const sep = q.ids.indexOf(stopId, 1), xs = q.ids.slice(1, sep);
-    if (xs.includes(d.newlineId)) continue; // a lookup
+    if (xs.includes(d.newlineId)) {
+      assert.equal(q.kind, "lookup");
+      continue;
+    }
+    if (q.ids.length === 2 * xs.length + 2) continue; // a plain copy (a seek answer is at most half the string)
+    assert.equal(q.kind, "seek");
     seeks++;
     assert.equal(q.promptLength, sep + 2, "the prompt ends with one name after the separator");
     const asked = q.ids[sep + 1], answer = q.ids.slice(q.promptLength);
@@ -348,8 +353,12 @@ Deno.test("seek copy strings: copy from a random place of the string, never from
   }
   assert.ok(seeks > 60, `seek strings ${seeks}`);
   assert.ok(starts.size >= 10, `the copies start at many places: ${[...starts]}`);
-  const on = pretrainBatch(d, { ...plain, copy_seek: 1 }, 4).seqs.map((q) => q.ids.join());
-  assert.notDeepEqual(on, pretrainBatch(d, plain, 4).seqs.map((q) => q.ids.join()));
+  const batch = pretrainBatch(d, { ...plain, copy_seek: 1 }, 4);
+  assert.notDeepEqual(batch.seqs.map((q) => q.ids.join()), pretrainBatch(d, plain, 4).seqs.map((q) => q.ids.join()));
+  // Each sequence's kind is recorded for the per-kind copy loss: copy strings have one, episodes none.
+  assert.equal(batch.kinds.length, batch.seqs.length);
+  assert.deepEqual(batch.kinds.map((k) => k !== null), batch.copies);
+  assert.ok(batch.kinds.includes("seek") && batch.kinds.includes("lookup") && !batch.kinds.includes("plain"));
 });
 
 function splitLines(ids: number[], newline: number): number[][] {
