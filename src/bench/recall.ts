@@ -1,7 +1,7 @@
 /**
  * `deno task bench recall [--task copy|induction|lookup|all] [...]`: how many training steps the built-in tiny
  * model (configs/models/tiny.yaml) needs to learn to reproduce tokens from its context. This is what the TextCraft
- * warm start asks of it: every action copies item names out of the command list. Three synthetic probes with random
+ * warm start asks of it: every action copies item names out of the command list. Four synthetic probes with random
  * item ids, trained from scratch with AdamW on the same forward, backward and optimizer as `deno task train`:
  *
  *   copy       a random string of `length` items, a separator, the same string again; targets: the second string.

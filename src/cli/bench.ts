@@ -4,7 +4,7 @@
  *   kernels   every kernel variant on model-like shapes: time, GFLOP/s or GB/s, first compile
  *   model     the tiny and a Qwen2.5-0.5B-shaped model: training and decode tokens/s, bytes/parameter, hot spots
  *   train     the main job (`deno task train textcraft`) end to end: wall time, success after SFT and after RL
- *   recall    how many steps the tiny model needs to learn to copy tokens from its context (copy, induction, lookup)
+ *   recall    how many steps the tiny model needs to learn to copy tokens from its context (copy, induction, seek, lookup)
  *   faults    kills, hostile requests, an outage, and the half-working world (flaky servers, lr 1e6, overflow, a hog)
  *   soak      a TextCraft server driven by many clients for a set time: memory, open files, threads, latency
  *   bfcl-server  steps/s of the BFCL server under concurrent episodes
@@ -68,7 +68,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     run: soak,
   },
   recall: {
-    summary: "steps the tiny model needs to learn copying, induction and lookup (what TextCraft's warm start asks)",
+    summary: "steps the tiny model needs to learn copying, induction, a seek by content and lookup (what TextCraft's warm start asks)",
     usage: RECALL_USAGE,
     run: recall,
   },
