@@ -68,7 +68,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     run: soak,
   },
   recall: {
-    summary: "steps the tiny model needs to learn copying, induction, a seek by content and lookup (what TextCraft's warm start asks)",
+    summary:
+      "steps the tiny model needs to learn copying, induction, a seek by content and lookup (what TextCraft's warm start asks)",
     usage: RECALL_USAGE,
     run: recall,
   },
