@@ -345,6 +345,12 @@ const Pretrain = z.strictObject({
    * batch.
    */
   copy_seek: num().min(0).max(1).default(0),
+  /**
+   * Share of the lookup copy strings in which the asked head also stands inside another line's tail (as a crafted
+   * item is named again among another recipe's inputs), so the copy must find it where a line starts; 0 keeps the
+   * lookups, batch for batch.
+   */
+  copy_key_inputs: num().min(0).max(1).default(0),
   /** Weight of the loss on the environment's text (command lists, observations) against the replies'. */
   context_loss_weight: num().min(0).default(0.1),
   /** Longest sequence kept, in tokens; longer episodes are drawn again. */

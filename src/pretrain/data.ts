@@ -63,7 +63,7 @@ export function pretrainData(
 }
 
 /** What a copy string asks for (copyString). */
-export type CopyKind = "plain" | "seek" | "lookup";
+export type CopyKind = "plain" | "seek" | "lookup" | "lookup_key";
 
 /** One pretraining batch: its sequences, which of them are copy strings, and of which kind (null: an episode). */
 export interface PretrainBatch {
@@ -85,8 +85,13 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
   while (tokens < c.batch_tokens) {
     let q: TrainSequence, kind: CopyKind | null = null;
     const copy = rng.float() < copyShare;
-    if (copy) ({ kind, ...q } = copyString(d, rng, c.copy_repeats, c.copy_seek));
-    else {
+    if (copy) {
+      ({ kind, ...q } = copyString(d, rng, {
+        repeats: c.copy_repeats,
+        seek: c.copy_seek,
+        keyInputs: c.copy_key_inputs,
+      }));
+    } else {
       const episode = d.synthetic.episode(rng, progress);
       if (d.heldOut.has(episode.opening)) continue;
       q = episodeSequence(d.chat, d.prompt, episode, d.stopId);
@@ -109,9 +114,17 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
  * must keep its place in the line. With `seek` (pretrain.copy_seek), that share of the plain copies start from a
  * random place: the string, the separator, one name of its first half, then what follows that name (a quarter to a
  * half of the string). A plain copy can be learned by counting positions from the two separators, and a model that
- * learned it so reads no lookup (docs/base-model.md); a seek string cannot be learned so.
+ * learned it so reads no lookup (docs/base-model.md); a seek string cannot be learned so. With `keyInputs`
+ * (pretrain.copy_key_inputs), that share of the lookups also write the asked head inside another line's tail, as a
+ * command list names a crafted item again among another recipe's inputs: only the place where a line starts it holds
+ * the answer.
  */
-export function copyString(d: PretrainData, rng: Rng, repeats = 0, seek = 0): TrainSequence & { kind: CopyKind } {
+export function copyString(
+  d: PretrainData,
+  rng: Rng,
+  o: { repeats?: number; seek?: number; keyInputs?: number } = {},
+): TrainSequence & { kind: CopyKind } {
+  const { repeats = 0, seek = 0, keyInputs = 0 } = o;
   const name = () => d.nameIds[rng.int(d.nameIds.length)];
   if (rng.float() < 0.5) {
     const xs = Array.from({ length: 8 + rng.int(41) }, name);
@@ -131,10 +144,19 @@ export function copyString(d: PretrainData, rng: Rng, repeats = 0, seek = 0): Tr
     ? () => [name(), ...Array.from({ length: 3 + rng.int(6) }, () => alphabet[rng.int(alphabet.length)])]
     : () => Array.from({ length: 2 + rng.int(4) }, name);
   const lines = Array.from({ length: 2 + rng.int(11) }, line);
-  const asked = lines[rng.int(lines.length)];
+  const at = rng.int(lines.length), asked = lines[at];
+  // The draws for a keyed lookup happen only when the option is on, so 0 leaves every batch as it was.
+  const keyed = keyInputs > 0 && rng.float() < keyInputs;
+  if (keyed) {
+    // The asked head also stands in another line's tail, as a crafted item is another line's input: what follows
+    // it there is not the answer, so the copy must find the head where a line starts.
+    const other = lines[(at + 1 + rng.int(lines.length - 1)) % lines.length];
+    other[1 + rng.int(other.length - 1)] = asked[0];
+  }
   const prompt = [d.stopId, ...lines.flatMap((l) => [...l, d.newlineId]), d.stopId, asked[0]];
   const answer = [...asked.slice(1), d.newlineId];
-  return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1), kind: "lookup" };
+  const kind = keyed ? "lookup_key" : "lookup";
+  return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1), kind };
 }
 
 /** Teacher-forced reading of held-out demonstrations: how much of the replies a greedy policy would write. */

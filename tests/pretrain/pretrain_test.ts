@@ -300,7 +300,7 @@ Deno.test("copy strings with repeats: tails from a small alphabet that one token
   assert.equal(digest.digest("hex").slice(0, 16), "759ff944c8136731", "copy_repeats 0 leaves the data as it was");
   let lookups = 0, ambiguous = 0;
   for (let seed = 0; seed < 200; seed++) {
-    const q = copyString(d, new Rng(seed), 1);
+    const q = copyString(d, new Rng(seed), { repeats: 1 });
     const sep = q.ids.indexOf(stopId, 1), before = q.ids.slice(1, sep);
     if (!before.includes(d.newlineId)) continue; // the plain string copy
     lookups++;
@@ -332,7 +332,7 @@ Deno.test("seek copy strings: copy from a random place of the string, never from
   const starts = new Set<number>();
   let seeks = 0;
   for (let seed = 0; seed < 200; seed++) {
-    const q = copyString(d, new Rng(seed), 0, 1);
+    const q = copyString(d, new Rng(seed), { seek: 1 });
     const sep = q.ids.indexOf(stopId, 1), xs = q.ids.slice(1, sep);
     if (xs.includes(d.newlineId)) {
       assert.equal(q.kind, "lookup");
@@ -359,6 +359,29 @@ Deno.test("seek copy strings: copy from a random place of the string, never from
   assert.equal(batch.kinds.length, batch.seqs.length);
   assert.deepEqual(batch.kinds.map((k) => k !== null), batch.copies);
   assert.ok(batch.kinds.includes("seek") && batch.kinds.includes("lookup") && !batch.kinds.includes("plain"));
+});
+
+Deno.test("keyed lookups: the asked head also stands in another line's tail, and the answer is the line it starts", () => {
+  const d = pretrainData(textcraft, synthetic, tok, { stopId, heldOut: [] });
+  let keyed = 0;
+  for (let seed = 0; seed < 200; seed++) {
+    const q = copyString(d, new Rng(seed), { keyInputs: 1 });
+    const sep = q.ids.indexOf(stopId, 1), before = q.ids.slice(1, sep);
+    if (!before.includes(d.newlineId)) {
+      assert.equal(q.kind, "plain");
+      continue;
+    }
+    assert.equal(q.kind, "lookup_key");
+    keyed++;
+    const lines = splitLines(before, d.newlineId);
+    const head = q.ids[q.promptLength - 1], answer = q.ids.slice(q.promptLength, -1);
+    assert.ok(lines.some((l) => l[0] === head && l.slice(1).join() === answer.join()), "the asked line's tail");
+    assert.ok(lines.some((l) => l.slice(1).includes(head)), "the head stands inside another line too");
+  }
+  assert.ok(keyed > 60, `keyed lookups ${keyed}`);
+  const c = RunConfig.parse({ pretrain: { batch_tokens: 1500, seed: 3, copy_warmup_steps: 10 } }).pretrain;
+  const kinds = pretrainBatch(d, { ...c, copy_key_inputs: 1 }, 4).kinds;
+  assert.ok(kinds.includes("lookup_key") && !kinds.includes("lookup"), `kinds ${kinds}`);
 });
 
 function splitLines(ids: number[], newline: number): number[][] {
