@@ -164,7 +164,17 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const { dir, budget } = await tinyRun(4, 2);
-    const a = await pretrain(["--run-dir", `${dir}/a`, ...budget, "--save-model", `${dir}/m`, "--step", "2"]);
+    // Step 1 holds copy strings only, so the per-kind copy loss below has a step to show.
+    const a = await pretrain([
+      "--run-dir",
+      `${dir}/a`,
+      ...budget,
+      "pretrain.copy_warmup_steps=1",
+      "--save-model",
+      `${dir}/m`,
+      "--step",
+      "2",
+    ]);
     assert.equal(a.code, 0, a.err);
     assert.equal(JSON.parse(await Deno.readTextFile(`${dir}/m/trainer_state.json`)).sftStep, 2);
     const noRunDir = await pretrain(["--resume", `${dir}/m`]);
@@ -188,8 +198,23 @@ Deno.test({
       (await Deno.readTextFile(`${dir}/${run}/metrics.jsonl`)).trim().split("\n").map((l) => JSON.parse(l))
         .filter((l) => l.phase === "pretrain" && l.step > 2).map((l) => l.lr);
     assert.deepEqual(await lrs("b"), await lrs("a"));
+    // Each step's copy strings are scored by kind as well; a step without copy strings has neither number.
+    let scored = 0;
+    for (const run of ["a", "b"]) {
+      const rows = (await Deno.readTextFile(`${dir}/${run}/metrics.jsonl`)).trim().split("\n").map((l) => JSON.parse(l))
+        .filter((l) => l.phase === "pretrain");
+      for (const r of rows) {
+        if (r.copy_loss === null) assert.equal(r.copy_loss_by_kind, undefined);
+        else {
+          const kinds = Object.keys(r.copy_loss_by_kind);
+          assert.ok(kinds.length > 0 && kinds.every((k) => k === "plain" || k === "lookup"), kinds.join());
+          scored++;
+        }
+      }
+    }
     const again = await pretrain(["--resume", `${dir}/m`, "--run-dir", `${dir}/b`]);
     assert.equal(again.code, 2, "an existing run folder is refused");
+    assert.ok(scored > 0, "some step held copy strings");
     // Overrides of data and schedule make the new folder's config; the model's shape, task and prompt stay.
     const c = await pretrain(["--resume", `${dir}/m`, "--run-dir", `${dir}/c`, "pretrain.lr=0.0005"]);
     assert.equal(c.code, 0, c.err);
