@@ -65,10 +65,9 @@ export function pretrainData(
 /** What a copy string asks for (copyString). */
 export type CopyKind = "plain" | "seek" | "lookup" | "lookup_key";
 
-/** One pretraining batch: its sequences, which of them are copy strings, and of which kind (null: an episode). */
+/** One pretraining batch: its sequences, and which kind of copy string each is (null: an episode). */
 export interface PretrainBatch {
   seqs: TrainSequence[];
-  copies: boolean[];
   kinds: (CopyKind | null)[];
 }
 
@@ -80,7 +79,7 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
   const rng = new Rng(dataSeed(c.seed, step));
   const progress = Math.min(1, step / c.curriculum_steps);
   const copyShare = step <= c.copy_warmup_steps ? 1 : c.copy_share * (1 - (2 / 3) * progress);
-  const seqs: TrainSequence[] = [], copies: boolean[] = [], kinds: (CopyKind | null)[] = [];
+  const seqs: TrainSequence[] = [], kinds: (CopyKind | null)[] = [];
   let tokens = 0;
   while (tokens < c.batch_tokens) {
     let q: TrainSequence, kind: CopyKind | null = null;
@@ -98,11 +97,10 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
       if (q.ids.length > c.max_sequence_tokens) continue;
     }
     seqs.push(q);
-    copies.push(copy);
     kinds.push(kind);
     tokens += q.ids.length;
   }
-  return { seqs, copies, kinds };
+  return { seqs, kinds };
 }
 
 /**

@@ -149,7 +149,7 @@ async function train(s: Session, e: Evaluation): Promise<PretrainSummary> {
       const xs = sequenceLoss.filter((x, i) => keep(i) && Number.isFinite(x));
       return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
     };
-    const mean = (copy: boolean) => meanOf((i) => batch.copies[i] === copy);
+    const mean = (copy: boolean) => meanOf((i) => (batch.kinds[i] !== null) === copy);
     // Each kind of copy string's mean loss, for the kinds this batch holds (a kind it lacks is absent, not 0).
     const byKind = Object.fromEntries(
       [...new Set(batch.kinds)].filter((k) => k !== null).sort().map((k) => [k, meanOf((i) => batch.kinds[i] === k)]),

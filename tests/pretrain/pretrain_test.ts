@@ -380,9 +380,10 @@ Deno.test("seek copy strings: copy from a random place of the string, never from
   assert.ok(starts.size >= 10, `the copies start at many places: ${[...starts]}`);
   const batch = pretrainBatch(d, { ...plain, copy_seek: 1 }, 4);
   assert.notDeepEqual(batch.seqs.map((q) => q.ids.join()), pretrainBatch(d, plain, 4).seqs.map((q) => q.ids.join()));
-  // Each sequence's kind is recorded for the per-kind copy loss: copy strings have one, episodes none.
+  // Each sequence's kind is recorded for the per-kind copy loss: step 4 is in the copy warm-up, so every sequence is a
+  // copy string and has one.
   assert.equal(batch.kinds.length, batch.seqs.length);
-  assert.deepEqual(batch.kinds.map((k) => k !== null), batch.copies);
+  assert.ok(batch.kinds.every((k) => k !== null), `kinds ${batch.kinds}`);
   assert.ok(batch.kinds.includes("seek") && batch.kinds.includes("lookup") && !batch.kinds.includes("plain"));
 });
 
