@@ -351,6 +351,12 @@ const Pretrain = z.strictObject({
    * lookups, batch for batch.
    */
   copy_key_inputs: num().min(0).max(1).default(0),
+  /**
+   * Share of all copy strings that are the task's own look-up drills (TextCraft: a command list, then frames `X using`
+   * whose inputs only X's line gives), the look-up in the words and layout of the replies; 0 keeps the copy strings,
+   * batch for batch. A task without drills refuses a share above 0.
+   */
+  copy_drill: num().min(0).max(1).default(0),
   /** Weight of the loss on the environment's text (command lists, observations) against the replies'. */
   context_loss_weight: num().min(0).default(0.1),
   /** Longest sequence kept, in tokens; longer episodes are drawn again. */

@@ -32,8 +32,10 @@ export interface PretrainData {
   nameIds: number[];
   /** The id of "\n", which ends a line in lookup strings. */
   newlineId: number;
-  /** Openings of the held-out tasks: a training episode with one of them is drawn again. */
+  /** Openings of the held-out tasks: a training episode (or drill) with one of them is drawn again. */
   heldOut: ReadonlySet<string>;
+  /** The task's look-up drill, tokenized (SyntheticTasks.drill), when it has one. */
+  drill?: (rng: Rng, progress: number) => TrainSequence;
 }
 
 /** The data of a pretraining run for a task and tokenizer. */
@@ -59,11 +61,43 @@ export function pretrainData(
     nameIds: [...nameIds].sort((a, b) => a - b),
     newlineId: tok.encode("\n")[0],
     heldOut: new Set(o.heldOut),
+    drill: synthetic.drill &&
+      ((rng, progress) => drillSequence(tok, o, synthetic.drill!.bind(synthetic), rng, progress)),
   };
 }
 
+/**
+ * A drill as a training sequence: the stop token, then the pieces' tokens, trained where the piece is. Each piece is
+ * tokenized alone, so a task whose pieces split a token (their tokens differ from the whole text's) is refused; a
+ * drill that starts with a held-out task's opening is drawn again.
+ */
+function drillSequence(
+  tok: ChatRenderer["tokenizer"],
+  o: { stopId: number; heldOut: readonly string[] },
+  drill: NonNullable<SyntheticTasks["drill"]>,
+  rng: Rng,
+  progress: number,
+): TrainSequence {
+  for (;;) {
+    const pieces = drill(rng, progress);
+    if (o.heldOut.some((h) => pieces[0]?.text.startsWith(h))) continue;
+    const parts = pieces.map((p) => ({ ids: tok.encode(p.text), trained: p.trained }));
+    const ids = [o.stopId, ...parts.flatMap((p) => p.ids)];
+    const whole = tok.encode(pieces.map((p) => p.text).join(""));
+    if (whole.join() !== ids.slice(1).join()) {
+      throw new RangeError(
+        `A drill's pieces split tokens: ${JSON.stringify(pieces.map((p) => p.text))} encode apart as ` +
+          `${ids.length - 1} tokens, whole as ${whole.length}; the task must cut its drill where the tokenizer does`,
+      );
+    }
+    const promptLength = 1 + (parts[0]?.trained ? 0 : parts[0].ids.length);
+    const mask = parts.slice(promptLength > 1 ? 1 : 0).flatMap((p) => p.ids.map(() => (p.trained ? 1 : 0)));
+    return { ids, promptLength, mask };
+  }
+}
+
 /** What a copy string asks for (copyString). */
-export type CopyKind = "plain" | "seek" | "lookup" | "lookup_key";
+export type CopyKind = "plain" | "seek" | "lookup" | "lookup_key" | "drill";
 
 /** One pretraining batch: its sequences, and which kind of copy string each is (null: an episode). */
 export interface PretrainBatch {
@@ -89,6 +123,8 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
         repeats: c.copy_repeats,
         seek: c.copy_seek,
         keyInputs: c.copy_key_inputs,
+        drill: c.copy_drill,
+        progress,
       }));
     } else {
       const episode = d.synthetic.episode(rng, progress);
@@ -115,14 +151,24 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
  * learned it so reads no lookup (docs/base-model.md); a seek string cannot be learned so. With `keyInputs`
  * (pretrain.copy_key_inputs), that share of the lookups also write the asked head inside another line's tail, as a
  * command list names a crafted item again among another recipe's inputs: only the place where a line starts it holds
- * the answer.
+ * the answer. With `drill` (pretrain.copy_drill), that share of all copy strings are the task's own look-up drills
+ * (SyntheticTasks.drill) at curriculum `progress`: the look-up in the words and layout of its replies.
  */
 export function copyString(
   d: PretrainData,
   rng: Rng,
-  o: { repeats?: number; seek?: number; keyInputs?: number } = {},
+  o: { repeats?: number; seek?: number; keyInputs?: number; drill?: number; progress?: number } = {},
 ): TrainSequence & { kind: CopyKind } {
-  const { repeats = 0, seek = 0, keyInputs = 0 } = o;
+  const { repeats = 0, seek = 0, keyInputs = 0, drill = 0, progress = 1 } = o;
+  // The draw for a drill happens only when the option is on, so 0 leaves every batch as it was.
+  if (drill > 0 && rng.float() < drill) {
+    if (!d.drill) {
+      throw new RangeError(
+        `pretrain.copy_drill is ${drill}, but this task's synthetic data has no look-up drill; set it to 0`,
+      );
+    }
+    return { ...d.drill(rng, progress), kind: "drill" };
+  }
   const name = () => d.nameIds[rng.int(d.nameIds.length)];
   if (rng.float() < 0.5) {
     const xs = Array.from({ length: 8 + rng.int(41) }, name);

@@ -69,6 +69,19 @@ export interface SyntheticTasks {
   names: readonly string[];
   /** Whether an observation is the environment refusing an action (for the recovery rate of held-out episodes). */
   refused?(observation: string): boolean;
+  /**
+   * A look-up drill in the task's own words (pretrain.copy_drill): the pieces of one text, in order, where each
+   * trained piece is what only a look-up in the untrained text before it finds (TextCraft: a command list, then
+   * frames `X using` whose inputs are X's line). Pieces split where the tokenizer splits, so their tokens are the
+   * whole text's.
+   */
+  drill?(rng: Rng, progress: number): DrillPiece[];
+}
+
+/** One piece of a look-up drill (SyntheticTasks.drill). */
+export interface DrillPiece {
+  text: string;
+  trained: boolean;
 }
 
 /**

@@ -415,3 +415,38 @@ function splitLines(ids: number[], newline: number): number[][] {
   for (const id of ids) id === newline ? out.push([]) : out[out.length - 1].push(id);
   return out.slice(0, -1);
 }
+
+Deno.test("drills: the task's look-up drill as a sequence, its answers trained; 0 leaves batches, a task without one is refused", () => {
+  const d = pretrainData(textcraft, synthetic, tok, { stopId, heldOut: [] });
+  for (let seed = 0; seed < 50; seed++) {
+    const q = copyString(d, new Rng(seed), { drill: 1, progress: 1 });
+    assert.equal(q.kind, "drill");
+    assert.equal(q.ids[0], stopId);
+    assert.equal(q.mask.length, q.ids.length - q.promptLength);
+    const prompt = tok.decode(q.ids.slice(1, q.promptLength));
+    assert.ok(prompt.startsWith("Crafting commands:\n") && prompt.endsWith("\n\nThought:"), prompt);
+    // Trained tokens are the inputs after each `X using`, and nothing else.
+    const rest = q.ids.slice(q.promptLength);
+    const marked = rest.map((id, i) => q.mask[i] ? `[${tok.decode([id])}]` : tok.decode([id])).join("");
+    for (const frame of marked.split(" |")) {
+      assert.match(frame, /^ [^[\]]+ using(\[ \d+\]\[ [^[\]]+\](\[,\]\[ \d+\]\[ [^[\]]+\])*)$/, marked);
+    }
+  }
+  const c = RunConfig.parse({ pretrain: { batch_tokens: 1500, seed: 3, copy_warmup_steps: 10 } }).pretrain;
+  const batch = pretrainBatch(d, { ...c, copy_drill: 1 }, 4);
+  assert.ok(batch.kinds.every((k) => k === "drill"), `kinds ${batch.kinds}`);
+  assert.notDeepEqual(batch.seqs, pretrainBatch(d, c, 4).seqs);
+  assert.equal(RunConfig.parse({}).pretrain.copy_drill, 0, "off by default: the other digests pin the batches");
+  const none = pretrainData(textcraft, { ...synthetic, drill: undefined }, tok, { stopId, heldOut: [] });
+  assert.throws(() => copyString(none, new Rng(1), { drill: 1 }), /pretrain\.copy_drill is 1.*set it to 0/);
+  const split = pretrainData(
+    textcraft,
+    {
+      ...synthetic,
+      drill: () => [{ text: "Crafting comm", trained: false }, { text: "ands:", trained: true }],
+    },
+    tok,
+    { stopId, heldOut: [] },
+  );
+  assert.throws(() => copyString(split, new Rng(1), { drill: 1 }), /split tokens/);
+});

@@ -158,3 +158,39 @@ Deno.test("craft_count one: synthetic and held-out episodes write craft 1, draw 
   }
   assert.ok(crafts > 100 && changed > 20, `${crafts} crafts, ${changed} of them with a yield other than 1`);
 });
+
+Deno.test("look-up drills: frames `X using` answered by X's one line, X often another line's input too, no plan", () => {
+  const synthetic = textCraftSynthetic(NAMES, { frames: "tail" });
+  let asks = 0, keyed = 0, offPlan = 0;
+  const rng = new Rng(5);
+  for (let n = 0; n < 200; n++) {
+    const pieces = synthetic.drill!(rng, n % 2);
+    assert.ok(!pieces[0].trained && pieces[0].text.endsWith("\n\nThought:"), pieces[0].text);
+    const { lines } = parseOpening(pieces[0].text.slice(0, -"\n\nThought:".length));
+    const pairs = pieces.slice(1);
+    assert.ok(pairs.length >= 2 && pairs.length % 2 === 0, `${pairs.length} pieces after the opening`);
+    let previous: string[] = [];
+    const isInput = (item: string) => lines.some((l) => l.inputs.some((x) => x.name === item));
+    const askable = lines.filter((l) => lines.filter((m) => m.output === l.output).length === 1);
+    const asked = pairs.filter((_, k) => k % 2 === 0).map((p) => /(\S.*) using$/.exec(p.text)![1].replace(/^\| /, ""));
+    if (asked.some((x) => !isInput(x))) {
+      assert.ok(askable.every((l) => !isInput(l.output) || asked.includes(l.output)), "items that are inputs first");
+    }
+    for (let k = 0; k < pairs.length; k += 2) {
+      const [ask, answer] = [pairs[k], pairs[k + 1]];
+      assert.ok(!ask.trained && answer.trained);
+      const item = new RegExp(`^${k > 0 ? " \\|" : ""} (.+) using$`).exec(ask.text)?.[1];
+      assert.ok(item !== undefined, ask.text);
+      const own = lines.filter((l) => l.output === item);
+      assert.equal(own.length, 1, `${item} has one line to look up`);
+      assert.equal(answer.text, ` ${own[0].text.split(" using ")[1]}`);
+      asks++;
+      if (lines.some((l) => l.inputs.some((x) => x.name === item))) keyed++;
+      if (k > 0 && !previous.includes(item)) offPlan++;
+      previous = own[0].inputs.map((x) => x.name);
+    }
+  }
+  assert.ok(asks > 400, `asks ${asks}`);
+  assert.ok(keyed > asks / 3, `the asked item is another line's input in ${keyed} of ${asks}`);
+  assert.ok(offPlan > asks / 3, `the next ask is not the previous frame's input in ${offPlan} of ${asks}`);
+});
