@@ -22,7 +22,8 @@ interface EvalLine {
   step: number;
   avg: number;
   byCategory: Record<string, { avg: number }>;
-  copy?: { names: number; replies: number };
+  copy?: { names: number; replies: number; first?: number };
+  lookup?: { asks: number; exact: number };
   recovery?: { refused: number; recovered: number };
 }
 
@@ -237,6 +238,12 @@ ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in 
 - success: ${pct(m.last?.avg)} (${depths})
 - ${m.words.names} copied right (teacher-forced): ${pct(m.last?.copy?.names)}; replies exactly right: ${
     pct(m.last?.copy?.replies)
+  }${m.last?.copy?.first !== undefined ? ` (first replies: ${pct(m.last.copy.first)})` : ""}${
+    m.last?.lookup
+      ? `\n- look-up drills (teacher-forced, ${m.last.lookup.asks} asks on fresh lists): ${
+        pct(m.last.lookup.exact)
+      } answered exactly`
+      : ""
   }${
     m.last?.recovery
       ? `\n- refused actions whose next action was accepted (recovery): ${m.last.recovery.recovered} of ${m.last.recovery.refused}`

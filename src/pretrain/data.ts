@@ -209,19 +209,21 @@ export interface CopyAccuracy {
   names: number;
   /** Share of replies whose every token is predicted so. */
   replies: number;
+  /** Share of episodes whose first reply is predicted so (TextCraft: the goal's line looked up from the list). */
+  first: number;
   /** Mean NLL of reply tokens. */
   nll: number;
 }
 
-/** Scores held-out demonstrations token by token (one forward per micro-batch, no gradients). */
-export async function copyAccuracy(
+/**
+ * Runs the model over sequences (one forward per micro-batch, no gradients) and calls `visit` with each trained
+ * position's sequence, position and log-probability of the next token, in order.
+ */
+async function readTrained(
   l: Learner,
-  d: PretrainData,
-  episodes: readonly TextEpisode[],
-): Promise<CopyAccuracy> {
-  const seqs = episodes.map((e) => episodeSequence(d.chat, d.prompt, e, d.stopId));
-  const names = new Set(d.nameIds);
-  let nameCount = 0, nameRight = 0, replies = 0, repliesRight = 0, tokens = 0, nll = 0;
+  seqs: readonly TrainSequence[],
+  visit: (q: TrainSequence, p: number, logp: number) => void,
+): Promise<void> {
   for (const group of microBatches(seqs, 8192)) {
     const part = group.map((i) => seqs[i]);
     const inputs = new PackedInputs(l.gpu, packSequences(part.map((q) => ({ ids: q.ids }))));
@@ -233,20 +235,80 @@ export async function copyAccuracy(
     let at = 0;
     for (const q of part) {
       const trained = toPositions(q, q.mask);
-      let replyOk = true;
-      for (let p = 0; p + 1 < q.ids.length; p++) {
-        if (!trained[p]) continue;
-        const lp = logp[at + p], right = lp > Math.log(0.5);
-        tokens++, nll -= lp;
-        replyOk &&= right;
-        if (names.has(q.ids[p + 1])) nameCount++, nameRight += right ? 1 : 0;
-        if (q.ids[p + 1] === d.stopId) replies++, repliesRight += replyOk ? 1 : 0, replyOk = true;
-      }
+      for (let p = 0; p + 1 < q.ids.length; p++) if (trained[p]) visit(q, p, logp[at + p]);
       at += q.ids.length;
     }
   }
-  const share = (a: number, b: number) => (b === 0 ? 0 : a / b);
-  return { names: share(nameRight, nameCount), replies: share(repliesRight, replies), nll: share(nll, tokens) };
+}
+
+const share = (a: number, b: number) => (b === 0 ? 0 : a / b);
+
+/** Scores held-out demonstrations token by token. */
+export async function copyAccuracy(
+  l: Learner,
+  d: PretrainData,
+  episodes: readonly TextEpisode[],
+): Promise<CopyAccuracy> {
+  const seqs = episodes.map((e) => episodeSequence(d.chat, d.prompt, e, d.stopId));
+  const names = new Set(d.nameIds);
+  let nameCount = 0, nameRight = 0, replies = 0, repliesRight = 0, firstRight = 0, tokens = 0, nll = 0;
+  let current: TrainSequence | undefined, replyOk = true, nth = 0;
+  await readTrained(l, seqs, (q, p, lp) => {
+    if (q !== current) current = q, replyOk = true, nth = 0;
+    const right = lp > Math.log(0.5);
+    tokens++, nll -= lp;
+    replyOk &&= right;
+    if (names.has(q.ids[p + 1])) nameCount++, nameRight += right ? 1 : 0;
+    if (q.ids[p + 1] === d.stopId) {
+      replies++, repliesRight += replyOk ? 1 : 0;
+      if (nth++ === 0) firstRight += replyOk ? 1 : 0;
+      replyOk = true;
+    }
+  });
+  return {
+    names: share(nameRight, nameCount),
+    replies: share(repliesRight, replies),
+    first: share(firstRight, seqs.length),
+    nll: share(nll, tokens),
+  };
+}
+
+/** Teacher-forced reading of look-up drills: how many asks a greedy policy answers right. */
+export interface LookupAccuracy {
+  /** Asks read (each a run of trained tokens). */
+  asks: number;
+  /** Share of asks whose every token the model predicts with probability above 1/2. */
+  exact: number;
+  /** Mean NLL of the answers' tokens. */
+  nll: number;
+}
+
+/**
+ * Scores `count` look-up drills drawn from `seed` (a stream training never draws from) at full curriculum, or
+ * undefined when the task has no drill.
+ */
+export async function lookupAccuracy(
+  l: Learner,
+  d: PretrainData,
+  seed: number,
+  count: number,
+): Promise<LookupAccuracy | undefined> {
+  if (!d.drill) return undefined;
+  const seqs = Array.from({ length: count }, (_, i) => d.drill!(new Rng(dataSeed(seed, i, 3)), 1));
+  let asks = 0, right = 0, tokens = 0, nll = 0, ok = true;
+  let current: TrainSequence | undefined, last = -2;
+  const close = () => {
+    if (last >= 0) asks++, right += ok ? 1 : 0;
+  };
+  await readTrained(l, seqs, (q, p, lp) => {
+    // A new ask starts where a run of trained positions does.
+    if (q !== current || p !== last + 1) close(), ok = true;
+    if (q !== current) current = q;
+    ok &&= lp > Math.log(0.5);
+    tokens++, nll -= lp, last = p;
+  });
+  close();
+  return { asks, exact: share(right, asks), nll: share(nll, tokens) };
 }
 
 /** Refused actions with a reply after them, and how many of those replies the environment accepted. */

@@ -26,6 +26,7 @@ import type { AdamW } from "../train/optimizer.ts";
 import {
   type CopyAccuracy,
   copyAccuracy,
+  lookupAccuracy,
   pretrainBatch,
   type PretrainData,
   pretrainData,
@@ -207,16 +208,19 @@ async function endChunk(s: Session, log: RunLog, e: Evaluation): Promise<Partial
   const trajectories = played.trajectories;
   generator.release();
   const copy = await copyAccuracy(s.learner, s.data, e.heldOut);
+  const lookup = await lookupAccuracy(s.learner, s.data, p.eval_seed, p.eval_tasks);
   const refused = s.data.synthetic.refused;
   const recovery = refused ? recoveryCount(trajectories, refused) : undefined;
   s.state.notes.lastEval = { step, success: result.avg, copy };
-  await log.evaluation({ phase: "pretrain", step, time: new Date().toISOString(), ...result, copy, recovery });
+  await log.evaluation({ phase: "pretrain", step, time: new Date().toISOString(), ...result, copy, lookup, recovery });
   await log.rollouts("eval-pretrain", step, trajectories, s.host.tokenizer);
   const depths = Object.entries(result.byCategory).map(([k, r]) => `${k} ${(100 * r.avg).toFixed(0)}%`).join(", ");
   s.o.reporter.line(
     `step ${step}: held-out success ${(100 * result.avg).toFixed(1)}% ${coverage(result)} (${depths}); names copied ${
       (100 * copy.names).toFixed(1)
-    }%, replies exact ${(100 * copy.replies).toFixed(1)}%, reply NLL ${copy.nll.toFixed(3)}${
+    }%, replies exact ${(100 * copy.replies).toFixed(1)}% (first ${(100 * copy.first).toFixed(1)}%), reply NLL ${
+      copy.nll.toFixed(3)
+    }${lookup ? `; drill asks looked up ${(100 * lookup.exact).toFixed(1)}% of ${lookup.asks}` : ""}${
       recovery ? `; ${recovery.recovered} of ${recovery.refused} refused actions recovered` : ""
     }`,
   );

@@ -121,6 +121,16 @@ Deno.test({
     const evals = (await Deno.readTextFile(`${dir}/a/evals.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
     assert.deepEqual(evals.map((e) => e.step), [2, 3]);
     assert.ok(evals.every((e) => e.tasks === 4 && typeof e.copy.names === "number"));
+    // The first replies are a subset of the replies; the look-up drills are eval_tasks fresh drills from the eval
+    // seed's own stream, each ask a run of trained tokens.
+    const evalSeed = Number(/eval_seed: (\d+)/.exec(await Deno.readTextFile(`${dir}/a/config.yaml`))![1]);
+    const asks = Array.from({ length: 4 }, (_, i) => synthetic.drill!(new Rng(dataSeed(evalSeed, i, 3)), 1))
+      .reduce((n, pieces) => n + pieces.filter((p) => p.trained).length, 0);
+    for (const e of evals) {
+      assert.ok(e.copy.first >= 0 && e.copy.first <= 1, `first ${e.copy.first}`);
+      assert.equal(e.lookup.asks, asks);
+      assert.ok(e.lookup.exact >= 0 && e.lookup.exact <= 1 && e.lookup.nll > 0, JSON.stringify(e.lookup));
+    }
     for (const f of ["config.json", "model.safetensors", "tokenizer.json", "crucible.json", "README.md"]) {
       await Deno.stat(`${dir}/model/${f}`);
     }
@@ -151,6 +161,10 @@ Deno.test({
     const at2 = JSON.parse((await Deno.readTextFile(`${dir}/c/evals.jsonl`)).trim().split("\n")[0]);
     assert.equal(at2.step, 2);
     assert.ok(earlyCard.includes(`replies exactly right: ${(100 * at2.copy.replies).toFixed(1)}%`), earlyCard);
+    assert.ok(
+      earlyCard.includes(` ${at2.lookup.asks} asks on fresh lists): ${(100 * at2.lookup.exact).toFixed(1)}%`),
+      earlyCard,
+    );
     // --export, the flag's old name, still works and names the new one.
     const missing = await pretrain(["--resume", `${dir}/c`, "--export", `${dir}/none`, "--step", "5"]);
     assert.equal(missing.code, 2);
