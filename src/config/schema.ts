@@ -346,6 +346,12 @@ const Pretrain = z.strictObject({
    */
   copy_seek: num().min(0).max(1).default(0),
   /**
+   * Share of the seek strings keyed by two adjacent tokens instead of one (a string over a small alphabet, so one
+   * token finds many places and only the pair finds the source), as the count after `X using` in a reply is found
+   * by that pair; 0 keeps the seek strings, batch for batch.
+   */
+  copy_seek_pairs: num().min(0).max(1).default(0),
+  /**
    * Share of the lookup copy strings in which the asked head also stands inside another line's tail (as a crafted
    * item is named again among another recipe's inputs), so the copy must find it where a line starts; 0 keeps the
    * lookups, batch for batch.

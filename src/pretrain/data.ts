@@ -97,7 +97,7 @@ function drillSequence(
 }
 
 /** What a copy string asks for (copyString). */
-export type CopyKind = "plain" | "seek" | "lookup" | "lookup_key" | "drill";
+export type CopyKind = "plain" | "seek" | "seek_pair" | "lookup" | "lookup_key" | "drill";
 
 /** One pretraining batch: its sequences, and which kind of copy string each is (null: an episode). */
 export interface PretrainBatch {
@@ -122,6 +122,7 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
       ({ kind, ...q } = copyString(d, rng, {
         repeats: c.copy_repeats,
         seek: c.copy_seek,
+        seekPairs: c.copy_seek_pairs,
         keyInputs: c.copy_key_inputs,
         drill: c.copy_drill,
         progress,
@@ -157,9 +158,10 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
 export function copyString(
   d: PretrainData,
   rng: Rng,
-  o: { repeats?: number; seek?: number; keyInputs?: number; drill?: number; progress?: number } = {},
+  o: { repeats?: number; seek?: number; seekPairs?: number; keyInputs?: number; drill?: number; progress?: number } =
+    {},
 ): TrainSequence & { kind: CopyKind } {
-  const { repeats = 0, seek = 0, keyInputs = 0, drill = 0, progress = 1 } = o;
+  const { repeats = 0, seek = 0, seekPairs = 0, keyInputs = 0, drill = 0, progress = 1 } = o;
   // The draw for a drill happens only when the option is on, so 0 leaves every batch as it was.
   if (drill > 0 && rng.float() < drill) {
     if (!d.drill) {
@@ -174,6 +176,8 @@ export function copyString(
     const xs = Array.from({ length: 8 + rng.int(41) }, name);
     // The draws for a seek string happen only when the option is on, so 0 leaves every batch as it was.
     if (seek > 0 && rng.float() < seek) {
+      // The draw for a pair-keyed seek string happens only when that option is on, as above.
+      if (seekPairs > 0 && rng.float() < seekPairs) return seekPair(d, rng);
       const from = rng.int(Math.ceil(xs.length / 2));
       const n = Math.floor(xs.length / 4) + rng.int(Math.ceil(xs.length / 4));
       const prompt = [d.stopId, ...xs, d.stopId, xs[from]], answer = xs.slice(from + 1, from + 1 + n);
@@ -201,6 +205,31 @@ export function copyString(
   const answer = [...asked.slice(1), d.newlineId];
   const kind = keyed ? "lookup_key" : "lookup";
   return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1), kind };
+}
+
+/**
+ * A seek string keyed by two tokens (pretrain.copy_seek_pairs): a string of 16 to 48 names from an alphabet of 4 to
+ * 8, the separator, two adjacent names from its first half, then the 1 to 3 names that follow them there. Each name
+ * of the alphabet stands many times, so the last name alone finds many places; only the pair does, and each answer
+ * token is likewise the one after the two tokens before it (each such pair stands once in the string). A command
+ * list asks the same of a reply: the count after `X using` is found by the pair, as `using` follows every line's item
+ * and X also stands among other lines' inputs.
+ */
+function seekPair(d: PretrainData, rng: Rng): TrainSequence & { kind: CopyKind } {
+  for (;;) {
+    const alphabet = Array.from({ length: 4 + rng.int(5) }, () => d.nameIds[rng.int(d.nameIds.length)]);
+    const xs = Array.from({ length: 16 + rng.int(33) }, () => alphabet[rng.int(alphabet.length)]);
+    const pairs = new Map<string, number>();
+    for (let j = 1; j < xs.length; j++) {
+      pairs.set(`${xs[j - 1]},${xs[j]}`, (pairs.get(`${xs[j - 1]},${xs[j]}`) ?? 0) + 1);
+    }
+    const once = (j: number) => pairs.get(`${xs[j - 1]},${xs[j]}`) === 1;
+    const k = 1 + rng.int(Math.floor(xs.length / 2)), n = 1 + rng.int(3);
+    // The asked pair and each pair the answer continues from stand once; else another string is drawn.
+    if (!Array.from({ length: n }, (_, i) => k + i).every(once)) continue;
+    const prompt = [d.stopId, ...xs, d.stopId, xs[k - 1], xs[k]], answer = xs.slice(k + 1, k + 1 + n);
+    return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1), kind: "seek_pair" };
+  }
 }
 
 /** Teacher-forced reading of held-out demonstrations: how much of the replies a greedy policy would write. */

@@ -464,3 +464,28 @@ Deno.test("drills: the task's look-up drill as a sequence, its answers trained; 
   );
   assert.throws(() => copyString(split, new Rng(1), { drill: 1 }), /split tokens/);
 });
+
+Deno.test("pair-keyed seek strings: the asked pair stands once, its last name many times, the answer follows the pair", () => {
+  const d = pretrainData(textcraft, synthetic, tok, { stopId, heldOut: [] });
+  let pairs = 0, ambiguous = 0;
+  for (let seed = 0; seed < 300; seed++) {
+    const q = copyString(d, new Rng(seed), { seek: 1, seekPairs: 1 });
+    if (q.kind !== "seek_pair") {
+      assert.equal(q.kind, "lookup", "with both options on, every plain copy is pair-keyed");
+      continue;
+    }
+    pairs++;
+    const sep = q.ids.indexOf(stopId, 1), xs = q.ids.slice(1, sep);
+    assert.equal(q.promptLength, sep + 3, "two names after the separator");
+    const [a, b] = q.ids.slice(sep + 1, sep + 3), answer = q.ids.slice(q.promptLength);
+    assert.deepEqual(q.mask, answer.map(() => 1));
+    assert.ok(answer.length >= 1 && answer.length <= 3);
+    const at = xs.flatMap((x, j) => (j > 0 && xs[j - 1] === a && x === b ? [j] : []));
+    assert.equal(at.length, 1, "the pair stands once in the string");
+    assert.deepEqual(xs.slice(at[0] + 1, at[0] + 1 + answer.length), answer);
+    if (xs.filter((x) => x === b).length > 1) ambiguous++;
+  }
+  assert.ok(pairs > 100, `pair-keyed strings ${pairs}`);
+  assert.ok(ambiguous > pairs * 0.9, `the last name alone finds several places in ${ambiguous} of ${pairs}`);
+  assert.equal(RunConfig.parse({}).pretrain.copy_seek_pairs, 0, "off by default: the other digests pin the batches");
+});
