@@ -90,8 +90,10 @@ function drillSequence(
           `${ids.length - 1} tokens, whole as ${whole.length}; the task must cut its drill where the tokenizer does`,
       );
     }
-    const promptLength = 1 + (parts[0]?.trained ? 0 : parts[0].ids.length);
-    const mask = parts.slice(promptLength > 1 ? 1 : 0).flatMap((p) => p.ids.map(() => (p.trained ? 1 : 0)));
+    // An untrained first piece is the prompt; the mask covers every piece after it.
+    const lead = parts.length > 0 && !parts[0].trained ? 1 : 0;
+    const promptLength = 1 + (lead ? parts[0].ids.length : 0);
+    const mask = parts.slice(lead).flatMap((p) => p.ids.map(() => (p.trained ? 1 : 0)));
     return { ids, promptLength, mask };
   }
 }
@@ -219,11 +221,10 @@ function seekPair(d: PretrainData, rng: Rng): TrainSequence & { kind: CopyKind }
   for (;;) {
     const alphabet = Array.from({ length: 4 + rng.int(5) }, () => d.nameIds[rng.int(d.nameIds.length)]);
     const xs = Array.from({ length: 16 + rng.int(33) }, () => alphabet[rng.int(alphabet.length)]);
-    const pairs = new Map<string, number>();
-    for (let j = 1; j < xs.length; j++) {
-      pairs.set(`${xs[j - 1]},${xs[j]}`, (pairs.get(`${xs[j - 1]},${xs[j]}`) ?? 0) + 1);
-    }
-    const once = (j: number) => pairs.get(`${xs[j - 1]},${xs[j]}`) === 1;
+    // The pair that ends at position j, and how many times each pair stands in the string.
+    const pair = (j: number) => `${xs[j - 1]},${xs[j]}`, pairs = new Map<string, number>();
+    for (let j = 1; j < xs.length; j++) pairs.set(pair(j), (pairs.get(pair(j)) ?? 0) + 1);
+    const once = (j: number) => pairs.get(pair(j)) === 1;
     const k = 1 + rng.int(Math.floor(xs.length / 2)), n = 1 + rng.int(3);
     // The asked pair and each pair the answer continues from stand once; else another string is drawn.
     if (!Array.from({ length: n }, (_, i) => k + i).every(once)) continue;

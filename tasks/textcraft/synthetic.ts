@@ -49,32 +49,25 @@ export function heldOutWorld(names: readonly string[], seed: number, i: number, 
 export const DRILL_MAX_ASKS = 6;
 
 /**
- * A look-up drill on `world`: its opening, then `Thought:` and 2 to DRILL_MAX_ASKS frames (fewer where the list
- * has fewer lines) of lines drawn without repeats (items with one recipe in the list, those that
- * are other lines' inputs first), each its item then ` using` (given) and the line's inputs as the list writes them (trained), frames joined
+ * A look-up drill on `world`: its opening, then `Thought:` and 2 to DRILL_MAX_ASKS frames (fewer where the list has
+ * fewer lines) of lines drawn without repeats (items with one recipe in the list, those that are other lines' inputs
+ * first), each its item then ` using` (given) and the line's inputs as the list writes them (trained), frames joined
  * by ` |` as the stack policy's tail frames are. The item also stands among other lines' inputs, and every line has
  * ` using`, so neither the item alone nor the token before the answer finds it: only the place where the list's
  * line has that item before ` using`. The asks follow no plan, so a guess from the previous frame does not find it
  * either.
  */
 export function lookupDrill(rng: Rng, world: World): DrillPiece[] {
-  const shuffle = (xs: number[]) => {
-    for (let i = xs.length - 1; i > 0; i--) {
-      const j = rng.int(i + 1);
-      [xs[i], xs[j]] = [xs[j], xs[i]];
-    }
-    return xs;
-  };
   // An item with two recipes in the list has no one answer, so it is never asked. Items that other lines take as an
   // input come first, as every frame a reply pushes is one: there the item alone points at two places.
   const count = (out: string) => world.lines.filter((l) => l.output === out).length;
   const input = (out: string) => world.lines.some((l) => l.inputs.some((x) => x.name === out));
   const once = world.lines.flatMap((l, i) => count(l.output) === 1 ? [i] : []);
   const order = [
-    ...shuffle(once.filter((i) => input(world.lines[i].output))),
-    ...shuffle(once.filter((i) => !input(world.lines[i].output))),
+    ...rng.shuffle(once.filter((i) => input(world.lines[i].output))),
+    ...rng.shuffle(once.filter((i) => !input(world.lines[i].output))),
   ];
-  const asks = shuffle(order.slice(0, Math.min(order.length, 2 + rng.int(DRILL_MAX_ASKS - 1))));
+  const asks = rng.shuffle(order.slice(0, Math.min(order.length, 2 + rng.int(DRILL_MAX_ASKS - 1))));
   const pieces: DrillPiece[] = [{ text: `${worldOpening(world)}\n\nThought:`, trained: false }];
   asks.forEach((at, k) => {
     const line = world.lines[at];
