@@ -8,7 +8,14 @@
 import { stringify } from "yaml";
 import { resolveConfig } from "../config/load.ts";
 import { configSource } from "../config/presets.ts";
-import { isSavedBaseModel, runFromBaseModel, saveBaseModel } from "../pretrain/base_model.ts";
+import {
+  checkGrowth,
+  growRunCheckpoint,
+  isSavedBaseModel,
+  runFromBaseModel,
+  saveBaseModel,
+} from "../pretrain/base_model.ts";
+import { tinySpecOf } from "../model/tiny.ts";
 import { runPretraining } from "../pretrain/run.ts";
 import { writeReport } from "../report/write.ts";
 import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
@@ -16,7 +23,7 @@ import { terminalReporter } from "../command/progress.ts";
 import { EXIT_STOPPED, readRunConfig, refuseExistingRun, stopOnSignals } from "./train.ts";
 
 const USAGE = `Usage: deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N]
-                          [--save-model DIR [--step N]] [key.path=value ...]
+                          [--save-model DIR [--step N]] [--add-layer AT] [key.path=value ...]
 
 Pretrains a base model on a task's synthetic tasks (TextCraft: random crafting worlds, never the game's recipes).
 Every batch is drawn from (pretrain.seed, step), so a run resumes bit for bit; every pretrain.chunk_steps steps it
@@ -33,6 +40,9 @@ Options:
   --save-model DIR   afterwards, write the latest checkpoint to DIR as a model directory with a README card
                      (--export DIR, its old name, still works)
   --step N           with --save-model, the checkpoint of step N instead (one is saved at every chunk's end)
+  --add-layer AT     with --resume MODEL_DIR --run-dir DIR: go on with one more layer, inserted at index AT (0 first,
+                     the layer count after the last), that starts as a no-op (zero o_proj and down_proj: the same
+                     logits); give its shape with model.tiny=NAME|FILE (crucible_base_3 is crucible_base's, 3 layers)
   key.path=value     config overrides, e.g. pretrain.steps=4 pretrain.chunk_steps=2
 
 Exit codes: 0 pretraining reached pretrain.steps; 3 it stopped early with a checkpoint; 2 an error.
@@ -41,7 +51,12 @@ Examples:
   deno task pretrain --minutes 120                       # two hours of the shipped recipe, then resume
   deno task pretrain --resume runs/textcraft-pretrain-20261123-2200 --save-model models/crucible-tiny
   deno task pretrain --resume runs/pretrain-d --save-model models/crucible-tiny --step 14000   # a finished run's step
-  deno task pretrain --resume models/crucible-base --run-dir runs/base-2 --minutes 90   # on from a saved model`;
+  deno task pretrain --resume models/crucible-base --run-dir runs/base-2 --minutes 90   # on from a saved model
+  deno task pretrain --resume models/crucible-base --run-dir runs/base-3 --add-layer 1 model.tiny=crucible_base_3`;
+
+const ADD_LAYER_NEEDS =
+  "--add-layer grows a model that --save-model wrote: give --resume MODEL_DIR --run-dir NEW_DIR " +
+  "(save a run's checkpoint first with --resume RUN_DIR --save-model MODEL_DIR)";
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
@@ -55,6 +70,7 @@ export async function main(args: string[]): Promise<void> {
       "save-model": { type: "string" },
       export: { type: "string" },
       step: { type: "string" },
+      "add-layer": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -68,6 +84,9 @@ export async function main(args: string[]): Promise<void> {
   if (step !== undefined && !saveTo) {
     throw new TypeError("--step picks the checkpoint --save-model writes; give --save-model DIR");
   }
+  const addLayer = v["add-layer"] === undefined
+    ? undefined
+    : numberFlag("--add-layer", v["add-layer"], 0, { lo: 0, integer: true });
   if (
     dryRun(
       `would pretrain${v.resume ? `, resuming ${v.resume}` : ""}${saveTo ? `, saving the model to ${saveTo}` : ""}`,
@@ -94,20 +113,34 @@ export async function main(args: string[]): Promise<void> {
       const source = { text: await Deno.readTextFile(name), name };
       config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
       const changed = changedKeys(resolveConfig(source, []), config);
-      const fixed = changed.filter((k) => /^(model\.|task$|data\.prompt\.)/.test(k));
+      const grows = addLayer !== undefined && changed.includes("model.tiny");
+      const fixed = changed.filter((k) => /^(model\.|task$|data\.prompt\.)/.test(k) && !(grows && k === "model.tiny"));
       if (fixed.length > 0) {
         throw new TypeError(
           `Going on from ${from} with ${fixed.join(", ")} changed: its weights were made for its model, task and ` +
             "prompt; start a new pretraining instead (model.path names weights to start from)",
         );
       }
+      if (addLayer !== undefined && !grows) {
+        throw new TypeError(
+          `--add-layer ${addLayer} needs the grown model's shape: add model.tiny=NAME|FILE, a shape that is ` +
+            `${from}'s with one more layer (crucible_base_3 for crucible_base)`,
+        );
+      }
+      const spec = grows ? await tinySpecOf(config.model.tiny) : undefined;
+      if (spec) await checkGrowth(from, spec, String(config.model.tiny), addLayer!);
       const step = await runFromBaseModel(from, runDir);
+      if (spec) {
+        const layers = await growRunCheckpoint(runDir, { at: addLayer!, seed: spec.seed, std: spec.init_std });
+        console.error(`note: grew ${from} to ${layers} layers at step ${step}: a new layer at index ${addLayer}`);
+      }
       if (changed.length > 0) await Deno.writeTextFile(`${runDir}/config.yaml`, stringify(config));
       console.error(
         `note: going on from ${from} at step ${step} in ${runDir}, with its config` +
           (changed.length > 0 ? ` changed in ${changed.join(", ")}` : "") + "; AdamW's moments start from zero",
       );
     } else {
+      if (addLayer !== undefined) throw new TypeError(ADD_LAYER_NEEDS);
       const source = { text: await readRunConfig(runDir), name: `${runDir}/config.yaml` };
       config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
       const changed = changedKeys(resolveConfig(source, []), config);
@@ -118,6 +151,7 @@ export async function main(args: string[]): Promise<void> {
       }
     }
   } else {
+    if (addLayer !== undefined) throw new TypeError(ADD_LAYER_NEEDS);
     config = resolveConfig(await configSource(names[0] ?? "textcraft_pretrain"), overrides, {
       onNote: (n) => console.error(`note: ${n}`),
     });

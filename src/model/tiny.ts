@@ -7,6 +7,7 @@ import { z } from "zod";
 import tinyYaml from "../../configs/models/tiny.yaml" with { type: "text" };
 import crucibleTinyYaml from "../../configs/models/crucible_tiny.yaml" with { type: "text" };
 import crucibleBaseYaml from "../../configs/models/crucible_base.yaml" with { type: "text" };
+import crucibleBase3Yaml from "../../configs/models/crucible_base_3.yaml" with { type: "text" };
 import { type ModelConfig, parseModelConfig } from "./config.ts";
 import { initParams } from "./init.ts";
 import type { Tokenizer } from "./tokenizer.ts";
@@ -34,6 +35,7 @@ export const TINY_SHAPES: Readonly<Record<string, string>> = {
   tiny: tinyYaml,
   crucible_tiny: crucibleTinyYaml,
   crucible_base: crucibleBaseYaml,
+  crucible_base_3: crucibleBase3Yaml,
 };
 
 /** The spec `model.tiny` names: a shipped shape's name, a YAML file's path, or null for configs/models/tiny.yaml. */

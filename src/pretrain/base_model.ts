@@ -10,8 +10,11 @@
  */
 import { parse } from "yaml";
 import { configSource } from "../config/presets.ts";
-import { GENERATION, MODEL_FILES, saveModelDir } from "../model/model_dir.ts";
+import { insertLayer } from "../model/grow.ts";
+import { GENERATION, MODEL_FILES, readJson, saveModelDir } from "../model/model_dir.ts";
+import { parseModelConfig, toHfConfig } from "../model/config.ts";
 import { paramCount } from "../model/params.ts";
+import type { TinySpec } from "../model/tiny.ts";
 import type { BaseModelWords } from "../task/task.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { AGENT_FILE, readAgentSettings } from "../train/agent_settings.ts";
@@ -59,6 +62,7 @@ export async function saveBaseModel(runDir: string, out: string, o: { step?: num
     last: evals.filter((e) => e.step <= ckpt.state.sftStep).at(-1),
     runStep: Math.max(ckpt.state.sftStep, ...evals.map((e) => e.step)),
     words: taskWords(config),
+    grown: ckpt.state.notes.grown as Growth[] | undefined,
   });
   const enc = new TextEncoder();
   await saveModelDir(out, {
@@ -115,6 +119,66 @@ export async function runFromBaseModel(modelDir: string, runDir: string): Promis
   await Deno.copyFile(`${modelDir}/pretrain.yaml`, `${runDir}/config.yaml`);
   await Deno.writeTextFile(`${runDir}/checkpoints/latest`, `${checkpointName("pretrain", state.sftStep!)}\n`);
   return state.sftStep!;
+}
+
+/** One growth of a run's model, as its trainer state keeps it (notes.grown) for the model card. */
+export interface Growth {
+  /** The pretraining step it was grown at. */
+  step: number;
+  /** The new layer's index. */
+  at: number;
+  /** Layers after it. */
+  layers: number;
+}
+
+/**
+ * Refuses a growth whose shape is not the saved model's with one more layer, or whose place is outside it; the
+ * error names the shape to give.
+ */
+export async function checkGrowth(modelDir: string, spec: TinySpec, shapeName: string, at: number): Promise<void> {
+  const saved = toHfConfig(parseModelConfig(await readJson(`${modelDir}/config.json`), `${modelDir}/config.json`));
+  const L = Number(saved.num_hidden_layers);
+  if (!Number.isInteger(at) || at < 0 || at > L) {
+    throw new RangeError(`--add-layer ${at}: ${modelDir} has ${L} layers, so the new one's place is 0 to ${L}`);
+  }
+  const { init_std: _std, seed: _seed, ...shape } = spec;
+  const differ = Object.entries(shape).filter(([k, v]) =>
+    k === "num_hidden_layers" ? v !== L + 1 : JSON.stringify(v) !== JSON.stringify(saved[k])
+  );
+  if (differ.length > 0) {
+    throw new TypeError(
+      `--add-layer grows ${modelDir} to ${L + 1} layers, but model.tiny=${shapeName} differs from that in ` +
+        `${differ.map(([k, v]) => `${k} (${v}, grown: ${k === "num_hidden_layers" ? L + 1 : saved[k]})`).join(", ")}` +
+        `: name a shape that is ${modelDir}'s with num_hidden_layers ${L + 1}`,
+    );
+  }
+}
+
+/**
+ * Grows the checkpoint that `latest` names in `runDir` (a run just started by {@linkcode runFromBaseModel}) by one
+ * layer at `o.at` that changes nothing (model/grow.ts), in place; the trainer state keeps the growth in notes.grown.
+ * Returns the grown layer count.
+ */
+export async function growRunCheckpoint(
+  runDir: string,
+  o: { at: number; seed: number; std: number },
+): Promise<number> {
+  const ckpt = await loadLatestCheckpoint(runDir);
+  if (ckpt.moments) throw new RangeError(`${ckpt.dir} has optimizer moments: only a run started from a model grows`);
+  const grown = insertLayer(ckpt.config, ckpt.tensors, o);
+  const state = structuredClone(ckpt.state);
+  const growth: Growth = { step: state.sftStep, at: o.at, layers: grown.config.numLayers };
+  state.notes.grown = [...(state.notes.grown as Growth[] | undefined ?? []), growth];
+  const agent = await readAgentSettings(ckpt.dir);
+  await saveModelDir(ckpt.dir, {
+    config: grown.config,
+    tensors: grown.tensors,
+    tokenizer: ckpt.tokenizer,
+    dtype: ckpt.dtype,
+    generationConfig: await readJson(`${ckpt.dir}/${GENERATION}`),
+    extra: { ...(agent ? { [AGENT_FILE]: agent } : {}), [STATE_FILE]: state },
+  });
+  return grown.config.numLayers;
 }
 
 /**
@@ -201,6 +265,8 @@ function modelCard(m: {
   runStep: number;
   /** The task's own words (its `baseModelWords` hook, or the generic ones). */
   words: BaseModelWords;
+  /** Layers added on the way (state.notes.grown), oldest first. */
+  grown?: Growth[];
 }): string {
   const p = m.config.pretrain ?? {};
   const partial = typeof p.steps === "number" && m.step < p.steps;
@@ -231,6 +297,11 @@ ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in 
       : partial
       ? ` This is the run's checkpoint at step ${m.step}: pretraining goes on from it, and a later export replaces it.`
       : ""
+  }${
+    (m.grown ?? []).map((g) =>
+      ` At step ${g.step} it grew to ${g.layers} layers: a new layer at index ${g.at} that started as a no-op (zero ` +
+      "o_proj and down_proj, the same logits; `deno task pretrain --add-layer`)."
+    ).join("")
   }
 
 ## Held-out results (greedy, ${p.eval_tasks} ${m.words.heldOut} the model never saw)

@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { RunConfig } from "../../src/config/schema.ts";
 import { buildTinyModel } from "../../src/model/tiny.ts";
+import { loadModelDir } from "../../src/model/model_dir.ts";
+import { layerNames } from "../../src/model/params.ts";
 import { resolveConfig } from "../../src/config/load.ts";
 import { copyString, dataSeed, pretrainBatch, pretrainData, recoveryCount } from "../../src/pretrain/data.ts";
 import { Rng } from "../../src/util/random.ts";
@@ -239,6 +241,60 @@ Deno.test({
     assert.equal(shape.code, 2);
     assert.match(shape.err, /with data\.prompt\.user changed: its weights were made for/);
     await assert.rejects(Deno.stat(`${dir}/d`), Deno.errors.NotFound, "the refused run leaves no folder");
+  },
+});
+
+Deno.test({
+  name: "pretrain --add-layer: a saved model goes on with one more layer that starts as a no-op, and learns",
+  ignore: noGpu,
+  async fn() {
+    const { dir, budget } = await tinyRun(4, 2);
+    const a = await pretrain(["--run-dir", `${dir}/a`, ...budget, "--save-model", `${dir}/m`, "--step", "2"]);
+    assert.equal(a.code, 0, a.err);
+    await Deno.writeTextFile(`${dir}/tiny3.yaml`, TINY.replace("num_hidden_layers: 2", "num_hidden_layers: 3"));
+    await Deno.writeTextFile(
+      `${dir}/wide3.yaml`,
+      TINY.replace("num_hidden_layers: 2", "num_hidden_layers: 3")
+        .replace("hidden_size: 32", "hidden_size: 48"),
+    );
+    const grow = (run: string, ...more: string[]) =>
+      pretrain(["--resume", `${dir}/m`, "--run-dir", `${dir}/${run}`, "--add-layer", ...more]);
+    const refused: [Promise<{ code: number; err: string }>, RegExp][] = [
+      [grow("x", "1"), /--add-layer 1 needs the grown model's shape: add model\.tiny=/],
+      [grow("x", "1", `model.tiny=${dir}/wide3.yaml`), /differs from that in hidden_size \(48, grown: 32\)/],
+      [
+        grow("x", "3", `model.tiny=${dir}/tiny3.yaml`),
+        /--add-layer 3: .* has 2 layers, so the new one's place is 0 to 2/,
+      ],
+      [pretrain(["--resume", `${dir}/a`, "--add-layer", "1"]), /--add-layer grows a model that --save-model wrote/],
+    ];
+    for (const [run, why] of refused) {
+      const r = await run;
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, why);
+    }
+    await assert.rejects(Deno.stat(`${dir}/x`), Deno.errors.NotFound, "a refused growth leaves no folder");
+
+    const g = await grow("g", "1", `model.tiny=${dir}/tiny3.yaml`, "--save-model", `${dir}/m3`);
+    assert.equal(g.code, 0, g.err);
+    assert.match(g.err, /grew .*\/m to 3 layers at step 2: a new layer at index 1/);
+    const losses = async (run: string) =>
+      new Map(
+        (await Deno.readTextFile(`${dir}/${run}/metrics.jsonl`)).trim().split("\n").map((l) => JSON.parse(l))
+          .filter((l) => l.phase === "pretrain").map((l) => [l.step, l.loss]),
+      );
+    // Step 3's loss is measured before its update, on run a's batch: a no-op layer gives the very same number.
+    assert.equal((await losses("g")).get(3), (await losses("a")).get(3));
+    const m3 = await loadModelDir(`${dir}/m3`);
+    assert.equal(m3.config.numLayers, 3);
+    assert.ok(m3.tensors.get(layerNames(1).o)!.some((v) => v !== 0), "the new layer's o_proj learned");
+    const state = JSON.parse(await Deno.readTextFile(`${dir}/m3/trainer_state.json`));
+    assert.deepEqual(state.notes.grown, [{ step: 2, at: 1, layers: 3 }]);
+    assert.match(
+      await Deno.readTextFile(`${dir}/m3/README.md`),
+      /At step 2 it grew to 3 layers: a new layer at index 1/,
+    );
+    assert.match(await Deno.readTextFile(`${dir}/m3/pretrain.yaml`), /tiny3\.yaml/);
   },
 });
 
