@@ -71,8 +71,9 @@ export function lookupDrill(rng: Rng, world: World): DrillPiece[] {
   const pieces: DrillPiece[] = [{ text: `${worldOpening(world)}\n\nThought:`, trained: false }];
   asks.forEach((at, k) => {
     const line = world.lines[at];
-    pieces.push({ text: `${k > 0 ? " |" : ""} ${line.output} using`, trained: false });
-    pieces.push({ text: ` ${line.inputs.map((x) => `${x.count} ${x.name}`).join(", ")}`, trained: true });
+    // The answer starts at ` using`: a vocabulary with count phrases (vocabulary.ts) writes ` using 9` as one token.
+    pieces.push({ text: `${k > 0 ? " |" : ""} ${line.output}`, trained: false });
+    pieces.push({ text: ` using ${line.inputs.map((x) => `${x.count} ${x.name}`).join(", ")}`, trained: true });
   });
   return pieces;
 }

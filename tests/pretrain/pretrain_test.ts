@@ -392,7 +392,9 @@ Deno.test("copy strings with repeats: tails from a small alphabet that one token
   for (const step of [1, 4, 9]) {
     for (const q of pretrainBatch(d, off, step).seqs) digest.update(`${q.ids.join(",")};${q.mask.join(",")}|`);
   }
-  assert.equal(digest.digest("hex").slice(0, 16), "759ff944c8136731", "copy_repeats 0 leaves the data as it was");
+  // Re-pinned when TextCraft's vocabulary gained its count phrases (every id moved); without them the same code gives
+  // 759ff944c8136731, the digest of the code before copy_repeats existed.
+  assert.equal(digest.digest("hex").slice(0, 16), "f6aa40f81223685a", "copy_repeats 0 leaves the data as it was");
   let lookups = 0, ambiguous = 0;
   for (let seed = 0; seed < 200; seed++) {
     const q = copyString(d, new Rng(seed), { repeats: 1 });
@@ -423,7 +425,8 @@ Deno.test("seek copy strings: copy from a random place of the string, never from
       digest.update(`${q.ids.join(",")};${q.mask.join(",")}|`);
     }
   }
-  assert.equal(digest.digest("hex").slice(0, 16), "759ff944c8136731", "copy_seek 0 leaves the data as it was");
+  // The digest above, of the batches before copy_seek existed (re-pinned with the count phrases, as there).
+  assert.equal(digest.digest("hex").slice(0, 16), "f6aa40f81223685a", "copy_seek 0 leaves the data as it was");
   const starts = new Set<number>();
   let seeks = 0;
   for (let seed = 0; seed < 200; seed++) {
@@ -495,11 +498,11 @@ Deno.test("drills: the task's look-up drill as a sequence, its answers trained; 
     assert.equal(q.mask.length, q.ids.length - q.promptLength);
     const prompt = tok.decode(q.ids.slice(1, q.promptLength));
     assert.ok(prompt.startsWith("Crafting commands:\n") && prompt.endsWith("\n\nThought:"), prompt);
-    // Trained tokens are the inputs after each `X using`, and nothing else.
+    // Trained tokens are each ` using N` (one token: TextCraft's count phrases) and the inputs after it, nothing else.
     const rest = q.ids.slice(q.promptLength);
     const marked = rest.map((id, i) => q.mask[i] ? `[${tok.decode([id])}]` : tok.decode([id])).join("");
     for (const frame of marked.split(" |")) {
-      assert.match(frame, /^ [^[\]]+ using(\[ \d+\]\[ [^[\]]+\](\[,\]\[ \d+\]\[ [^[\]]+\])*)$/, marked);
+      assert.match(frame, /^ [^[\]]+\[ using \d\]\[ [^[\]]+\](\[, \d\]\[ [^[\]]+\])*$/, marked);
     }
   }
   const c = RunConfig.parse({ pretrain: { batch_tokens: 1500, seed: 3, copy_warmup_steps: 10 } }).pretrain;
