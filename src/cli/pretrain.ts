@@ -1,9 +1,11 @@
 /**
  * `deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N] [--save-model DIR]
- * [--step N] [--add-layer AT] [--extend-vocab] [key.path=value ...]`: pretrains a base model on the task's synthetic tasks (config section
- * `pretrain`), in chunks that each end with a held-out evaluation and a checkpoint. `--save-model` writes the run's
- * latest checkpoint (or the one at `--step`) as a Hugging Face model directory with a model card; `--export` is its
- * old name, still accepted with a note (`deno task export` is the verb for ONNX).
+ * [--step N] [--add-layer AT] [--extend-vocab] [key.path=value ...]`: pretrains a base model on the task's synthetic
+ * tasks (config section `pretrain`), in chunks that each end with a held-out evaluation and a checkpoint.
+ * `--save-model` writes the run's latest checkpoint (or the one at `--step`) as a Hugging Face model directory with a
+ * model card; `--export` is its old name, still accepted with a note (`deno task export` is the verb for ONNX). A
+ * saved model goes on in a new run folder, with one more layer (`--add-layer`) or the task's new tokens appended to
+ * its vocabulary (`--extend-vocab`).
  */
 import { stringify } from "yaml";
 import { resolveConfig } from "../config/load.ts";
