@@ -1,15 +1,19 @@
 /**
  * `deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N] [--save-model DIR]
- * [--step N] [key.path=value ...]`: pretrains a base model on the task's synthetic tasks (config section
- * `pretrain`), in chunks that each end with a held-out evaluation and a checkpoint. `--save-model` writes the run's
- * latest checkpoint (or the one at `--step`) as a Hugging Face model directory with a model card; `--export` is its
- * old name, still accepted with a note (`deno task export` is the verb for ONNX).
+ * [--step N] [--add-layer AT] [--extend-vocab] [key.path=value ...]`: pretrains a base model on the task's synthetic
+ * tasks (config section `pretrain`), in chunks that each end with a held-out evaluation and a checkpoint.
+ * `--save-model` writes the run's latest checkpoint (or the one at `--step`) as a Hugging Face model directory with a
+ * model card; `--export` is its old name, still accepted with a note (`deno task export` is the verb for ONNX). A
+ * saved model goes on in a new run folder, with one more layer (`--add-layer`) or the task's new tokens appended to
+ * its vocabulary (`--extend-vocab`).
  */
 import { stringify } from "yaml";
 import { resolveConfig } from "../config/load.ts";
+import type { RunConfig } from "../config/schema.ts";
 import { configSource } from "../config/presets.ts";
 import {
   checkGrowth,
+  extendRunCheckpoint,
   growRunCheckpoint,
   isSavedBaseModel,
   runFromBaseModel,
@@ -17,13 +21,14 @@ import {
 } from "../pretrain/base_model.ts";
 import { tinySpecOf } from "../model/tiny.ts";
 import { runPretraining } from "../pretrain/run.ts";
+import { configuredTask, taskTokenizer } from "../train/setup.ts";
 import { writeReport } from "../report/write.ts";
 import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
 import { terminalReporter } from "../command/progress.ts";
 import { EXIT_STOPPED, readRunConfig, refuseExistingRun, stopOnSignals } from "./train.ts";
 
 const USAGE = `Usage: deno task pretrain [NAME|CONFIG.yaml] [--run-dir DIR] [--resume RUN_DIR] [--minutes N]
-                          [--save-model DIR [--step N]] [--add-layer AT] [key.path=value ...]
+                          [--save-model DIR [--step N]] [--add-layer AT] [--extend-vocab] [key.path=value ...]
 
 Pretrains a base model on a task's synthetic tasks (TextCraft: random crafting worlds, never the game's recipes).
 Every batch is drawn from (pretrain.seed, step), so a run resumes bit for bit; every pretrain.chunk_steps steps it
@@ -43,6 +48,10 @@ Options:
   --add-layer AT     with --resume MODEL_DIR --run-dir DIR: go on with one more layer, inserted at index AT (0 first,
                      the layer count after the last), that starts as a no-op (zero o_proj and down_proj: the same
                      logits); give its shape with model.tiny=NAME|FILE (crucible_base_3 is crucible_base's, 3 layers)
+  --extend-vocab     with --resume MODEL_DIR --run-dir DIR: append to the model's word-level vocabulary the tokens the
+                     task's vocabulary has today (new phrases, new words) after its old ids, each with a new embedding
+                     row, the mean of the rows its text had (the same logits on the old tokens); with --add-layer,
+                     the layer is added first
   key.path=value     config overrides, e.g. pretrain.steps=4 pretrain.chunk_steps=2
 
 Exit codes: 0 pretraining reached pretrain.steps; 3 it stopped early with a checkpoint; 2 an error.
@@ -52,10 +61,15 @@ Examples:
   deno task pretrain --resume runs/textcraft-pretrain-20261123-2200 --save-model models/crucible-tiny
   deno task pretrain --resume runs/pretrain-d --save-model models/crucible-tiny --step 14000   # a finished run's step
   deno task pretrain --resume models/crucible-base --run-dir runs/base-2 --minutes 90   # on from a saved model
-  deno task pretrain --resume models/crucible-base --run-dir runs/base-3 --add-layer 1 model.tiny=crucible_base_3`;
+  deno task pretrain --resume models/crucible-base --run-dir runs/base-3 --add-layer 1 model.tiny=crucible_base_3
+  deno task pretrain --resume models/crucible-base --run-dir runs/base-4 --extend-vocab   # today's new phrases`;
 
 const ADD_LAYER_NEEDS =
   "--add-layer grows a model that --save-model wrote: give --resume MODEL_DIR --run-dir NEW_DIR " +
+  "(save a run's checkpoint first with --resume RUN_DIR --save-model MODEL_DIR)";
+
+const EXTEND_VOCAB_NEEDS =
+  "--extend-vocab extends a model that --save-model wrote: give --resume MODEL_DIR --run-dir NEW_DIR " +
   "(save a run's checkpoint first with --resume RUN_DIR --save-model MODEL_DIR)";
 
 /** Runs the command. */
@@ -71,6 +85,7 @@ export async function main(args: string[]): Promise<void> {
       export: { type: "string" },
       step: { type: "string" },
       "add-layer": { type: "string" },
+      "extend-vocab": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -134,6 +149,7 @@ export async function main(args: string[]): Promise<void> {
         const layers = await growRunCheckpoint(runDir, { at: addLayer!, seed: spec.seed, std: spec.init_std });
         console.error(`note: grew ${from} to ${layers} layers at step ${step}: a new layer at index ${addLayer}`);
       }
+      if (v["extend-vocab"]) await extendVocab(runDir, { from, config, step });
       if (changed.length > 0) await Deno.writeTextFile(`${runDir}/config.yaml`, stringify(config));
       console.error(
         `note: going on from ${from} at step ${step} in ${runDir}, with its config` +
@@ -141,6 +157,7 @@ export async function main(args: string[]): Promise<void> {
       );
     } else {
       if (addLayer !== undefined) throw new TypeError(ADD_LAYER_NEEDS);
+      if (v["extend-vocab"]) throw new TypeError(EXTEND_VOCAB_NEEDS);
       const source = { text: await readRunConfig(runDir), name: `${runDir}/config.yaml` };
       config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
       const changed = changedKeys(resolveConfig(source, []), config);
@@ -152,6 +169,7 @@ export async function main(args: string[]): Promise<void> {
     }
   } else {
     if (addLayer !== undefined) throw new TypeError(ADD_LAYER_NEEDS);
+    if (v["extend-vocab"]) throw new TypeError(EXTEND_VOCAB_NEEDS);
     config = resolveConfig(await configSource(names[0] ?? "textcraft_pretrain"), overrides, {
       onNote: (n) => console.error(`note: ${n}`),
     });
@@ -179,6 +197,29 @@ export async function main(args: string[]): Promise<void> {
   } finally {
     stops.release();
   }
+}
+
+/**
+ * `--extend-vocab`: appends to the checkpoint of the run just started from `from` the tokens of the tokenizer a fresh
+ * tiny model of the run's task would get today. A refusal (a token the model has and today's vocabulary lacks)
+ * removes the new run folder, as the checks before it leave none.
+ */
+async function extendVocab(runDir: string, o: { from: string; config: RunConfig; step: number }): Promise<void> {
+  const { from, config, step } = o;
+  const { task } = await configuredTask(config);
+  let added: string[];
+  try {
+    added = await extendRunCheckpoint(runDir, await taskTokenizer(task));
+  } catch (e) {
+    await Deno.remove(runDir, { recursive: true });
+    throw e;
+  }
+  const some = added.slice(0, 4).map((t) => JSON.stringify(t)).join(", ") + (added.length > 4 ? ", ..." : "");
+  console.error(
+    added.length === 0
+      ? `note: the vocabulary of ${from} has every token of ${task.name}'s today: nothing to add`
+      : `note: the vocabulary of ${from} gained ${added.length} tokens (e.g. ${some}) at step ${step}`,
+  );
 }
 
 /**

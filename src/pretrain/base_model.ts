@@ -10,11 +10,13 @@
  */
 import { parse } from "yaml";
 import { configSource } from "../config/presets.ts";
+import { extendVocabulary } from "../model/extend_vocab.ts";
 import { insertLayer } from "../model/grow.ts";
 import { GENERATION, MODEL_FILES, readJson, saveModelDir } from "../model/model_dir.ts";
 import { parseModelConfig, toHfConfig } from "../model/config.ts";
 import { paramCount } from "../model/params.ts";
 import type { TinySpec } from "../model/tiny.ts";
+import type { Tokenizer } from "../model/tokenizer.ts";
 import type { BaseModelWords } from "../task/task.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { AGENT_FILE, readAgentSettings } from "../train/agent_settings.ts";
@@ -63,6 +65,7 @@ export async function saveBaseModel(runDir: string, out: string, o: { step?: num
     runStep: Math.max(ckpt.state.sftStep, ...evals.map((e) => e.step)),
     words: taskWords(config),
     grown: ckpt.state.notes.grown as Growth[] | undefined,
+    extended: ckpt.state.notes.vocab as VocabGrowth[] | undefined,
   });
   const enc = new TextEncoder();
   await saveModelDir(out, {
@@ -181,6 +184,40 @@ export async function growRunCheckpoint(
   return grown.config.numLayers;
 }
 
+/** One extension of a run's vocabulary, as its trainer state keeps it (notes.vocab) for the model card. */
+export interface VocabGrowth {
+  /** The pretraining step it was extended at. */
+  step: number;
+  /** Tokens appended. */
+  added: number;
+}
+
+/**
+ * Appends to the checkpoint that `latest` names in `runDir` (a run just started by {@linkcode runFromBaseModel}) the
+ * tokens of `target` its tokenizer lacks, new embedding rows with them (model/extend_vocab.ts), in place; the trainer
+ * state keeps the extension in notes.vocab. Nothing to add leaves the checkpoint as it is. Returns the added tokens.
+ */
+export async function extendRunCheckpoint(runDir: string, target: Tokenizer): Promise<string[]> {
+  const ckpt = await loadLatestCheckpoint(runDir);
+  if (ckpt.moments) throw new RangeError(`${ckpt.dir} has optimizer moments: only a run started from a model extends`);
+  if (!ckpt.tokenizer) throw new TypeError(`${ckpt.dir} has no tokenizer.json: there is no vocabulary to extend`);
+  const ext = extendVocabulary({ config: ckpt.config, tensors: ckpt.tensors, tokenizer: ckpt.tokenizer }, target);
+  if (ext.added.length === 0) return [];
+  const state = structuredClone(ckpt.state);
+  const growth: VocabGrowth = { step: state.sftStep, added: ext.added.length };
+  state.notes.vocab = [...(state.notes.vocab as VocabGrowth[] | undefined ?? []), growth];
+  const agent = await readAgentSettings(ckpt.dir);
+  await saveModelDir(ckpt.dir, {
+    config: ext.config,
+    tensors: ext.tensors,
+    tokenizer: ext.tokenizer,
+    dtype: ckpt.dtype,
+    generationConfig: await readJson(`${ckpt.dir}/${GENERATION}`),
+    extra: { ...(agent ? { [AGENT_FILE]: agent } : {}), [STATE_FILE]: state },
+  });
+  return ext.added;
+}
+
 /**
  * "It is the base model of `deno task train X`." where X's shipped config starts from `out`, else how to start from
  * it: a model saved while its pretraining goes on is not the main job's base until the config names it.
@@ -267,6 +304,8 @@ function modelCard(m: {
   words: BaseModelWords;
   /** Layers added on the way (state.notes.grown), oldest first. */
   grown?: Growth[];
+  /** Vocabulary extensions on the way (state.notes.vocab), oldest first. */
+  extended?: VocabGrowth[];
 }): string {
   const p = m.config.pretrain ?? {};
   const partial = typeof p.steps === "number" && m.step < p.steps;
@@ -301,6 +340,12 @@ ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in 
     (m.grown ?? []).map((g) =>
       ` At step ${g.step} it grew to ${g.layers} layers: a new layer at index ${g.at} that started as a no-op (zero ` +
       "o_proj and down_proj, the same logits; `deno task pretrain --add-layer`)."
+    ).join("")
+  }${
+    (m.extended ?? []).map((x) =>
+      ` At step ${x.step} its vocabulary gained ${x.added} tokens, appended after the old ids (each new embedding ` +
+      "row the mean of the rows of its text's old tokens, the same logits on the old ones; " +
+      "`deno task pretrain --extend-vocab`)."
     ).join("")
   }
 

@@ -15,11 +15,19 @@ import type { ModelConfig } from "../model/config.ts";
 import { buildTinyModel, TINY_SHAPES, tinySpecOf } from "../model/tiny.ts";
 import type { SaveDType } from "../model/safetensors.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
+import { wordTokenizer } from "../model/word_tokenizer.ts";
 import { readAgentSettings } from "./agent_settings.ts";
 import type { Reporter } from "./run.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { readItemIds } from "../task/splits.ts";
-import { type EmbeddedServer, loadPrompt, type RlWorlds, type Task, type TaskOptions } from "../task/task.ts";
+import {
+  type EmbeddedServer,
+  loadPrompt,
+  type RlWorlds,
+  type Task,
+  type TaskOptions,
+  type TaskVocabulary,
+} from "../task/task.ts";
 
 /** The environment side of a run. */
 export interface RunEnv {
@@ -257,11 +265,8 @@ export async function loadModel(c: RunConfig, task: Task): Promise<HostModel> {
       source: c.model.path,
     };
   }
-  if (!task.vocabulary) {
-    throw new RangeError(`The built-in tiny model has no vocabulary for ${task.name}; pass --model DIR`);
-  }
+  const vocabulary = await tinyVocabulary(task);
   const spec = await tinySpecOf(c.model.tiny);
-  const vocabulary = await task.vocabulary(task.prompt);
   const tiny = buildTinyModel(vocabulary.corpus, spec, vocabulary.phrases);
   return {
     ...tiny,
@@ -269,6 +274,22 @@ export async function loadModel(c: RunConfig, task: Task): Promise<HostModel> {
     stopIds: stopTokenIds({ config: tiny.config, tokenizer: tiny.tokenizer }),
     source: "tiny",
   };
+}
+
+/**
+ * The tokenizer a fresh built-in tiny model of `task` gets today (loadModel's): word-level over the task's vocabulary
+ * for its prompt. A saved model keeps its own; `deno task pretrain --extend-vocab` appends what this one has more.
+ */
+export async function taskTokenizer(task: Task): Promise<Tokenizer> {
+  const vocabulary = await tinyVocabulary(task);
+  return wordTokenizer(vocabulary.corpus, { phrases: vocabulary.phrases });
+}
+
+async function tinyVocabulary(task: Task): Promise<TaskVocabulary> {
+  if (!task.vocabulary) {
+    throw new RangeError(`The built-in tiny model has no vocabulary for ${task.name}; pass --model DIR`);
+  }
+  return await task.vocabulary(task.prompt);
 }
 
 /** A split's task indices and, where they are not the servers' own split, a line saying what they play. */

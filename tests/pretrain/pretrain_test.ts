@@ -5,8 +5,11 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { RunConfig } from "../../src/config/schema.ts";
 import { buildTinyModel } from "../../src/model/tiny.ts";
-import { loadModelDir } from "../../src/model/model_dir.ts";
-import { layerNames } from "../../src/model/params.ts";
+import { loadModelDir, saveModelDir } from "../../src/model/model_dir.ts";
+import { EMBED, layerNames } from "../../src/model/params.ts";
+import { Tokenizer } from "../../src/model/tokenizer.ts";
+import { configuredTask, loadModel, taskTokenizer } from "../../src/train/setup.ts";
+import { checkpointName } from "../../src/train/checkpoint.ts";
 import { resolveConfig } from "../../src/config/load.ts";
 import { copyString, dataSeed, pretrainBatch, pretrainData, recoveryCount } from "../../src/pretrain/data.ts";
 import { Rng } from "../../src/util/random.ts";
@@ -295,6 +298,101 @@ Deno.test({
       /At step 2 it grew to 3 layers: a new layer at index 1/,
     );
     assert.match(await Deno.readTextFile(`${dir}/m3/pretrain.yaml`), /tiny3\.yaml/);
+  },
+});
+
+Deno.test("taskTokenizer is the tokenizer a fresh tiny model of the task gets", async () => {
+  const c = RunConfig.parse({ task: "textcraft", model: { tiny: "tiny" } });
+  const { task } = await configuredTask(c);
+  assert.deepEqual((await taskTokenizer(task)).files, (await loadModel(c, task)).tokenizer.files);
+});
+
+/**
+ * `model` as it was before today's vocabulary grew: `drop` more tokens removed from its tokenizer (its last ids) and
+ * their rows from its (tied) embedding, or `add` tokens that today's vocabulary lacks appended with zero rows.
+ */
+async function editVocab(model: string, out: string, o: { drop?: number; add?: string[] }): Promise<string[]> {
+  const m = await loadModelDir(model);
+  const V = m.config.vocabSize, C = m.config.hiddenSize, K = o.drop ?? 0, extra = o.add ?? [];
+  const json = structuredClone(m.tokenizer!.files.tokenizer);
+  const vocab = (json.model as { vocab: Record<string, number> }).vocab;
+  const dropped = Object.keys(vocab).filter((t) => vocab[t] >= V - K);
+  for (const t of dropped) delete vocab[t];
+  extra.forEach((t, i) => vocab[t] = V - K + i);
+  const rows = V - K + extra.length, embed = new Float32Array(rows * C);
+  embed.set(m.tensors.get(EMBED)!.subarray(0, (V - K) * C));
+  await saveModelDir(`${out}.tmp`, {
+    config: { ...m.config, vocabSize: rows },
+    tensors: new Map(m.tensors).set(EMBED, embed),
+    tokenizer: Tokenizer.fromJson(json, m.tokenizer!.files.config),
+    dtype: m.dtype,
+  });
+  await Deno.mkdir(out);
+  for await (const f of Deno.readDir(model)) await Deno.copyFile(`${model}/${f.name}`, `${out}/${f.name}`);
+  for (const f of ["config.json", "model.safetensors", "tokenizer.json"]) {
+    await Deno.copyFile(`${out}.tmp/${f}`, `${out}/${f}`);
+  }
+  return dropped;
+}
+
+Deno.test({
+  name: "pretrain --extend-vocab: a saved model gains today's tokens after its own ids (with --add-layer too)",
+  ignore: noGpu,
+  async fn() {
+    const { dir, budget } = await tinyRun(4, 2);
+    const a = await pretrain(["--run-dir", `${dir}/a`, ...budget, "--save-model", `${dir}/m`, "--step", "2"]);
+    assert.equal(a.code, 0, a.err);
+    const m = await loadModelDir(`${dir}/m`);
+    const K = 3, V = m.config.vocabSize, C = m.config.hiddenSize;
+    const dropped = await editVocab(`${dir}/m`, `${dir}/old`, { drop: K });
+    await editVocab(`${dir}/m`, `${dir}/odd`, { add: ["qqq zzz"] });
+    const refused: [Promise<{ code: number; err: string }>, RegExp][] = [
+      [pretrain(["--resume", `${dir}/a`, "--extend-vocab"]), /--extend-vocab extends a model that --save-model wrote/],
+      [pretrain(["--run-dir", `${dir}/x`, ...budget, "--extend-vocab"]), /--extend-vocab extends a model that/],
+      [
+        pretrain(["--resume", `${dir}/odd`, "--run-dir", `${dir}/x`, "--extend-vocab"]),
+        /the target lacks 1 of the model's tokens \("qqq zzz"\); tokens can only be appended/,
+      ],
+    ];
+    for (const [run, why] of refused) {
+      const r = await run;
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, why);
+    }
+    await assert.rejects(Deno.stat(`${dir}/x`), Deno.errors.NotFound, "a refused extension leaves no folder");
+
+    await Deno.writeTextFile(`${dir}/tiny3.yaml`, TINY.replace("num_hidden_layers: 2", "num_hidden_layers: 3"));
+    const e = await pretrain([
+      ...["--resume", `${dir}/old`, "--run-dir", `${dir}/e`, "--extend-vocab"],
+      ...["--add-layer", "2", `model.tiny=${dir}/tiny3.yaml`, "--save-model", `${dir}/me`],
+    ]);
+    assert.equal(e.code, 0, e.err);
+    const shown = dropped.slice(0, 3).map((t) => JSON.stringify(t)).join(", ");
+    assert.ok(e.err.includes(`the vocabulary of ${dir}/old gained ${K} tokens (e.g. ${shown}) at step 2`), e.err);
+    assert.match(e.err, /grew .*\/old to 3 layers at step 2/);
+    // The dropped tokens were the last ids of today's vocabulary, so they come back at the same ids: the extended
+    // tokenizer is the one run a trained with, and every batch of steps 3 and 4 has the ids run a's had.
+    const start = await loadModelDir(`${dir}/e/checkpoints/${checkpointName("pretrain", 2)}`);
+    assert.deepEqual(start.tokenizer!.files, m.tokenizer!.files);
+    assert.equal(start.config.vocabSize, V);
+    assert.equal(start.config.numLayers, 3);
+    // The old rows as saved; each new one the mean of its text's rows under the shorter vocabulary.
+    const old = await loadModelDir(`${dir}/old`), w = old.tensors.get(EMBED)!, x = start.tensors.get(EMBED)!;
+    assert.deepEqual(x.subarray(0, (V - K) * C), w);
+    dropped.forEach((t, i) => {
+      const ids = old.tokenizer!.encode(t);
+      const want = Array.from({ length: C }, (_, c) => ids.reduce((sum, id) => sum + w[id * C + c], 0) / ids.length);
+      assert.deepEqual([...x.subarray((V - K + i) * C, (V - K + i + 1) * C)], want.map(Math.fround), t);
+    });
+    const state = JSON.parse(await Deno.readTextFile(`${dir}/me/trainer_state.json`));
+    assert.equal(state.sftStep, 4);
+    assert.deepEqual(state.notes.vocab, [{ step: 2, added: K }]);
+    assert.deepEqual(state.notes.grown, [{ step: 2, at: 2, layers: 3 }]);
+    assert.equal((await loadModelDir(`${dir}/me`)).config.vocabSize, V);
+    assert.match(
+      await Deno.readTextFile(`${dir}/me/README.md`),
+      new RegExp(`At step 2 its vocabulary gained ${K} tokens, appended after the old ids`),
+    );
   },
 });
 
