@@ -43,8 +43,16 @@ export function textCraftCorpus(tree: CraftingTree, extra: readonly string[] = [
  * every item and tag name as one token (the model copies names from the command list).
  */
 export function textCraftVocabulary(tree: CraftingTree, prompt: Prompt): TaskVocabulary {
-  // " x2": how tail frames count crafts still to make (stack.ts).
-  const extra = [prompt.user, prompt.assistant, oracleReply("inventory", "thought"), "Action: inventory", " x2"];
+  // " x2": how tail frames count crafts still to make (stack.ts). "using" alone: the count phrases take every
+  // `using N` of the corpus, but a count of 10 or more (or a reply cut short) still writes the word by itself.
+  const extra = [
+    prompt.user,
+    prompt.assistant,
+    oracleReply("inventory", "thought"),
+    "Action: inventory",
+    " x2",
+    "using",
+  ];
   // Every item's id as a craft reports it (`Crafted 1 minecraft:oak_planks`): synthetic worlds craft any item.
   extra.push([...tree.items].join(" "));
   const names = [...tree.items, ...tree.tags].map(idToName);
