@@ -12,7 +12,7 @@ import { parse } from "yaml";
 import { configSource } from "../config/presets.ts";
 import { extendVocabulary } from "../model/extend_vocab.ts";
 import { insertLayer } from "../model/grow.ts";
-import { GENERATION, MODEL_FILES, readJson, saveModelDir } from "../model/model_dir.ts";
+import { GENERATION, MODEL_FILES, readJson, saveModelDir, type SaveModelOptions } from "../model/model_dir.ts";
 import { parseModelConfig, toHfConfig } from "../model/config.ts";
 import { paramCount } from "../model/params.ts";
 import type { TinySpec } from "../model/tiny.ts";
@@ -20,7 +20,13 @@ import type { Tokenizer } from "../model/tokenizer.ts";
 import type { BaseModelWords } from "../task/task.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { AGENT_FILE, readAgentSettings } from "../train/agent_settings.ts";
-import { checkpointName, loadCheckpoint, loadLatestCheckpoint, STATE_FILE } from "../train/checkpoint.ts";
+import {
+  checkpointName,
+  loadCheckpoint,
+  type LoadedCheckpoint,
+  loadLatestCheckpoint,
+  STATE_FILE,
+} from "../train/checkpoint.ts";
 
 interface EvalLine {
   phase: string;
@@ -166,22 +172,43 @@ export async function growRunCheckpoint(
   runDir: string,
   o: { at: number; seed: number; std: number },
 ): Promise<number> {
+  const growth = await rewriteStartCheckpoint(runDir, "grows", "grown", (ckpt) => {
+    const grown = insertLayer(ckpt.config, ckpt.tensors, o);
+    const note: Growth = { step: ckpt.state.sftStep, at: o.at, layers: grown.config.numLayers };
+    return { ...grown, tokenizer: ckpt.tokenizer, note };
+  });
+  return growth!.layers;
+}
+
+/**
+ * Rewrites the checkpoint that `latest` names in `runDir`, a run just started from a saved model (so without
+ * optimizer moments), with the model `change` makes of it, in place, and appends `change`'s note to the trainer
+ * state's list `notes[key]`; a `change` that returns nothing leaves the checkpoint as it is. Returns the note.
+ */
+async function rewriteStartCheckpoint<T>(
+  runDir: string,
+  verb: string,
+  key: string,
+  change: (
+    ckpt: LoadedCheckpoint,
+  ) => Pick<SaveModelOptions, "config" | "tensors" | "tokenizer"> & { note: T } | undefined,
+): Promise<T | undefined> {
   const ckpt = await loadLatestCheckpoint(runDir);
-  if (ckpt.moments) throw new RangeError(`${ckpt.dir} has optimizer moments: only a run started from a model grows`);
-  const grown = insertLayer(ckpt.config, ckpt.tensors, o);
+  if (ckpt.moments) throw new RangeError(`${ckpt.dir} has optimizer moments: only a run started from a model ${verb}`);
+  const changed = change(ckpt);
+  if (!changed) return undefined;
   const state = structuredClone(ckpt.state);
-  const growth: Growth = { step: state.sftStep, at: o.at, layers: grown.config.numLayers };
-  state.notes.grown = [...(state.notes.grown as Growth[] | undefined ?? []), growth];
+  state.notes[key] = [...(state.notes[key] as T[] | undefined ?? []), changed.note];
   const agent = await readAgentSettings(ckpt.dir);
   await saveModelDir(ckpt.dir, {
-    config: grown.config,
-    tensors: grown.tensors,
-    tokenizer: ckpt.tokenizer,
+    config: changed.config,
+    tensors: changed.tensors,
+    tokenizer: changed.tokenizer,
     dtype: ckpt.dtype,
     generationConfig: await readJson(`${ckpt.dir}/${GENERATION}`),
     extra: { ...(agent ? { [AGENT_FILE]: agent } : {}), [STATE_FILE]: state },
   });
-  return grown.config.numLayers;
+  return changed.note;
 }
 
 /** One extension of a run's vocabulary, as its trainer state keeps it (notes.vocab) for the model card. */
@@ -198,24 +225,16 @@ export interface VocabGrowth {
  * state keeps the extension in notes.vocab. Nothing to add leaves the checkpoint as it is. Returns the added tokens.
  */
 export async function extendRunCheckpoint(runDir: string, target: Tokenizer): Promise<string[]> {
-  const ckpt = await loadLatestCheckpoint(runDir);
-  if (ckpt.moments) throw new RangeError(`${ckpt.dir} has optimizer moments: only a run started from a model extends`);
-  if (!ckpt.tokenizer) throw new TypeError(`${ckpt.dir} has no tokenizer.json: there is no vocabulary to extend`);
-  const ext = extendVocabulary({ config: ckpt.config, tensors: ckpt.tensors, tokenizer: ckpt.tokenizer }, target);
-  if (ext.added.length === 0) return [];
-  const state = structuredClone(ckpt.state);
-  const growth: VocabGrowth = { step: state.sftStep, added: ext.added.length };
-  state.notes.vocab = [...(state.notes.vocab as VocabGrowth[] | undefined ?? []), growth];
-  const agent = await readAgentSettings(ckpt.dir);
-  await saveModelDir(ckpt.dir, {
-    config: ext.config,
-    tensors: ext.tensors,
-    tokenizer: ext.tokenizer,
-    dtype: ckpt.dtype,
-    generationConfig: await readJson(`${ckpt.dir}/${GENERATION}`),
-    extra: { ...(agent ? { [AGENT_FILE]: agent } : {}), [STATE_FILE]: state },
+  let added: string[] = [];
+  await rewriteStartCheckpoint(runDir, "extends", "vocab", (ckpt) => {
+    if (!ckpt.tokenizer) throw new TypeError(`${ckpt.dir} has no tokenizer.json: there is no vocabulary to extend`);
+    const ext = extendVocabulary({ config: ckpt.config, tensors: ckpt.tensors, tokenizer: ckpt.tokenizer }, target);
+    added = ext.added;
+    if (added.length === 0) return undefined;
+    const note: VocabGrowth = { step: ckpt.state.sftStep, added: added.length };
+    return { config: ext.config, tensors: ext.tensors, tokenizer: ext.tokenizer, note };
   });
-  return ext.added;
+  return added;
 }
 
 /**
