@@ -19,6 +19,7 @@ import {
   runFromBaseModel,
   saveBaseModel,
 } from "../pretrain/base_model.ts";
+import { quotedSample } from "../model/extend_vocab.ts";
 import { tinySpecOf } from "../model/tiny.ts";
 import { runPretraining } from "../pretrain/run.ts";
 import { configuredTask, taskTokenizer } from "../train/setup.ts";
@@ -64,13 +65,8 @@ Examples:
   deno task pretrain --resume models/crucible-base --run-dir runs/base-3 --add-layer 1 model.tiny=crucible_base_3
   deno task pretrain --resume models/crucible-base --run-dir runs/base-4 --extend-vocab   # today's new phrases`;
 
-const ADD_LAYER_NEEDS =
-  "--add-layer grows a model that --save-model wrote: give --resume MODEL_DIR --run-dir NEW_DIR " +
-  "(save a run's checkpoint first with --resume RUN_DIR --save-model MODEL_DIR)";
-
-const EXTEND_VOCAB_NEEDS =
-  "--extend-vocab extends a model that --save-model wrote: give --resume MODEL_DIR --run-dir NEW_DIR " +
-  "(save a run's checkpoint first with --resume RUN_DIR --save-model MODEL_DIR)";
+/** The flags that change a saved model as a new run starts from it, and what each does to it. */
+const MODEL_CHANGES = { "--add-layer": "grows", "--extend-vocab": "extends" } as const;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {
@@ -111,9 +107,18 @@ export async function main(args: string[]): Promise<void> {
   }
   let runDir = v["run-dir"];
   let config;
+  const fromModel = v.resume !== undefined && await isSavedBaseModel(v.resume.replace(/\/+$/, ""));
+  const change = ([["--add-layer", addLayer !== undefined], ["--extend-vocab", v["extend-vocab"] === true]] as const)
+    .find(([, given]) => given)?.[0];
+  if (change && !fromModel) {
+    throw new TypeError(
+      `${change} ${MODEL_CHANGES[change]} a model that --save-model wrote: give --resume MODEL_DIR --run-dir ` +
+        "NEW_DIR (save a run's checkpoint first with --resume RUN_DIR --save-model MODEL_DIR)",
+    );
+  }
   if (v.resume) {
     runDir = v.resume.replace(/\/+$/, "");
-    if (await isSavedBaseModel(runDir)) {
+    if (fromModel) {
       const from = runDir;
       runDir = v["run-dir"];
       if (!runDir) {
@@ -156,8 +161,6 @@ export async function main(args: string[]): Promise<void> {
           (changed.length > 0 ? ` changed in ${changed.join(", ")}` : "") + "; AdamW's moments start from zero",
       );
     } else {
-      if (addLayer !== undefined) throw new TypeError(ADD_LAYER_NEEDS);
-      if (v["extend-vocab"]) throw new TypeError(EXTEND_VOCAB_NEEDS);
       const source = { text: await readRunConfig(runDir), name: `${runDir}/config.yaml` };
       config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
       const changed = changedKeys(resolveConfig(source, []), config);
@@ -168,8 +171,6 @@ export async function main(args: string[]): Promise<void> {
       }
     }
   } else {
-    if (addLayer !== undefined) throw new TypeError(ADD_LAYER_NEEDS);
-    if (v["extend-vocab"]) throw new TypeError(EXTEND_VOCAB_NEEDS);
     config = resolveConfig(await configSource(names[0] ?? "textcraft_pretrain"), overrides, {
       onNote: (n) => console.error(`note: ${n}`),
     });
@@ -214,11 +215,13 @@ async function extendVocab(runDir: string, o: { from: string; config: RunConfig;
     await Deno.remove(runDir, { recursive: true });
     throw e;
   }
-  const some = added.slice(0, 4).map((t) => JSON.stringify(t)).join(", ") + (added.length > 4 ? ", ..." : "");
+
   console.error(
     added.length === 0
       ? `note: the vocabulary of ${from} has every token of ${task.name}'s today: nothing to add`
-      : `note: the vocabulary of ${from} gained ${added.length} tokens (e.g. ${some}) at step ${step}`,
+      : `note: the vocabulary of ${from} gained ${added.length} tokens (e.g. ${
+        quotedSample(added, 4)
+      }) at step ${step}`,
   );
 }
 

@@ -44,7 +44,7 @@ export function extendVocabulary(model: VocabModel, target: Tokenizer): Extended
   const missing = Object.keys(old.vocab).filter((t) => !(t in want.vocab));
   if (missing.length > 0) {
     throw new RangeError(
-      `Extending a vocabulary: the target lacks ${missing.length} of the model's tokens (${sample(missing)}); ` +
+      `Extending a vocabulary: the target lacks ${missing.length} of the model's tokens (${quotedSample(missing)}); ` +
         "tokens can only be appended, never dropped",
     );
   }
@@ -105,8 +105,8 @@ function wordLevel(t: Tokenizer, what: string) {
   return { files, vocab: model.vocab as Record<string, number>, pattern: pre.pattern.Regex };
 }
 
-/** A few tokens of a list, quoted, for an error message. */
-function sample(tokens: string[]): string {
-  const shown = tokens.slice(0, 5).map((t) => JSON.stringify(t)).join(", ");
-  return tokens.length > 5 ? `${shown}, ...` : shown;
+/** The first `n` tokens of a list, quoted, and "..." when there are more: for a message. */
+export function quotedSample(tokens: readonly string[], n = 5): string {
+  const shown = tokens.slice(0, n).map((t) => JSON.stringify(t)).join(", ");
+  return tokens.length > n ? `${shown}, ...` : shown;
 }

@@ -247,13 +247,31 @@ Deno.test({
   },
 });
 
+/** A tiny run `a` of 4 steps in chunks of 2 (tinyRun), its step 2 saved as the model directory `m`. */
+async function savedAtStep2(): Promise<{ dir: string; budget: string[] }> {
+  const { dir, budget } = await tinyRun(4, 2);
+  const a = await pretrain(["--run-dir", `${dir}/a`, ...budget, "--save-model", `${dir}/m`, "--step", "2"]);
+  assert.equal(a.code, 0, a.err);
+  return { dir, budget };
+}
+
+/** A command expected to be refused, and what its error must say. */
+type Refusal = [Promise<{ code: number; err: string }>, RegExp];
+
+/** Each command exits 2 (an error) with its message. */
+async function assertRefused(refused: Refusal[]): Promise<void> {
+  for (const [run, why] of refused) {
+    const r = await run;
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, why);
+  }
+}
+
 Deno.test({
   name: "pretrain --add-layer: a saved model goes on with one more layer that starts as a no-op, and learns",
   ignore: noGpu,
   async fn() {
-    const { dir, budget } = await tinyRun(4, 2);
-    const a = await pretrain(["--run-dir", `${dir}/a`, ...budget, "--save-model", `${dir}/m`, "--step", "2"]);
-    assert.equal(a.code, 0, a.err);
+    const { dir } = await savedAtStep2();
     await Deno.writeTextFile(`${dir}/tiny3.yaml`, TINY.replace("num_hidden_layers: 2", "num_hidden_layers: 3"));
     await Deno.writeTextFile(
       `${dir}/wide3.yaml`,
@@ -262,7 +280,7 @@ Deno.test({
     );
     const grow = (run: string, ...more: string[]) =>
       pretrain(["--resume", `${dir}/m`, "--run-dir", `${dir}/${run}`, "--add-layer", ...more]);
-    const refused: [Promise<{ code: number; err: string }>, RegExp][] = [
+    const refused: Refusal[] = [
       [grow("x", "1"), /--add-layer 1 needs the grown model's shape: add model\.tiny=/],
       [grow("x", "1", `model.tiny=${dir}/wide3.yaml`), /differs from that in hidden_size \(48, grown: 32\)/],
       [
@@ -271,11 +289,7 @@ Deno.test({
       ],
       [pretrain(["--resume", `${dir}/a`, "--add-layer", "1"]), /--add-layer grows a model that --save-model wrote/],
     ];
-    for (const [run, why] of refused) {
-      const r = await run;
-      assert.equal(r.code, 2, r.err);
-      assert.match(r.err, why);
-    }
+    await assertRefused(refused);
     await assert.rejects(Deno.stat(`${dir}/x`), Deno.errors.NotFound, "a refused growth leaves no folder");
 
     const g = await grow("g", "1", `model.tiny=${dir}/tiny3.yaml`, "--save-model", `${dir}/m3`);
@@ -339,14 +353,12 @@ Deno.test({
   name: "pretrain --extend-vocab: a saved model gains today's tokens after its own ids (with --add-layer too)",
   ignore: noGpu,
   async fn() {
-    const { dir, budget } = await tinyRun(4, 2);
-    const a = await pretrain(["--run-dir", `${dir}/a`, ...budget, "--save-model", `${dir}/m`, "--step", "2"]);
-    assert.equal(a.code, 0, a.err);
+    const { dir, budget } = await savedAtStep2();
     const m = await loadModelDir(`${dir}/m`);
     const K = 3, V = m.config.vocabSize, C = m.config.hiddenSize;
     const dropped = await editVocab(`${dir}/m`, `${dir}/old`, { drop: K });
     await editVocab(`${dir}/m`, `${dir}/odd`, { add: ["qqq zzz"] });
-    const refused: [Promise<{ code: number; err: string }>, RegExp][] = [
+    const refused: Refusal[] = [
       [pretrain(["--resume", `${dir}/a`, "--extend-vocab"]), /--extend-vocab extends a model that --save-model wrote/],
       [pretrain(["--run-dir", `${dir}/x`, ...budget, "--extend-vocab"]), /--extend-vocab extends a model that/],
       [
@@ -354,11 +366,7 @@ Deno.test({
         /the target lacks 1 of the model's tokens \("qqq zzz"\); tokens can only be appended/,
       ],
     ];
-    for (const [run, why] of refused) {
-      const r = await run;
-      assert.equal(r.code, 2, r.err);
-      assert.match(r.err, why);
-    }
+    await assertRefused(refused);
     await assert.rejects(Deno.stat(`${dir}/x`), Deno.errors.NotFound, "a refused extension leaves no folder");
 
     await Deno.writeTextFile(`${dir}/tiny3.yaml`, TINY.replace("num_hidden_layers: 2", "num_hidden_layers: 3"));
