@@ -352,6 +352,13 @@ const Pretrain = z.strictObject({
    */
   copy_seek_pairs: num().min(0).max(1).default(0),
   /**
+   * Share of the other seek strings that alternate a name and one of the task's link phrases (TextCraft: `using 9`,
+   * `, 1`) and ask a name, so the answer starts with the link after it: the match on content with a link token as
+   * the key's place and the copied token, as the count after X in a command list is; 0 keeps the seek strings,
+   * batch for batch. A task without link phrases refuses a share above 0.
+   */
+  copy_seek_links: num().min(0).max(1).default(0),
+  /**
    * Share of the lookup copy strings in which the asked head also stands inside another line's tail (as a crafted
    * item is named again among another recipe's inputs), so the copy must find it where a line starts; 0 keeps the
    * lookups, batch for batch.

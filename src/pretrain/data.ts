@@ -30,6 +30,8 @@ export interface PretrainData {
   stopId: number;
   /** Token ids of the task's names that are single tokens (for copy strings). */
   nameIds: number[];
+  /** Token ids of the task's link phrases that are single tokens (SyntheticTasks.links), for mixed seek strings. */
+  linkIds: number[];
   /** The id of "\n", which ends a line in lookup strings. */
   newlineId: number;
   /** Openings of the held-out tasks: a training episode (or drill) with one of them is drawn again. */
@@ -45,20 +47,25 @@ export function pretrainData(
   tok: ChatRenderer["tokenizer"],
   o: { stopId: number; heldOut: readonly string[] },
 ): PretrainData {
-  const nameIds = new Set<number>();
-  for (const n of synthetic.names) {
-    for (const form of [n, ` ${n}`]) {
-      const ids = tok.encode(form);
-      if (ids.length === 1) nameIds.add(ids[0]);
+  const singleTokens = (phrases: readonly string[], spaced: boolean) => {
+    const ids = new Set<number>();
+    for (const n of phrases) {
+      for (const form of spaced ? [n, ` ${n}`] : [n]) {
+        const encoded = tok.encode(form);
+        if (encoded.length === 1) ids.add(encoded[0]);
+      }
     }
-  }
-  if (nameIds.size < 16) throw new RangeError(`Only ${nameIds.size} of ${task.name}'s names are single tokens`);
+    return [...ids].sort((a, b) => a - b);
+  };
+  const nameIds = singleTokens(synthetic.names, true);
+  if (nameIds.length < 16) throw new RangeError(`Only ${nameIds.length} of ${task.name}'s names are single tokens`);
   return {
     synthetic,
     chat: new ChatRenderer(tok, task.tools?.bind(task)),
     prompt: task.prompt,
     stopId: o.stopId,
-    nameIds: [...nameIds].sort((a, b) => a - b),
+    nameIds,
+    linkIds: singleTokens(synthetic.links ?? [], false),
     newlineId: tok.encode("\n")[0],
     heldOut: new Set(o.heldOut),
     drill: synthetic.drill &&
@@ -99,7 +106,7 @@ function drillSequence(
 }
 
 /** What a copy string asks for (copyString). */
-export type CopyKind = "plain" | "seek" | "seek_pair" | "lookup" | "lookup_key" | "drill";
+export type CopyKind = "plain" | "seek" | "seek_pair" | "seek_link" | "lookup" | "lookup_key" | "drill";
 
 /** One pretraining batch: its sequences, and which kind of copy string each is (null: an episode). */
 export interface PretrainBatch {
@@ -125,6 +132,7 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
         repeats: c.copy_repeats,
         seek: c.copy_seek,
         seekPairs: c.copy_seek_pairs,
+        seekLinks: c.copy_seek_links,
         keyInputs: c.copy_key_inputs,
         drill: c.copy_drill,
         progress,
@@ -160,10 +168,17 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
 export function copyString(
   d: PretrainData,
   rng: Rng,
-  o: { repeats?: number; seek?: number; seekPairs?: number; keyInputs?: number; drill?: number; progress?: number } =
-    {},
+  o: {
+    repeats?: number;
+    seek?: number;
+    seekPairs?: number;
+    seekLinks?: number;
+    keyInputs?: number;
+    drill?: number;
+    progress?: number;
+  } = {},
 ): TrainSequence & { kind: CopyKind } {
-  const { repeats = 0, seek = 0, seekPairs = 0, keyInputs = 0, drill = 0, progress = 1 } = o;
+  const { repeats = 0, seek = 0, seekPairs = 0, seekLinks = 0, keyInputs = 0, drill = 0, progress = 1 } = o;
   // The draw for a drill happens only when the option is on, so 0 leaves every batch as it was.
   if (drill > 0 && rng.float() < drill) {
     if (!d.drill) {
@@ -180,6 +195,8 @@ export function copyString(
     if (seek > 0 && rng.float() < seek) {
       // The draw for a pair-keyed seek string happens only when that option is on, as above.
       if (seekPairs > 0 && rng.float() < seekPairs) return seekPair(d, rng);
+      // Likewise for a seek string that alternates names and link phrases.
+      if (seekLinks > 0 && rng.float() < seekLinks) return seekLink(d, rng, seekLinks);
       const from = rng.int(Math.ceil(xs.length / 2));
       const n = Math.floor(xs.length / 4) + rng.int(Math.ceil(xs.length / 4));
       const prompt = [d.stopId, ...xs, d.stopId, xs[from]], answer = xs.slice(from + 1, from + 1 + n);
@@ -230,6 +247,27 @@ function seekPair(d: PretrainData, rng: Rng): TrainSequence & { kind: CopyKind }
     if (!Array.from({ length: n }, (_, i) => k + i).every(once)) continue;
     const prompt = [d.stopId, ...xs, d.stopId, xs[k - 1], xs[k]], answer = xs.slice(k + 1, k + 1 + n);
     return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1), kind: "seek_pair" };
+  }
+}
+
+/**
+ * A seek string over names and link phrases (pretrain.copy_seek_links): 4 to 24 names, each followed by a link token
+ * drawn from the task's (TextCraft: `using 9`, `, 1`), the separator, one name of the string's first half, then the 1
+ * to 3 tokens that follow it there. The answer starts with a link token found by the name before it, the place of a
+ * command list's count after X; a model whose match on content keys only on names (it copies names after names but
+ * not the link after a name, docs/base-model.md) has to key on the link tokens too. The asked name stands once.
+ */
+function seekLink(d: PretrainData, rng: Rng, share: number): TrainSequence & { kind: CopyKind } {
+  if (d.linkIds.length === 0) {
+    throw new RangeError(`pretrain.copy_seek_links is ${share}, but this task names no link phrases; set it to 0`);
+  }
+  for (;;) {
+    const names = Array.from({ length: 4 + rng.int(21) }, () => d.nameIds[rng.int(d.nameIds.length)]);
+    const xs = names.flatMap((x) => [x, d.linkIds[rng.int(d.linkIds.length)]]);
+    const k = 2 * rng.int(Math.ceil(names.length / 2)), n = 1 + rng.int(3);
+    if (names.filter((x) => x === xs[k]).length > 1) continue; // the asked name must find one place
+    const prompt = [d.stopId, ...xs, d.stopId, xs[k]], answer = xs.slice(k + 1, k + 1 + n);
+    return { ids: [...prompt, ...answer], promptLength: prompt.length, mask: answer.map(() => 1), kind: "seek_link" };
   }
 }
 

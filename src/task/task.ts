@@ -67,6 +67,12 @@ export interface SyntheticTasks {
   category(index: number): string;
   /** The names the tasks are made of, for generic copy strings. */
   names: readonly string[];
+  /**
+   * Phrases that stand between names in the task's text, written as they stand there (TextCraft: a recipe input's
+   * count with the word before it, ` using 9`, `, 1`), for seek strings that alternate names and these
+   * (pretrain.copy_seek_links).
+   */
+  links?: readonly string[];
   /** Whether an observation is the environment refusing an action (for the recovery rate of held-out episodes). */
   refused?(observation: string): boolean;
   /**

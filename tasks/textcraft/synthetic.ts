@@ -11,6 +11,7 @@ import { Rng } from "../../src/util/random.ts";
 import type { DrillPiece, SyntheticTasks, TextEpisode } from "../../src/task/task.ts";
 import type { StackLayout } from "./stack.ts";
 import { randomWorld, type World, worldEpisode, WorldGame, worldOpening } from "./worlds.ts";
+import { COUNT_PHRASES } from "./vocabulary.ts";
 
 /** Most turns of a synthetic episode: longer plans are drawn again (TextCraft's test tasks: median 5, p90 18). */
 export const SYNTHETIC_MAX_TURNS = 24;
@@ -88,6 +89,8 @@ export function textCraftSynthetic(names: readonly string[], o: SyntheticOptions
   const { misreads } = o, layout: StackLayout = { frames: o.frames, craftCount: o.craftCount };
   return {
     names,
+    // As they stand in a command line: ` using 9` after a name and a space, `, 1` right after a name.
+    links: COUNT_PHRASES.map((p) => (p.startsWith(",") ? p : ` ${p}`)),
     episode(rng: Rng, progress: number): TextEpisode {
       return worldEpisode(rng, names, {
         ...curriculum(rng, progress),

@@ -654,3 +654,39 @@ Deno.test("pair-keyed seek strings: the asked pair stands once, its last name ma
   assert.ok(ambiguous > pairs * 0.9, `the last name alone finds several places in ${ambiguous} of ${pairs}`);
   assert.equal(RunConfig.parse({}).pretrain.copy_seek_pairs, 0, "off by default: the other digests pin the batches");
 });
+
+Deno.test("link seek strings alternate names and link tokens; the asked name stands once and its link starts the answer", () => {
+  const d = pretrainData(textcraft, synthetic, tok, { stopId, heldOut: [] });
+  assert.equal(d.linkIds.length, 20, "TextCraft's count phrases `using N` and `, N` are one token each");
+  const links = new Set(d.linkIds), names = new Set(d.nameIds);
+  let mixed = 0;
+  for (let seed = 0; seed < 200; seed++) {
+    const q = copyString(d, new Rng(seed), { seek: 1, seekLinks: 1 });
+    if (q.kind !== "seek_link") {
+      assert.equal(q.kind, "lookup", "with both options on, every plain copy alternates names and links");
+      continue;
+    }
+    mixed++;
+    const sep = q.ids.indexOf(stopId, 1), xs = q.ids.slice(1, sep);
+    assert.equal(q.promptLength, sep + 2, "one name after the separator");
+    xs.forEach((x, j) => assert.ok(j % 2 === 0 ? names.has(x) : links.has(x), `token ${j} of ${xs.length}`));
+    const asked = q.ids[sep + 1], answer = q.ids.slice(q.promptLength);
+    const at = xs.flatMap((x, j) => (x === asked ? [j] : []));
+    assert.equal(at.length, 1, "the asked name stands once");
+    assert.ok(at[0] < xs.length / 2 + 1, "from the string's first half");
+    assert.ok(answer.length >= 1 && answer.length <= 3);
+    assert.deepEqual(xs.slice(at[0] + 1, at[0] + 1 + answer.length), answer);
+    assert.ok(links.has(answer[0]), "the answer starts with the link after the asked name");
+    assert.deepEqual(q.mask, answer.map(() => 1));
+  }
+  assert.ok(mixed > 60, `link seek strings ${mixed}`);
+  const c =
+    RunConfig.parse({ pretrain: { batch_tokens: 3000, seed: 3, copy_share: 1, copy_warmup_steps: 10, copy_seek: 1 } })
+      .pretrain;
+  const batch = pretrainBatch(d, { ...c, copy_seek_links: 1 }, 4);
+  assert.ok(batch.kinds.includes("seek_link") && !batch.kinds.includes("seek"), `kinds ${batch.kinds}`);
+  assert.deepEqual(pretrainBatch(d, { ...c, copy_seek_links: 0 }, 4).kinds, pretrainBatch(d, c, 4).kinds);
+  assert.equal(RunConfig.parse({}).pretrain.copy_seek_links, 0, "off by default: the other digests pin the batches");
+  const none = pretrainData(textcraft, { ...synthetic, links: undefined }, tok, { stopId, heldOut: [] });
+  assert.throws(() => copyString(none, new Rng(2), { seek: 1, seekLinks: 1 }), /copy_seek_links is 1.*set it to 0/);
+});
