@@ -34,7 +34,7 @@ interface EvalLine {
   avg: number;
   byCategory: Record<string, { avg: number }>;
   copy?: { names: number; replies: number; first?: number };
-  lookup?: { asks: number; exact: number };
+  lookup?: { asks: number; exact: number; links?: number; linkTokens?: number };
   recovery?: { refused: number; recovered: number };
 }
 
@@ -377,7 +377,13 @@ ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in 
     m.last?.lookup
       ? `\n- look-up drills (teacher-forced, ${m.last.lookup.asks} asks on fresh lists): ${
         pct(m.last.lookup.exact)
-      } answered exactly`
+      } answered exactly${
+        m.last.lookup.links !== undefined
+          ? `; their link tokens (${m.words.links ?? "the task's link phrases"}) ${
+            pct(m.last.lookup.links)
+          } right of ${m.last.lookup.linkTokens}`
+          : ""
+      }`
       : ""
   }${
     m.last?.recovery

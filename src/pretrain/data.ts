@@ -349,6 +349,12 @@ export interface LookupAccuracy {
   exact: number;
   /** Mean NLL of the answers' tokens. */
   nll: number;
+  /**
+   * Share of the answers' link tokens (SyntheticTasks.links; TextCraft: the counts) predicted with probability above
+   * 1/2, and how many there were; absent when the task names no link phrases.
+   */
+  links?: number;
+  linkTokens?: number;
 }
 
 /**
@@ -363,8 +369,9 @@ export async function lookupAccuracy(
 ): Promise<LookupAccuracy | undefined> {
   if (!d.drill) return undefined;
   const seqs = Array.from({ length: count }, (_, i) => d.drill!(new Rng(dataSeed(seed, i, 3)), 1));
-  let asks = 0, right = 0, tokens = 0, nll = 0, ok = true;
+  let asks = 0, right = 0, tokens = 0, nll = 0, ok = true, links = 0, linksRight = 0;
   let current: TrainSequence | undefined, last = -2;
+  const linkIds = new Set(d.linkIds);
   const close = () => {
     if (last >= 0) asks++, right += ok ? 1 : 0;
   };
@@ -374,9 +381,11 @@ export async function lookupAccuracy(
     if (q !== current) current = q;
     ok &&= lp > Math.log(0.5);
     tokens++, nll -= lp, last = p;
+    if (linkIds.has(q.ids[p + 1])) links++, linksRight += lp > Math.log(0.5) ? 1 : 0;
   });
   close();
-  return { asks, exact: share(right, asks), nll: share(nll, tokens) };
+  const linkShare = linkIds.size > 0 ? { links: share(linksRight, links), linkTokens: links } : {};
+  return { asks, exact: share(right, asks), nll: share(nll, tokens), ...linkShare };
 }
 
 /** Refused actions with a reply after them, and how many of those replies the environment accepted. */

@@ -221,8 +221,8 @@ async function endChunk(s: Session, log: RunLog, e: Evaluation): Promise<Partial
     }%, replies exact ${(100 * copy.replies).toFixed(1)}% (first ${(100 * copy.first).toFixed(1)}%), reply NLL ${
       copy.nll.toFixed(3)
     }${lookup ? `; drill asks looked up ${(100 * lookup.exact).toFixed(1)}% of ${lookup.asks}` : ""}${
-      recovery ? `; ${recovery.recovered} of ${recovery.refused} refused actions recovered` : ""
-    }`,
+      lookup?.links !== undefined ? ` (their links ${(100 * lookup.links).toFixed(1)}% of ${lookup.linkTokens})` : ""
+    }${recovery ? `; ${recovery.recovered} of ${recovery.refused} refused actions recovered` : ""}`,
   );
   return { lastEval: result, copy, lastCheckpoint: await save(s) };
 }

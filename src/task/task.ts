@@ -126,6 +126,8 @@ export interface BaseModelWords {
   heldOut: string;
   /** What the copy score counts (TextCraft: "item names"). */
   names: string;
+  /** What the look-up drills' link tokens are, when the task has them (TextCraft: "the counts"). */
+  links?: string;
 }
 
 /**

@@ -25,6 +25,7 @@ game's recipe tables, and no task of TextCraft's train or test split enters pret
 seed ${p.eval_seed}, which training never draws from.`,
     heldOut: "synthetic worlds",
     names: "item names",
+    links: "the counts, each with the word before it",
   };
 }
 

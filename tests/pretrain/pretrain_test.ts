@@ -129,12 +129,19 @@ Deno.test({
     // The first replies are a subset of the replies; the look-up drills are eval_tasks fresh drills from the eval
     // seed's own stream, each ask a run of trained tokens.
     const evalSeed = Number(/eval_seed: (\d+)/.exec(await Deno.readTextFile(`${dir}/a/config.yaml`))![1]);
-    const asks = Array.from({ length: 4 }, (_, i) => synthetic.drill!(new Rng(dataSeed(evalSeed, i, 3)), 1))
-      .reduce((n, pieces) => n + pieces.filter((p) => p.trained).length, 0);
+    const drills = Array.from({ length: 4 }, (_, i) => synthetic.drill!(new Rng(dataSeed(evalSeed, i, 3)), 1));
+    const asks = drills.reduce((n, pieces) => n + pieces.filter((p) => p.trained).length, 0);
+    // Link tokens: each count of an answer, ` using N` or `, N` (one token each).
+    const counts = drills.flat().filter((p) => p.trained).reduce(
+      (n, p) => n + p.text.split(/ using \d|, \d/).length - 1,
+      0,
+    );
     for (const e of evals) {
       assert.ok(e.copy.first >= 0 && e.copy.first <= 1, `first ${e.copy.first}`);
       assert.equal(e.lookup.asks, asks);
       assert.ok(e.lookup.exact >= 0 && e.lookup.exact <= 1 && e.lookup.nll > 0, JSON.stringify(e.lookup));
+      assert.equal(e.lookup.linkTokens, counts);
+      assert.ok(e.lookup.links >= 0 && e.lookup.links <= 1, JSON.stringify(e.lookup));
     }
     for (const f of ["config.json", "model.safetensors", "tokenizer.json", "crucible.json", "README.md"]) {
       await Deno.stat(`${dir}/model/${f}`);
@@ -168,6 +175,14 @@ Deno.test({
     assert.ok(earlyCard.includes(`replies exactly right: ${(100 * at2.copy.replies).toFixed(1)}%`), earlyCard);
     assert.ok(
       earlyCard.includes(` ${at2.lookup.asks} asks on fresh lists): ${(100 * at2.lookup.exact).toFixed(1)}%`),
+      earlyCard,
+    );
+    assert.ok(
+      earlyCard.includes(
+        `their link tokens (the counts, each with the word before it) ${
+          (100 * at2.lookup.links).toFixed(1)
+        }% right of ${at2.lookup.linkTokens}`,
+      ),
       earlyCard,
     );
     // --export, the flag's old name, still works and names the new one.
