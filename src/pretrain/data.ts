@@ -74,7 +74,8 @@ export function pretrainData(
 }
 
 /**
- * A drill as a training sequence: the stop token, then the pieces' tokens, trained where the piece is. Each piece is
+ * A drill as a training sequence: the stop token, then the pieces' tokens, trained where the piece is and scored by no
+ * loss where a piece after the first is not (the next ask, which follows no plan). Each piece is
  * tokenized alone, so a task whose pieces split a token (their tokens differ from the whole text's) is refused; a
  * drill that starts with a held-out task's opening is drawn again.
  */
@@ -97,11 +98,13 @@ function drillSequence(
           `${ids.length - 1} tokens, whole as ${whole.length}; the task must cut its drill where the tokenizer does`,
       );
     }
-    // An untrained first piece is the prompt; the mask covers every piece after it.
+    // An untrained first piece is the prompt; the mask covers every piece after it. The untrained pieces after it
+    // (TextCraft: ` | X`, the next ask) are scored by no loss, not even pretrain.context_loss_weight's: they follow
+    // no plan, and a reply pushes a frame only for an input that has a line.
     const lead = parts.length > 0 && !parts[0].trained ? 1 : 0;
     const promptLength = 1 + (lead ? parts[0].ids.length : 0);
     const mask = parts.slice(lead).flatMap((p) => p.ids.map(() => (p.trained ? 1 : 0)));
-    return { ids, promptLength, mask };
+    return { ids, promptLength, mask, ignore: mask.map((m) => 1 - m) };
   }
 }
 

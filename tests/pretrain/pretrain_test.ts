@@ -625,6 +625,9 @@ Deno.test("drills: the task's look-up drill as a sequence, its answers trained; 
     for (const frame of marked.split(" |")) {
       assert.match(frame, /^ [^[\]]+\[ using \d\]\[ [^[\]]+\](\[, \d\]\[ [^[\]]+\])*$/, marked);
     }
+    // The next ask (` | X`) is scored by no loss, not even the context's: it follows no plan.
+    assert.deepEqual(q.ignore, q.mask.map((m) => 1 - m));
+    assert.ok(q.ignore!.every((x, i) => !x || /^ \|$|^ [a-z]/.test(tok.decode([rest[i]]))), marked);
   }
   const c = RunConfig.parse({ pretrain: { batch_tokens: 1500, seed: 3, copy_warmup_steps: 10 } }).pretrain;
   const batch = pretrainBatch(d, { ...c, copy_drill: 1 }, 4);
