@@ -382,9 +382,10 @@ export async function lookupAccuracy(
     // A new ask starts where a run of trained positions does.
     if (q !== current || p !== last + 1) close(), ok = true;
     if (q !== current) current = q;
-    ok &&= lp > Math.log(0.5);
+    const hit = lp > Math.log(0.5);
+    ok &&= hit;
     tokens++, nll -= lp, last = p;
-    if (linkIds.has(q.ids[p + 1])) links++, linksRight += lp > Math.log(0.5) ? 1 : 0;
+    if (linkIds.has(q.ids[p + 1])) links++, linksRight += hit ? 1 : 0;
   });
   close();
   const linkShare = linkIds.size > 0 ? { links: share(linksRight, links), linkTokens: links } : {};

@@ -11,7 +11,14 @@ import { Tokenizer } from "../../src/model/tokenizer.ts";
 import { configuredTask, loadModel, taskTokenizer } from "../../src/train/setup.ts";
 import { checkpointName } from "../../src/train/checkpoint.ts";
 import { resolveConfig } from "../../src/config/load.ts";
-import { copyString, dataSeed, pretrainBatch, pretrainData, recoveryCount } from "../../src/pretrain/data.ts";
+import {
+  copyString,
+  dataSeed,
+  pretrainBatch,
+  type PretrainData,
+  pretrainData,
+  recoveryCount,
+} from "../../src/pretrain/data.ts";
 import { Rng } from "../../src/util/random.ts";
 import { runPretraining } from "../../src/pretrain/run.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
@@ -648,21 +655,34 @@ Deno.test("drills: the task's look-up drill as a sequence, its answers trained; 
   assert.throws(() => copyString(split, new Rng(1), { drill: 1 }), /split tokens/);
 });
 
-Deno.test("pair-keyed seek strings: the asked pair stands once, its last name many times, the answer follows the pair", () => {
-  const d = pretrainData(textcraft, synthetic, tok, { stopId, heldOut: [] });
-  let pairs = 0, ambiguous = 0;
-  for (let seed = 0; seed < 300; seed++) {
-    const q = copyString(d, new Rng(seed), { seek: 1, seekPairs: 1 });
-    if (q.kind !== "seek_pair") {
-      assert.equal(q.kind, "lookup", "with both options on, every plain copy is pair-keyed");
+/**
+ * The seek strings of `kind` among the copy strings of seeds 0..n-1 with `o` on (every other copy string is a lookup,
+ * which `o` leaves alone): each split into its string (before the separator), the asked tokens after the separator
+ * and its answer, which must be 1 to 3 tokens, all trained.
+ */
+function seekStrings(d: PretrainData, o: Parameters<typeof copyString>[2], kind: string, n: number) {
+  const out: { xs: number[]; asked: number[]; answer: number[] }[] = [];
+  for (let seed = 0; seed < n; seed++) {
+    const q = copyString(d, new Rng(seed), o);
+    if (q.kind !== kind) {
+      assert.equal(q.kind, "lookup", `with both options on, every plain copy is ${kind}`);
       continue;
     }
-    pairs++;
-    const sep = q.ids.indexOf(stopId, 1), xs = q.ids.slice(1, sep);
-    assert.equal(q.promptLength, sep + 3, "two names after the separator");
-    const [a, b] = q.ids.slice(sep + 1, sep + 3), answer = q.ids.slice(q.promptLength);
+    const sep = q.ids.indexOf(stopId, 1), answer = q.ids.slice(q.promptLength);
     assert.deepEqual(q.mask, answer.map(() => 1));
     assert.ok(answer.length >= 1 && answer.length <= 3);
+    out.push({ xs: q.ids.slice(1, sep), asked: q.ids.slice(sep + 1, q.promptLength), answer });
+  }
+  return out;
+}
+
+Deno.test("pair-keyed seek strings: the asked pair stands once, its last name many times, the answer follows the pair", () => {
+  const d = pretrainData(textcraft, synthetic, tok, { stopId, heldOut: [] });
+  let ambiguous = 0;
+  const strings = seekStrings(d, { seek: 1, seekPairs: 1 }, "seek_pair", 300), pairs = strings.length;
+  for (const { xs, asked, answer } of strings) {
+    assert.equal(asked.length, 2, "two names after the separator");
+    const [a, b] = asked;
     const at = xs.flatMap((x, j) => (j > 0 && xs[j - 1] === a && x === b ? [j] : []));
     assert.equal(at.length, 1, "the pair stands once in the string");
     assert.deepEqual(xs.slice(at[0] + 1, at[0] + 1 + answer.length), answer);
@@ -677,25 +697,15 @@ Deno.test("link seek strings alternate names and link tokens; the asked name sta
   const d = pretrainData(textcraft, synthetic, tok, { stopId, heldOut: [] });
   assert.equal(d.linkIds.length, 20, "TextCraft's count phrases `using N` and `, N` are one token each");
   const links = new Set(d.linkIds), names = new Set(d.nameIds);
-  let mixed = 0;
-  for (let seed = 0; seed < 200; seed++) {
-    const q = copyString(d, new Rng(seed), { seek: 1, seekLinks: 1 });
-    if (q.kind !== "seek_link") {
-      assert.equal(q.kind, "lookup", "with both options on, every plain copy alternates names and links");
-      continue;
-    }
-    mixed++;
-    const sep = q.ids.indexOf(stopId, 1), xs = q.ids.slice(1, sep);
-    assert.equal(q.promptLength, sep + 2, "one name after the separator");
+  const strings = seekStrings(d, { seek: 1, seekLinks: 1 }, "seek_link", 200), mixed = strings.length;
+  for (const { xs, asked, answer } of strings) {
+    assert.equal(asked.length, 1, "one name after the separator");
     xs.forEach((x, j) => assert.ok(j % 2 === 0 ? names.has(x) : links.has(x), `token ${j} of ${xs.length}`));
-    const asked = q.ids[sep + 1], answer = q.ids.slice(q.promptLength);
-    const at = xs.flatMap((x, j) => (x === asked ? [j] : []));
+    const at = xs.flatMap((x, j) => (x === asked[0] ? [j] : []));
     assert.equal(at.length, 1, "the asked name stands once");
     assert.ok(at[0] < xs.length / 2 + 1, "from the string's first half");
-    assert.ok(answer.length >= 1 && answer.length <= 3);
     assert.deepEqual(xs.slice(at[0] + 1, at[0] + 1 + answer.length), answer);
     assert.ok(links.has(answer[0]), "the answer starts with the link after the asked name");
-    assert.deepEqual(q.mask, answer.map(() => 1));
   }
   assert.ok(mixed > 60, `link seek strings ${mixed}`);
   const c =
