@@ -427,7 +427,7 @@ const Trainer = z.strictObject({
    */
   max_rollbacks: int(0).default(3),
   /**
-   * A step whose loss is above this factor × the median of the last 20 accepted steps' (5 at least), and 1 nat above
+   * A step whose loss is above this factor × the median of the last 20 accepted steps' (5 at least), and 5 nats above
    * it at least, has spiked and is rolled back as a diverged one; SFT's loss (RL's policy loss has no scale to spike
    * against). 0 turns it off.
    */
