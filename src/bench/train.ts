@@ -67,13 +67,17 @@ function depths(e?: EvalResult): Record<string, number> {
   return Object.fromEntries(Object.entries(e?.byCategory ?? {}).map(([k, r]) => [k, r.avg]));
 }
 
-/** Sums the RL steps' phase times and averages their signal share, from the run's metrics.jsonl. */
+/**
+ * Sums the RL steps' phase times and averages their signal share, from the run's metrics.jsonl. A phase no step
+ * logged is absent (a run without RL steps has none), never 0 s.
+ */
 export async function rlPhases(runDir: string): Promise<{ phases: Record<string, number>; signal: number | null }> {
   const text = await Deno.readTextFile(`${runDir}/metrics.jsonl`).catch(() => "");
   const rl = text.split("\n").filter((l) => l.includes('"phase":"rl"')).map((l) => JSON.parse(l));
   const phases: Record<string, number> = {};
   for (const key of ["prefill", "decode", "env", "logprobs", "update"]) {
-    phases[key] = rl.reduce((a, m) => a + (m[`time_${key}_s`] ?? 0), 0);
+    const logged = rl.map((m) => m[`time_${key}_s`]).filter((x): x is number => typeof x === "number");
+    if (logged.length > 0) phases[key] = logged.reduce((a, x) => a + x, 0);
   }
   const signal = rl.length === 0 ? null : rl.reduce((a, m) => a + (m.groups_with_signal ?? 0), 0) / rl.length;
   return { phases, signal };

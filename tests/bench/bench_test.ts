@@ -2,7 +2,7 @@
 // training and decode measurements, and the main job's benchmark on a minimal run; plus the train report's
 // arithmetic and text without a GPU.
 import assert from "node:assert/strict";
-import { reportLines, trainReport } from "../../src/bench/train.ts";
+import { reportLines, rlPhases, trainReport } from "../../src/bench/train.ts";
 import type { EvalResult } from "../../src/train/eval.ts";
 import { noGpu } from "../no_gpu.ts";
 import { SMOKE_MODEL_YAML } from "../../src/bench/smoke_run.ts";
@@ -211,4 +211,42 @@ Deno.test("bench train's report: the gap in points, the main job's bar, and n/a 
   const text = reportLines(both).join("\n");
   assert.match(text, /train split\s+25\.0% final \(on all 374 train tasks, greedy Avg@1/);
   assert.match(text, /by depth \(final, train split\) 1 50\.0%/);
+});
+
+Deno.test("bench train's RL time sums the RL steps' phases, and is n/a for a run without RL steps, never 0 s", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const sft = { phase: "sft", step: 1, loss: 0.3 };
+    const rl = (s: number, update?: number) => ({
+      phase: "rl",
+      step: s,
+      time_prefill_s: 1.5,
+      time_decode_s: 2,
+      groups_with_signal: s / 4,
+      ...(update === undefined ? {} : { time_update_s: update }),
+    });
+    const write = (rows: object[]) =>
+      Deno.writeTextFile(`${dir}/metrics.jsonl`, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    await write([sft, rl(1, 4), rl(2)]);
+    const both = await rlPhases(dir);
+    assert.deepEqual(both.phases, { prefill: 3, decode: 4, update: 4 });
+    assert.equal(both.signal, 0.375);
+    await write([sft, sft]);
+    const none = await rlPhases(dir);
+    assert.deepEqual(none, { phases: {}, signal: null });
+    const lines = reportLines(trainReport({
+      config: "configs/textcraft.yaml",
+      overrides: [],
+      runDir: dir,
+      adapter: "gpu",
+      interrupted: false,
+      wallSeconds: 60,
+      sft: evalOf(0.4),
+      ...none,
+    })).join("\n");
+    assert.match(lines, /RL time\s+n\/a/);
+    assert.doesNotMatch(lines, /0\.0 s/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
