@@ -24,6 +24,26 @@ async function dirBytes(dir: string): Promise<number> {
   return bytes;
 }
 
+/** Today's built-in tiny tokenizer for a shipped config's task, and a tokenizer's words. */
+async function builtTokenizer(config: string) {
+  const { task } = await configuredTask(resolveConfig(await configSource(config)));
+  const vocabulary = await task.vocabulary!(task.prompt);
+  return buildTinyModel(vocabulary.corpus, undefined, vocabulary.phrases).tokenizer;
+}
+type Tokenizer = Awaited<ReturnType<typeof builtTokenizer>>;
+const wordsOf = (t: Tokenizer) => Object.keys((t.files.tokenizer.model as { vocab: Record<string, number> }).vocab);
+
+/** A shipped base's agent settings (task, reply layout) and its pretrain.yaml against a shipped config's. */
+async function agentAndRecipe(dir: string, layout: string, config: string) {
+  const agent = await readAgentSettings(dir);
+  assert.equal(agent?.task, "textcraft");
+  assert.equal(agent?.task_options.oracle_format, layout);
+  const rebuild = resolveConfig({ text: await Deno.readTextFile(`${dir}/pretrain.yaml`), name: "pretrain.yaml" });
+  const shipped = resolveConfig(await configSource(config));
+  assert.deepEqual(rebuild.model, shipped.model);
+  return { rebuild, shipped, card: await Deno.readTextFile(`${dir}/README.md`) };
+}
+
 Deno.test("the main job and its smoke run start from models/crucible-base, a Hugging Face directory of at most 20 MB; crucible-tiny stays within 10 MB", async () => {
   for (const name of ["textcraft", "textcraft_smoke"]) {
     assert.equal(resolveConfig(await configSource(name)).model.path, "models/crucible-base", name);
@@ -43,36 +63,25 @@ Deno.test("the main job plays with its base model's reply limits, so that what t
 
 Deno.test("crucible-base's words are exactly today's built-in tiny model's; its agent plays stack_tail replies; pretrain.yaml is textcraft_base's recipe", async () => {
   const loaded = await loadModelDir(BASE);
-  const { task } = await configuredTask(resolveConfig(await configSource("textcraft_base")));
-  const vocabulary = await task.vocabulary!(task.prompt);
-  const built = buildTinyModel(vocabulary.corpus, undefined, vocabulary.phrases).tokenizer;
+  const built = await builtTokenizer("textcraft_base");
   // The same words; the ids of the 40 count tokens it gained at step 5,800 come after the old ones
   // (`--extend-vocab`), where a fresh build sorts them among the rest.
-  const words = (t: typeof built) => Object.keys((t.files.tokenizer.model as { vocab: Record<string, number> }).vocab);
-  assert.deepEqual(words(loaded.tokenizer!).sort(), words(built).sort());
+  assert.deepEqual(wordsOf(loaded.tokenizer!).sort(), wordsOf(built).sort());
   assert.equal(loaded.config.vocabSize, built.vocabSize);
   for (const [name, t] of loaded.tensors) assert.ok(t.every(Number.isFinite), name);
-  const agent = await readAgentSettings(BASE);
-  assert.equal(agent?.task, "textcraft");
-  assert.equal(agent?.task_options.oracle_format, "stack_tail");
-  const rebuild = resolveConfig({ text: await Deno.readTextFile(`${BASE}/pretrain.yaml`), name: "pretrain.yaml" });
-  const shipped = resolveConfig(await configSource("textcraft_base"));
-  assert.deepEqual(rebuild.model, shipped.model);
+  const { rebuild, shipped, card } = await agentAndRecipe(BASE, "stack_tail", "textcraft_base");
   assert.equal(rebuild.pretrain.seed, shipped.pretrain.seed);
   assert.deepEqual(rebuild.task_options, shipped.task_options);
-  assert.match(await Deno.readTextFile(`${BASE}/README.md`), /It is the base model of `deno task train textcraft`\./);
+  assert.match(card, /It is the base model of `deno task train textcraft`\./);
 });
 
 Deno.test("crucible-tiny's tokenizer is the built-in tiny model's of its day, which today's only adds to; every weight is finite", async () => {
   const loaded = await loadModelDir(DIR);
-  const { task } = await configuredTask(resolveConfig(await configSource("textcraft_pretrain")));
-  const vocabulary = await task.vocabulary!(task.prompt);
-  const built = buildTinyModel(vocabulary.corpus, undefined, vocabulary.phrases).tokenizer;
+  const built = await builtTokenizer("textcraft_pretrain");
   assert.equal(loaded.config.vocabSize, loaded.tokenizer!.vocabSize);
   // Built at 2a9eebf; since, TextCraft's vocabulary gained the invalid-recipe refusal's words and every item id's
   // words (issue 27). Every word the model knows is still a word of today's vocabulary, and the new ones are those.
-  const words = (t: typeof built) => Object.keys((t.files.tokenizer.model as { vocab: Record<string, number> }).vocab);
-  const today = new Set(words(built)), shipped = new Set(words(loaded.tokenizer!));
+  const today = new Set(wordsOf(built)), shipped = new Set(wordsOf(loaded.tokenizer!));
   assert.deepEqual([...shipped].filter((w) => !today.has(w)), []);
   const added = [...today].filter((w) => !shipped.has(w));
   assert.equal(added.length, built.vocabSize - loaded.config.vocabSize);
@@ -87,14 +96,8 @@ Deno.test("crucible-tiny's tokenizer is the built-in tiny model's of its day, wh
 });
 
 Deno.test("crucible-tiny carries its agent settings and the pretraining config that rebuilds it", async () => {
-  const agent = await readAgentSettings(DIR);
-  assert.equal(agent?.task, "textcraft");
-  assert.equal(agent?.task_options.oracle_format, "stack");
-  const rebuild = resolveConfig({ text: await Deno.readTextFile(`${DIR}/pretrain.yaml`), name: "pretrain.yaml" });
-  const shipped = resolveConfig(await configSource("textcraft_pretrain"));
+  const { rebuild, shipped, card } = await agentAndRecipe(DIR, "stack", "textcraft_pretrain");
   assert.deepEqual(rebuild.pretrain, shipped.pretrain);
-  assert.deepEqual(rebuild.model, shipped.model);
-  const card = await Deno.readTextFile(`${DIR}/README.md`);
   assert.match(card, /synthetic crafting worlds/);
   assert.match(card, new RegExp(`seed ${shipped.pretrain.seed}`));
 });
