@@ -17,7 +17,7 @@ import type { AdamW } from "./optimizer.ts";
 import { AHEAD_FILE, type AheadRecord, OneStepOff } from "./one_step_off.ts";
 import { byCategory, nextPrompts, recordSignal, signalPrompts, withWorlds } from "../rl/prompts.ts";
 import { roundsAt } from "../rollout/scheduler.ts";
-import { divergeAt, Rollbacks, SFT_SPIKE_RISE, SpikeCheck } from "./rollback.ts";
+import { divergeAt, Rollbacks, SpikeCheck } from "./rollback.ts";
 import { groupRewards, rlStep, type RlStepContext, scheduleOf, stepMetrics, stepSpecs } from "./rl_step.ts";
 import { rolloutOptions } from "../rollout/options.ts";
 import type { Run } from "./run.ts";
@@ -43,7 +43,7 @@ export async function sftPhase(run: Run): Promise<boolean> {
   const norms = new DivergenceGuard(run.learner, c.trainer.max_norm_growth);
   if (state.sftStep < total) await norms.start();
   const rollbacks = new Rollbacks(run.learner.gpu, [opt], c.trainer.max_rollbacks), fromStart = state.sftStep === 0;
-  const spikes = new SpikeCheck(c.trainer.loss_spike_factor, { name: "loss", minRise: SFT_SPIKE_RISE });
+  const spikes = new SpikeCheck(c.trainer.loss_spike_factor, { name: "loss", minRise: c.trainer.loss_spike_rise });
   let diverged = false, collapsed: string | undefined;
   await runSft(run.learner, opt, {
     epochs,

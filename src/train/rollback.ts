@@ -116,16 +116,6 @@ export class Rollbacks {
 }
 
 /**
- * How far above the running median (nats) an SFT loss must rise, besides `trainer.loss_spike_factor` × it, to be a
- * spike: e⁵ (150) times less likely tokens than usual. SFT batches are heavy-tailed: on models/crucible-tiny the main
- * job's 159 steps have a median of 0.27 and healthy batches up to 2.08 (a rise of 1 rolled them back until the run
- * stopped at step 41); on models/crucible-base, which already writes most replies right, the median is 0.07 and single
- * hard batches reach 3.85, 3.8 nats above it, with the next step back at 0.07 (a rise of 3 rolled two back). A
- * diverged step goes towards the uniform loss (7.6 nats for TextCraft's words).
- */
-export const SFT_SPIKE_RISE = 5;
-
-/**
  * A loss spike: a value above `factor` × the median of the last `window` accepted values and at least `minRise` above
  * it, once `minHistory` of them are known (an early, still falling loss has no history to spike over). The rise keeps
  * a low loss's ordinary noise (0.3 over a median of 0.05) from counting. `factor` 0 turns the check off.

@@ -115,7 +115,7 @@ Deno.test({
     // From another folder the relative path is no directory; as a Hub name it is either unknown or unreachable here.
     assert.match(
       away.err,
-      /model\.path: "models\/crucible-tiny" does not exist as a directory \(.*\/models\/crucible-tiny\), and as a Hub/,
+      /model\.path: "models\/crucible-base" does not exist as a directory \(.*\/models\/crucible-base\), and as a Hub/,
     );
     const deadArgs = [...args.slice(0, 5), "model.path=null", "--env-url", "http://127.0.0.1:9"];
     const dead = await run([...deadArgs, "--run-dir", `${dir}/dead`], dir);

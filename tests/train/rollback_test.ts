@@ -9,7 +9,9 @@ import { parseModelConfig } from "../../src/model/config.ts";
 import { initParams } from "../../src/model/init.ts";
 import { createLearner, type Learner } from "../../src/train/learner.ts";
 import { AdamW } from "../../src/train/optimizer.ts";
-import { Rollbacks, SFT_SPIKE_RISE, Snapshot, SpikeCheck } from "../../src/train/rollback.ts";
+import { Rollbacks, Snapshot, SpikeCheck } from "../../src/train/rollback.ts";
+import { resolveConfig } from "../../src/config/load.ts";
+import { configSource } from "../../src/config/presets.ts";
 import { supervisedStep } from "../../src/train/sft.ts";
 import { weightNorm } from "../../src/train/divergence.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
@@ -168,9 +170,12 @@ const BASE_JOB_SFT = [
   0.033, 0.009, 0.029, 0.007, 0.02, 0.642, 0.009,
 ];
 
-Deno.test("the main job's healthy SFT losses are no spike under SFT's settings; a step towards uniform is", () => {
+Deno.test("the main job's healthy SFT losses are no spike under SFT's settings; a step towards uniform is", async () => {
+  const { trainer } = resolveConfig(await configSource("textcraft"));
+  assert.equal(trainer.loss_spike_factor, 5);
+  const SFT_SPIKE_RISE = trainer.loss_spike_rise;
   const replay = (losses: number[], minRise: number, at?: [number, number]) => {
-    const s = new SpikeCheck(5, { name: "loss", minRise });
+    const s = new SpikeCheck(trainer.loss_spike_factor, { name: "loss", minRise });
     const spikes: number[] = [];
     losses.forEach((loss, i) => {
       const v = at && at[0] === i ? at[1] : loss;
