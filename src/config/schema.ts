@@ -428,15 +428,16 @@ const Trainer = z.strictObject({
   max_rollbacks: int(0).default(3),
   /**
    * A step whose loss is above this factor × the median of the last 20 accepted steps' (5 at least), and
-   * trainer.loss_spike_rise nats above it at least, has spiked and is rolled back as a diverged one; SFT's loss (RL's policy loss has no scale to spike
-   * against). 0 turns it off.
+   * trainer.loss_spike_rise nats above it at least, has spiked and is rolled back as a diverged one; SFT's loss (RL's
+   * policy loss has no scale to spike against). 0 turns it off.
    */
   loss_spike_factor: num().min(0).refine((v) => v === 0 || v > 1, "must be 0 (off) or above 1").default(5),
   /**
    * How far (nats) above the running median an SFT loss must also rise to be a spike, besides
    * trainer.loss_spike_factor × it: 5 is tokens e⁵ (150) times less likely than usual. SFT batches are heavy-tailed:
-   * on models/crucible-base single healthy batches reach 3.8 above the median; a diverged step goes towards the
-   * uniform loss (7.6 nats for TextCraft's words).
+   * on models/crucible-tiny healthy ones reach 1.8 above the median (a rise of 1 stopped the main job at step 41), on
+   * models/crucible-base single ones 3.8 (a rise of 3 rolled two back); a diverged step goes towards the uniform loss
+   * (7.6 nats for TextCraft's words).
    */
   loss_spike_rise: num().min(0).default(5),
 });

@@ -173,7 +173,7 @@ const BASE_JOB_SFT = [
 Deno.test("the main job's healthy SFT losses are no spike under SFT's settings; a step towards uniform is", async () => {
   const { trainer } = resolveConfig(await configSource("textcraft"));
   assert.equal(trainer.loss_spike_factor, 5);
-  const SFT_SPIKE_RISE = trainer.loss_spike_rise;
+  const rise = trainer.loss_spike_rise;
   const replay = (losses: number[], minRise: number, at?: [number, number]) => {
     const s = new SpikeCheck(trainer.loss_spike_factor, { name: "loss", minRise });
     const spikes: number[] = [];
@@ -184,12 +184,12 @@ Deno.test("the main job's healthy SFT losses are no spike under SFT's settings; 
     });
     return spikes;
   };
-  assert.deepEqual(replay(MAIN_JOB_SFT, SFT_SPIKE_RISE), [], "no healthy step is rolled back");
-  assert.deepEqual(replay(BASE_JOB_SFT, SFT_SPIKE_RISE), [], "nor on the new base, whose hard batches stand out more");
+  assert.deepEqual(replay(MAIN_JOB_SFT, rise), [], "no healthy step is rolled back");
+  assert.deepEqual(replay(BASE_JOB_SFT, rise), [], "nor on the new base, whose hard batches stand out more");
   // A rise of 1 nat, the first setting, took the main job's hard batches for spikes (the run stopped at step 41), and
   // a rise of 3 the new base's.
   assert.deepEqual(replay(MAIN_JOB_SFT, 1).slice(0, 4), [8, 11, 31, 41]);
   assert.deepEqual(replay(BASE_JOB_SFT, 3), [6, 12]);
-  assert.deepEqual(replay(MAIN_JOB_SFT, SFT_SPIKE_RISE, [60, 7.6]), [61], "a loss at the uniform 7.6 nats is a spike");
-  assert.deepEqual(replay(BASE_JOB_SFT, SFT_SPIKE_RISE, [60, 5.5]), [61], "and so is 5.5 over the new base's 0.07");
+  assert.deepEqual(replay(MAIN_JOB_SFT, rise, [60, 7.6]), [61], "a loss at the uniform 7.6 nats is a spike");
+  assert.deepEqual(replay(BASE_JOB_SFT, rise, [60, 5.5]), [61], "and so is 5.5 over the new base's 0.07");
 });
