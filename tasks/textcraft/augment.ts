@@ -1,7 +1,8 @@
 /**
- * Fresh copies of TextCraft's oracle episodes for each SFT epoch (task_options.rename_items and drop_distractors):
- * items renamed by a random permutation, so that a model must read the command list rather than memorise which
- * items the training tasks use, and a curriculum that leaves distractor lines out of the early epochs' lists.
+ * Fresh copies of TextCraft's oracle episodes for each SFT epoch (task_options.rename_items, drop_distractors and
+ * skipped_pushes): items renamed by a random permutation, so that a model must read the command list rather than
+ * memorise which items the training tasks use; a curriculum that leaves distractor lines out of the early epochs'
+ * lists; and recovery turns, a skipped push refused by the game before the reply that makes it.
  */
 import { CraftingTree } from "./game/tree.ts";
 import type { AugmentContext, TextEpisode } from "../../src/task/task.ts";
@@ -9,15 +10,47 @@ import { recipeLines } from "./formats.ts";
 import type { TextCraftOptions } from "./options.ts";
 import { ItemRenamer } from "./rename.ts";
 import { parseTextCraftAction } from "./rules.ts";
+import { notFound } from "./game/game.ts";
+import { MAX_MISREADS, pushesFrame, skippedPush } from "./worlds.ts";
 
 /** A rewrite of one episode for one epoch. */
 export type Augment = (episode: TextEpisode, c: AugmentContext) => TextEpisode;
 
 /**
  * The rewrite the options ask for, or undefined when they ask for none. Draws from `c.rng` in a fixed order
- * (distractor lines, then whether to rename, then the permutation), so a seeded generator replays an epoch.
+ * (distractor lines, then whether to rename, then the permutation, then the skipped pushes), so a seeded generator
+ * replays an epoch, and an option at 0 draws nothing.
  */
 export async function textCraftAugment(o: TextCraftOptions): Promise<Augment | undefined> {
+  if (o.rename_items === 0 && o.drop_distractors === 0 && o.skipped_pushes === 0) return undefined;
+  const rewrite = await listRewrite(o);
+  if (o.skipped_pushes === 0) return rewrite;
+  return (episode, c) => withSkippedPushes(rewrite ? rewrite(episode, c) : episode, o.skipped_pushes, c);
+}
+
+/**
+ * `episode` with a skipped push (worlds.ts, skippedPush) before each turn that pushes a frame, with chance `chance`,
+ * at most MAX_MISREADS an episode. The refusal is the game's for a crafted item, whatever the item is called: under a
+ * renaming the episode's world is the renamed one.
+ */
+export function withSkippedPushes(episode: TextEpisode, chance: number, c: Pick<AugmentContext, "rng">): TextEpisode {
+  const turns: TextEpisode["turns"] = [];
+  let misreads = 0;
+  episode.turns.forEach((t, i) => {
+    const previous = episode.turns[i - 1]?.reply;
+    if (
+      chance > 0 && !t.misread && misreads < MAX_MISREADS && pushesFrame(previous, t.reply) && c.rng.float() < chance
+    ) {
+      const wrong = skippedPush(t.reply, (action) => notFound(action.replace(/^get \d+ /, "")));
+      if (wrong) turns.push({ ...wrong, misread: true }), misreads++;
+    }
+    turns.push(t);
+  });
+  return { ...episode, turns };
+}
+
+/** The command-list rewrites (distractors left out, items renamed), or undefined when neither is asked for. */
+async function listRewrite(o: TextCraftOptions): Promise<Augment | undefined> {
   if (o.rename_items === 0 && o.drop_distractors === 0) return undefined;
   const renamer = o.rename_items > 0 ? new ItemRenamer(await CraftingTree.load()) : undefined;
   return (episode, c) => {

@@ -1,7 +1,7 @@
 /**
  * What a TextCraft base model's card says about its pretraining data (the Task hook `baseModelWords`): the synthetic
  * crafting worlds, their stack-policy demonstrations, the copy strings and, when the recipe has them
- * (task_options.synthetic_misreads), the recovery data. The card's frame (size, steps, results, rebuild) is
+ * (task_options.synthetic_misreads, synthetic_skipped_pushes), the recovery data. The card's frame (size, steps, results, rebuild) is
  * src/pretrain/base_model.ts's.
  */
 import type { BaseModelWords, PretrainRecipe } from "../../src/task/task.ts";
@@ -29,11 +29,22 @@ seed ${p.eval_seed}, which training never draws from.`,
   };
 }
 
-// The recovery data's sentence, when the recipe has it (task_options.synthetic_misreads).
+// The recovery data's sentences, when the recipe has them (task_options.synthetic_misreads, synthetic_skipped_pushes).
 function misreadText(options: Readonly<Record<string, unknown>>): string {
-  const rate = options.synthetic_misreads;
-  if (typeof rate !== "number" || rate === 0) return "";
-  return ` Recovery data: before each turn, a ${
-    (100 * rate).toFixed(0)
-  }% chance of a misread reply that the game refuses (kept as context, never trained), followed by the right one.`;
+  const rate = options.synthetic_misreads, skips = options.synthetic_skipped_pushes;
+  const percent = (x: number) => `${(100 * x).toFixed(0)}%`;
+  let text = "";
+  if (typeof rate === "number" && rate > 0) {
+    text += ` Recovery data: before each turn, a ${
+      percent(rate)
+    } chance of a misread reply that the game refuses (kept as context, never trained), followed by the right one.`;
+  }
+  if (typeof skips === "number" && skips > 0) {
+    text +=
+      ` Before each turn that pushes a frame, a ${
+        percent(skips)
+      } chance of a skipped push: the thought ends before that frame and the reply fetches its item, which the game ` +
+      `refuses, followed by the right reply (at most two misreads an episode).`;
+  }
+  return text;
 }

@@ -48,6 +48,7 @@ export const textcraft: Task = {
       frames: stackFrames(o.oracle_format),
       craftCount: o.craft_count,
       misreads: o.synthetic_misreads,
+      skippedPushes: o.synthetic_skipped_pushes,
     });
   },
   rlWorlds: async (options, o) =>

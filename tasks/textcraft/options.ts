@@ -26,11 +26,27 @@ const Schema = z.strictObject({
    */
   drop_distractors: share().default(0),
   /**
+   * SFT's recovery data (stack layouts only): the chance, before each turn of an oracle episode whose reply pushes a
+   * frame, of a misread that skips the push and fetches the frame's item instead, answered with the game's refusal
+   * (`Could not find X`), kept as context but never trained, with the right reply after it (augment.ts; at most two an
+   * episode, drawn afresh each epoch). Neither the oracle nor the model's warm start ever fails otherwise, so without it
+   * the model has never seen a reply after a refusal, and it repeats the refused one.
+   */
+  skipped_pushes: share().default(0),
+  /**
    * Pretraining's recovery data: the chance, before each turn of a synthetic episode, of a misread reply (a
    * neighbouring line's inputs or count, or a get of an item that must be crafted) that the game refuses, kept as
    * context but never trained, followed by the right reply (worlds.ts). 0 keeps the episodes as they were.
    */
   synthetic_misreads: share().default(0),
+  /**
+   * Pretraining's recovery data for a skipped push: the chance, before each turn of a synthetic episode whose reply
+   * pushes a frame, of a misread whose thought ends before that frame and which fetches the item the frame would
+   * craft; the game refuses (`Could not find X`) and the right reply pushes the frame (worlds.ts, skippedPush). It is
+   * the base model's commonest error, and the one the main job's depth-3 episodes repeat to the round limit. Counted
+   * with synthetic_misreads' (two an episode at most); 0 keeps the episodes as they were.
+   */
+  synthetic_skipped_pushes: share().default(0),
   /**
    * The goal depths of RL's synthetic worlds (data.synthetic_prompts, rl_worlds.ts): world k has depth
    * rl_world_depths[k mod length], so a step's worlds walk the list in turn; repeat a depth to weight it.
@@ -47,7 +63,15 @@ export const TEXTCRAFT_OPTION_KEYS = Object.keys(Schema.shape);
 /** Checks `task_options` for TextCraft; errors name the key (`task_options.rename_items`) and the valid keys. */
 export function parseTextCraftOptions(raw: unknown): TextCraftOptions {
   const r = Schema.safeParse(raw ?? {});
-  if (r.success) return r.data;
+  if (r.success) {
+    if (r.data.skipped_pushes > 0 && !r.data.oracle_format.startsWith("stack")) {
+      throw new TypeError(
+        `TextCraft option "task_options.skipped_pushes" (${r.data.skipped_pushes}) needs the stack policy's replies, ` +
+          `whose frames it reads; set task_options.oracle_format to stack or stack_tail, or skipped_pushes to 0`,
+      );
+    }
+    return r.data;
+  }
   const issue = r.error.issues[0];
   if (issue.code === "unrecognized_keys") {
     throw new TypeError(

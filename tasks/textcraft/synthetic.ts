@@ -82,11 +82,13 @@ export function lookupDrill(rng: Rng, world: World): DrillPiece[] {
 /** How the synthetic episodes are written: the stack policy's frames, and the chance of a misread per turn. */
 export interface SyntheticOptions extends StackLayout {
   misreads?: number;
+  /** Of the misreads on turns that push a frame, the share that skip the push (worlds.ts, skippedPush). */
+  skippedPushes?: number;
 }
 
 /** TextCraft's synthetic tasks over `names` (the game's item names, tags excluded). */
 export function textCraftSynthetic(names: readonly string[], o: SyntheticOptions = {}): SyntheticTasks {
-  const { misreads } = o, layout: StackLayout = { frames: o.frames, craftCount: o.craftCount };
+  const { misreads, skippedPushes } = o, layout: StackLayout = { frames: o.frames, craftCount: o.craftCount };
   return {
     names,
     // As they stand in a command line: ` using 9` after a name and a space, `, 1` right after a name.
@@ -97,6 +99,7 @@ export function textCraftSynthetic(names: readonly string[], o: SyntheticOptions
         maxTurns: SYNTHETIC_MAX_TURNS,
         ...layout,
         misreads,
+        skippedPushes,
       })
         .episode;
     },

@@ -270,6 +270,12 @@ export interface EpisodeOptions {
    * message and the right reply follows. Only misreads that fail are played, so the plan goes on unchanged.
    */
   misreads?: number;
+  /**
+   * Chance, before each turn whose reply pushes a frame (its top frame is not on the previous reply), of a misread
+   * that skips that push (see {@linkcode skippedPush}), drawn before the other misreads and counted with them; 0
+   * (default) draws nothing and keeps the data as it was.
+   */
+  skippedPushes?: number;
 }
 
 /** Most misread turns in one episode. */
@@ -300,10 +306,12 @@ export function worldEpisode(
     const game = new WorldGame(world);
     const episode: TextEpisode = { opening: game.reset(), turns: [], success: false };
     let misreads = 0;
-    for (const t of turns) {
-      // Draws only when misreads are asked for, so the data without them stays as it was.
-      if (o.misreads && misreads < MAX_MISREADS && rng.float() < o.misreads) {
-        const wrong = misreadTurn(rng, world, t, game);
+    for (const [i, t] of turns.entries()) {
+      // Draws only when misreads or skipped pushes are asked for, so the data without them stays as it was.
+      const skip = o.skippedPushes && misreads < MAX_MISREADS && pushesFrame(turns[i - 1]?.reply, t.reply) &&
+        rng.float() < o.skippedPushes;
+      if (skip || (o.misreads && misreads < MAX_MISREADS && rng.float() < o.misreads)) {
+        const wrong = skip ? skippedPush(t.reply, (a) => refusal(game, a)) : misreadTurn(rng, world, t, game);
         if (wrong) episode.turns.push({ ...wrong, misread: true }), misreads++;
       }
       const r = game.step(t.action);
@@ -312,6 +320,59 @@ export function worldEpisode(
     }
     return { world, episode };
   }
+}
+
+/** A reply's frames, top last (`Thought: a using 1 b | b using 1 c` -> the two frames). */
+function framesOf(reply: string): string[] {
+  const thought = reply.slice("Thought: ".length, reply.lastIndexOf("\nAction: "));
+  return thought.split(" | ");
+}
+
+/** The item a frame crafts: its text before ` using ` (tail frames) or before the count (count frames). */
+function frameItem(frame: string): string {
+  const at = frame.indexOf(" using ");
+  return at >= 0 ? frame.slice(0, at) : frame.slice(0, frame.indexOf(":")).replace(/ \d+$/, "");
+}
+
+/** Whether `reply` pushes a frame: it has two or more, and its top frame's item is not at that depth in `previous`. */
+export function pushesFrame(previous: string | undefined, reply: string): boolean {
+  const now = framesOf(reply);
+  if (now.length < 2) return false;
+  const before = previous === undefined ? [] : framesOf(previous);
+  const at = now.length - 1;
+  return at >= before.length || frameItem(before[at]) !== frameItem(now[at]);
+}
+
+/**
+ * The base model's commonest reading error, played as a misread: the reply that should push a frame for an input
+ * that has a line of its own ends its thought before that frame and fetches the input instead (`... | black wool using
+ * 1 black dye, 1 white wool` and `get 1 black dye`, where black dye has a line), which the game refuses with
+ * `Could not find black dye` (`refuse` gives the answer, or undefined where the game would not refuse). The right
+ * reply, with the frame, follows it. Undefined when the parent frame does not name the item with a count or the action
+ * is not refused.
+ */
+export function skippedPush(
+  reply: string,
+  refuse: (action: string) => string | undefined,
+): { reply: string; observation: string } | undefined {
+  const frames = framesOf(reply);
+  const item = frameItem(frames[frames.length - 1]);
+  const parent = frames[frames.length - 2];
+  const using = parent.indexOf(" using ");
+  const inputs = using >= 0 ? parent.slice(using + " using ".length) : parent.slice(parent.indexOf(": ") + 2);
+  const name = item.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const count = new RegExp(`(?:^|, )(\\d+) ${name}(?:,| x\\d+|$)`).exec(inputs);
+  if (!count) return undefined;
+  const action = `get ${count[1]} ${item}`;
+  const observation = refuse(action);
+  if (observation === undefined) return undefined;
+  return { reply: `Thought: ${frames.slice(0, -1).join(" | ")}\nAction: ${action}`, observation };
+}
+
+/** The game's answer to `action` from its current state, without playing it, when it refuses it; else undefined. */
+function refusal(game: WorldGame, action: string): string | undefined {
+  const r = game.clone().step(action);
+  return r.observation.startsWith("Could not") ? r.observation : undefined;
 }
 
 /**

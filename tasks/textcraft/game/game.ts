@@ -86,7 +86,7 @@ export class TextCraftGame {
     const item = this.#typed(name, count);
     const tree = this.#tree;
     if (tree.isCraftable(item.id ?? item.tag!) || item.id === null || !tree.items.has(item.id)) {
-      throw new ActionFailed(`Could not find ${name}`);
+      throw new ActionFailed(notFound(name));
     }
     this.#add(item.id, count);
     const done = item.id === this.#goal;
@@ -192,4 +192,9 @@ function sample<T>(rng: Rng, items: readonly T[], k: number): T[] {
     [a[i], a[j]] = [a[j], a[i]];
   }
   return a.slice(0, k);
+}
+
+/** TextCraft's answer to `get N X` when X is not to be had that way (X is crafted, or no item): `Could not find X`. */
+export function notFound(name: string): string {
+  return `Could not find ${name}`;
 }

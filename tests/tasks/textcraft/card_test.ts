@@ -15,6 +15,16 @@ Deno.test("TextCraft's card words carry the recipe's seeds and copy share, and r
   assert.equal(textCraftCardWords({ pretrain, taskOptions: { synthetic_misreads: 0 } }).data, plain.data);
   const misreads = textCraftCardWords({ pretrain, taskOptions: { synthetic_misreads: 0.3 } });
   assert.match(misreads.data, /mixed in\. Recovery data: before each turn, a 30% chance of a misread reply/);
+  assert.doesNotMatch(misreads.data, /skipped push/);
+  const skips = textCraftCardWords({
+    pretrain,
+    taskOptions: { synthetic_misreads: 0.1, synthetic_skipped_pushes: 0.3 },
+  });
+  assert.match(
+    skips.data,
+    /a 10% chance of a misread reply .* followed by the right one\. Before each turn that pushes/,
+  );
+  assert.match(skips.data, /a 30% chance of a skipped push: the thought ends before that frame/);
   assert.equal(plain.trainedOn, "synthetic crafting worlds only.");
 });
 

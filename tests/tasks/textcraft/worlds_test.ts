@@ -3,7 +3,14 @@ import { TextCraftGame } from "../../../tasks/textcraft/game/game.ts";
 import { idToName } from "../../../tasks/textcraft/game/python.ts";
 import { Rng } from "../../../src/util/random.ts";
 import { parseOpening, stackPlan } from "../../../tasks/textcraft/stack.ts";
-import { randomWorld, type World, worldEpisode, WorldGame, worldOpening } from "../../../tasks/textcraft/worlds.ts";
+import {
+  pushesFrame,
+  randomWorld,
+  type World,
+  worldEpisode,
+  WorldGame,
+  worldOpening,
+} from "../../../tasks/textcraft/worlds.ts";
 import { tree } from "../../env/helpers.ts";
 import { textCraftSynthetic } from "../../../tasks/textcraft/synthetic.ts";
 import type { TextEpisode } from "../../../src/task/task.ts";
@@ -131,6 +138,56 @@ Deno.test("misreads: refused by the game, never two in a row, the plan unchanged
     assert.ok(seen.includes(k), `${k} in\n${seen}`);
   }
   assert.ok(misreads > episodes);
+});
+
+Deno.test("skipped pushes: the thought stops before the pushed frame, the reply fetches its item, the game refuses", () => {
+  let skipped = 0, pushes = 0;
+  for (let n = 0; n < 200; n++) {
+    const depth = 2 + (n % 3);
+    for (const frames of ["tail", "count"] as const) {
+      const o = { depth, maxTurns: 24, frames, misreads: 0.3 };
+      const before = worldEpisode(new Rng(300 + n), NAMES, o);
+      // At share 0 the option draws nothing: the episodes of before, misreads and all.
+      assert.deepEqual(worldEpisode(new Rng(300 + n), NAMES, { ...o, skippedPushes: 0 }), before);
+      const { world, episode } = worldEpisode(new Rng(300 + n), NAMES, { ...o, skippedPushes: 1 });
+      assert.deepEqual(world, before.world);
+      const plain = worldEpisode(new Rng(300 + n), NAMES, { depth, maxTurns: 24, frames });
+      assert.deepEqual(episode.turns.filter((t) => !t.misread), plain.episode.turns);
+      assert.ok(episode.success);
+      episode.turns.forEach((t, i) => {
+        if (!t.misread) return;
+        const right = episode.turns[i + 1].reply;
+        const get = /\nAction: get (\d+) (.+)$/.exec(t.reply);
+        const thought = (r: string) => r.slice(0, r.indexOf("\nAction: "));
+        // A skipped push: the right reply's thought is this one's plus one frame, for the item fetched here.
+        if (
+          !get || !thought(right).startsWith(thought(t.reply) + " | " + get[2] + (frames === "tail" ? " using " : " "))
+        ) {
+          return;
+        }
+        skipped++;
+        assert.equal(t.observation, `Could not find ${get[2]}`);
+        assert.ok(world.lines.some((l) => l.output === get[2]), `${get[2]} has a line of its own`);
+        // Its count is the one the frame below names for the item.
+        assert.match(thought(t.reply), new RegExp(`${get[1]} ${get[2]}(,| x\\d|$)`));
+      });
+      pushes += plain.episode.turns.filter((t, i) => pushesFrame(plain.episode.turns[i - 1]?.reply, t.reply)).length;
+    }
+  }
+  assert.ok(pushes > 200, `${pushes} turns push a frame`);
+  assert.ok(skipped > 100, `${skipped} skipped pushes`);
+});
+
+Deno.test("pushesFrame: a new top frame, not one the previous reply had at that depth", () => {
+  const r = (...frames: string[]) => `Thought: ${frames.join(" | ")}\nAction: get 1 x`;
+  const a = "banner using 6 black wool, 1 stick", b = "black wool using 1 black dye, 1 white wool x2";
+  assert.ok(pushesFrame(undefined, r(a, b)), "the first reply pushes below the goal");
+  assert.ok(!pushesFrame(undefined, r(a)), "the goal's frame alone is no push");
+  assert.ok(pushesFrame(r(a), r(a, b)));
+  assert.ok(!pushesFrame(r(a, b), r(a, "black wool using 1 black dye, 1 white wool")), "the same frame, one craft on");
+  assert.ok(pushesFrame(r(a, b), r(a, "stick using 2 oak planks")), "a sibling after a pop");
+  assert.ok(!pushesFrame(r(a, b), r(a)), "a pop");
+  assert.ok(pushesFrame(r("a 1: 2 b"), r("a 1: 2 b", "b 2: 1 c")), "count frames");
 });
 
 Deno.test("craft_count one: synthetic and held-out episodes write craft 1, draw the same worlds and get the same answers", () => {

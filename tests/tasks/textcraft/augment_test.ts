@@ -1,0 +1,71 @@
+// SFT's skipped pushes (task_options.skipped_pushes) on the real game: every inserted misread, played through
+// TextCraft's own game at its place in the episode, gets exactly the refusal recorded for it and changes nothing after
+// it; the right replies are the oracle's, in order; at most two an episode; none drawn at 0; non-stack layouts refused.
+import assert from "node:assert/strict";
+import type { TextEpisode } from "../../../src/task/task.ts";
+import { Rng } from "../../../src/util/random.ts";
+import { textCraftAugment, withSkippedPushes } from "../../../tasks/textcraft/augment.ts";
+import { demoReplies } from "../../../tasks/textcraft/demos.ts";
+import { TextCraftGame } from "../../../tasks/textcraft/game/game.ts";
+import { parseTextCraftOptions } from "../../../tasks/textcraft/options.ts";
+import { parseTextCraftAction, TEXTCRAFT_SPLITS } from "../../../tasks/textcraft/rules.ts";
+import { tree } from "../../env/helpers.ts";
+
+const actionOf = (reply: string) => {
+  const p = parseTextCraftAction(reply);
+  if (!("action" in p)) throw new Error(`no action in ${reply}`);
+  return p.action;
+};
+
+/** Task `index`'s oracle episode in the stack_tail layout, played through TextCraft's game. */
+function oracleEpisode(index: number): TextEpisode {
+  const game = new TextCraftGame(tree);
+  const opening = game.reset(BigInt(index));
+  const replies = demoReplies(tree, index, { format: "stack_tail", craftCount: "one" });
+  return { opening, turns: replies.map((reply) => ({ reply, observation: game.step(actionOf(reply)).observation })) };
+}
+
+Deno.test("skipped pushes: each is refused by TextCraft's game as recorded, and the oracle's replies go on unchanged", () => {
+  let inserted = 0, episodes = 0;
+  for (const index of TEXTCRAFT_SPLITS.train.slice(0, 400).filter((_, k) => k % 4 === 0)) {
+    const plain = oracleEpisode(index);
+    const rng = new Rng(index);
+    const shown = withSkippedPushes(plain, 1, { rng });
+    assert.deepEqual(shown.turns.filter((t) => !t.misread), plain.turns, `task ${index}: the oracle's turns`);
+    assert.equal(shown.opening, plain.opening);
+    const wrong = shown.turns.filter((t) => t.misread);
+    assert.ok(wrong.length <= 2, `task ${index}: ${wrong.length} misreads`);
+    // Replayed through the real game: the misreads get the recorded refusal and leave the episode's answers as they were.
+    const game = new TextCraftGame(tree);
+    game.reset(BigInt(index));
+    shown.turns.forEach((t, i) => {
+      const answer = game.step(actionOf(t.reply)).observation;
+      assert.equal(answer, t.observation, `task ${index}, turn ${i}: ${t.reply}`);
+      if (!t.misread) return;
+      assert.match(answer, /^Could not find [a-z]/);
+      assert.ok(!shown.turns[i + 1].misread, "the right reply follows");
+      // The right reply's thought is this one's with one more frame: the item it fetched, with its line.
+      const thought = (r: string) => r.slice(0, r.indexOf("\nAction: "));
+      const item = /get \d+ (.+)$/.exec(actionOf(t.reply))![1];
+      assert.ok(thought(shown.turns[i + 1].reply).startsWith(`${thought(t.reply)} | ${item} using `), t.reply);
+    });
+    inserted += wrong.length, episodes++;
+  }
+  // Depth-1 tasks push no frame; the deeper ones get one or two.
+  assert.ok(inserted > 60, `${inserted} skipped pushes in ${episodes} episodes`);
+});
+
+Deno.test("skipped pushes: at 0 nothing is drawn; the option is refused with a layout whose frames it cannot read", async () => {
+  const plain = oracleEpisode(TEXTCRAFT_SPLITS.train[200]);
+  const rng = new Rng(3), untouched = new Rng(3);
+  assert.deepEqual(withSkippedPushes(plain, 0, { rng }), plain);
+  assert.equal(rng.float(), untouched.float(), "no draw at 0");
+  assert.equal(await textCraftAugment(parseTextCraftOptions({ oracle_format: "stack_tail" })), undefined);
+  const augment = await textCraftAugment(parseTextCraftOptions({ oracle_format: "stack_tail", skipped_pushes: 1 }));
+  const a = augment!(plain, { rng: new Rng(9), epoch: 0, epochs: 2 });
+  assert.ok(a.turns.some((t) => t.misread), "the augmentation inserts them");
+  assert.throws(
+    () => parseTextCraftOptions({ oracle_format: "thought", skipped_pushes: 0.5 }),
+    /task_options\.skipped_pushes" \(0\.5\) needs the stack policy's replies.*oracle_format to stack or stack_tail/,
+  );
+});
