@@ -22,10 +22,12 @@ export type Augment = (episode: TextEpisode, c: AugmentContext) => TextEpisode;
  * replays an epoch, and an option at 0 draws nothing.
  */
 export async function textCraftAugment(o: TextCraftOptions): Promise<Augment | undefined> {
-  if (o.rename_items === 0 && o.drop_distractors === 0 && o.skipped_pushes === 0) return undefined;
+  // Only the stack layouts' replies have frames to skip (options.ts).
+  const skips = o.oracle_format === "stack" || o.oracle_format === "stack_tail" ? o.skipped_pushes : 0;
+  if (o.rename_items === 0 && o.drop_distractors === 0 && skips === 0) return undefined;
   const rewrite = await listRewrite(o);
-  if (o.skipped_pushes === 0) return rewrite;
-  return (episode, c) => withSkippedPushes(rewrite ? rewrite(episode, c) : episode, o.skipped_pushes, c);
+  if (skips === 0) return rewrite;
+  return (episode, c) => withSkippedPushes(rewrite ? rewrite(episode, c) : episode, skips, c);
 }
 
 /**

@@ -26,11 +26,13 @@ const Schema = z.strictObject({
    */
   drop_distractors: share().default(0),
   /**
-   * SFT's recovery data (stack layouts only): the chance, before each turn of an oracle episode whose reply pushes a
-   * frame, of a misread that skips the push and fetches the frame's item instead, answered with the game's refusal
-   * (`Could not find X`), kept as context but never trained, with the right reply after it (augment.ts; at most two an
-   * episode, drawn afresh each epoch). Neither the oracle nor the model's warm start ever fails otherwise, so without it
-   * the model has never seen a reply after a refusal, and it repeats the refused one.
+   * SFT's recovery data: the chance, before each turn of an oracle episode whose reply pushes a frame, of a misread
+   * that skips the push and fetches the frame's item instead, answered with the game's refusal (`Could not find X`),
+   * kept as context but never trained, with the right reply after it (augment.ts; at most two an episode, drawn afresh
+   * each epoch). Neither the oracle nor the model's warm start ever fails otherwise, so without it the model has never
+   * seen a reply after a refusal, and it repeats the refused one. Only the stack layouts (oracle_format stack,
+   * stack_tail, which a model's crucible.json may set) have frames; with another layout it inserts nothing, so the
+   * main job's config can keep it for models that write other replies.
    */
   skipped_pushes: share().default(0),
   /**
@@ -63,15 +65,7 @@ export const TEXTCRAFT_OPTION_KEYS = Object.keys(Schema.shape);
 /** Checks `task_options` for TextCraft; errors name the key (`task_options.rename_items`) and the valid keys. */
 export function parseTextCraftOptions(raw: unknown): TextCraftOptions {
   const r = Schema.safeParse(raw ?? {});
-  if (r.success) {
-    if (r.data.skipped_pushes > 0 && !r.data.oracle_format.startsWith("stack")) {
-      throw new TypeError(
-        `TextCraft option "task_options.skipped_pushes" (${r.data.skipped_pushes}) needs the stack policy's replies, ` +
-          `whose frames it reads; set task_options.oracle_format to stack or stack_tail, or skipped_pushes to 0`,
-      );
-    }
-    return r.data;
-  }
+  if (r.success) return r.data;
   const issue = r.error.issues[0];
   if (issue.code === "unrecognized_keys") {
     throw new TypeError(

@@ -1,6 +1,6 @@
 // SFT's skipped pushes (task_options.skipped_pushes) on the real game: every inserted misread, played through
 // TextCraft's own game at its place in the episode, gets exactly the refusal recorded for it and changes nothing after
-// it; the right replies are the oracle's, in order; at most two an episode; none drawn at 0; non-stack layouts refused.
+// it; the right replies are the oracle's, in order; at most two an episode; none drawn at 0 or in a layout without frames.
 import assert from "node:assert/strict";
 import type { TextEpisode } from "../../../src/task/task.ts";
 import { Rng } from "../../../src/util/random.ts";
@@ -55,7 +55,7 @@ Deno.test("skipped pushes: each is refused by TextCraft's game as recorded, and 
   assert.ok(inserted > 60, `${inserted} skipped pushes in ${episodes} episodes`);
 });
 
-Deno.test("skipped pushes: at 0 nothing is drawn; the option is refused with a layout whose frames it cannot read", async () => {
+Deno.test("skipped pushes: at 0 nothing is drawn, and a layout without frames gets none", async () => {
   const plain = oracleEpisode(TEXTCRAFT_SPLITS.train[200]);
   const rng = new Rng(3), untouched = new Rng(3);
   assert.deepEqual(withSkippedPushes(plain, 0, { rng }), plain);
@@ -64,8 +64,17 @@ Deno.test("skipped pushes: at 0 nothing is drawn; the option is refused with a l
   const augment = await textCraftAugment(parseTextCraftOptions({ oracle_format: "stack_tail", skipped_pushes: 1 }));
   const a = augment!(plain, { rng: new Rng(9), epoch: 0, epochs: 2 });
   assert.ok(a.turns.some((t) => t.misread), "the augmentation inserts them");
-  assert.throws(
-    () => parseTextCraftOptions({ oracle_format: "thought", skipped_pushes: 0.5 }),
-    /task_options\.skipped_pushes" \(0\.5\) needs the stack policy's replies.*oracle_format to stack or stack_tail/,
+  // A layout without frames gets nothing inserted (the main job's config keeps the option for any model).
+  assert.equal(
+    await textCraftAugment(parseTextCraftOptions({ oracle_format: "thought", skipped_pushes: 1 })),
+    undefined,
   );
+  const renamed = await textCraftAugment(
+    parseTextCraftOptions({ oracle_format: "action", skipped_pushes: 1, rename_items: 1 }),
+  );
+  const actions = {
+    opening: plain.opening,
+    turns: plain.turns.map((t) => ({ ...t, reply: `Action: ${actionOf(t.reply)}` })),
+  };
+  assert.ok(!renamed!(actions, { rng: new Rng(9), epoch: 0, epochs: 2 }).turns.some((t) => t.misread));
 });
