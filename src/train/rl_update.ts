@@ -87,11 +87,15 @@ export async function rlUpdate(
  * of the main job's tokens ran forward and backward where half carried a gradient. The aggregation weights come from
  * the whole mini-batch, so the order changes no sequence's weight.
  */
-export function liveFirst<T extends { advantages: readonly number[]; mask: readonly number[] }>(
-  mini: readonly T[],
-): T[] {
-  const live = (q: T) => q.advantages.some((a, j) => a !== 0 && q.mask[j] !== 0);
+export function liveFirst<T extends Trained>(mini: readonly T[]): T[] {
   return [...mini.filter(live), ...mini.filter((q) => !live(q))];
+}
+
+type Trained = { advantages: readonly number[]; mask: readonly number[] };
+
+/** Whether a trained token (mask 1) of the sequence has a nonzero advantage: without one its gradient is 0. */
+function live(q: Trained): boolean {
+  return q.advantages.some((a, j) => a !== 0 && q.mask[j] !== 0);
 }
 
 async function miniBatchStep(
@@ -115,7 +119,7 @@ async function miniBatchStep(
     const part = group.map((i) => mini[i]);
     const w = group.reduce((a, i) => a + weightOf(i), 0);
     weightAll += w;
-    if (advantageOnly && part.every((q) => q.advantages.every((a, j) => a === 0 || q.mask[j] === 0))) {
+    if (advantageOnly && !part.some(live)) {
       skipped++; // every gradient of this micro-batch is 0: no forward or backward to run
       continue;
     }

@@ -6,7 +6,7 @@
  */
 import { CraftingTree } from "./game/tree.ts";
 import type { AugmentContext, TextEpisode } from "../../src/task/task.ts";
-import { recipeLines } from "./formats.ts";
+import { recipeLines, stackFrames } from "./formats.ts";
 import type { TextCraftOptions } from "./options.ts";
 import { ItemRenamer } from "./rename.ts";
 import { parseTextCraftAction } from "./rules.ts";
@@ -23,7 +23,7 @@ export type Augment = (episode: TextEpisode, c: AugmentContext) => TextEpisode;
  */
 export async function textCraftAugment(o: TextCraftOptions): Promise<Augment | undefined> {
   // Only the stack layouts' replies have frames to skip (options.ts).
-  const skips = o.oracle_format === "stack" || o.oracle_format === "stack_tail" ? o.skipped_pushes : 0;
+  const skips = stackFrames(o.oracle_format) ? o.skipped_pushes : 0;
   if (o.rename_items === 0 && o.drop_distractors === 0 && skips === 0) return undefined;
   const rewrite = await listRewrite(o);
   if (skips === 0) return rewrite;
@@ -43,7 +43,7 @@ export function withSkippedPushes(episode: TextEpisode, chance: number, c: Pick<
     if (
       chance > 0 && !t.misread && misreads < MAX_MISREADS && pushesFrame(previous, t.reply) && c.rng.float() < chance
     ) {
-      const wrong = skippedPush(t.reply, (action) => notFound(action.replace(/^get \d+ /, "")));
+      const wrong = skippedPush(t.reply, (_action, item) => notFound(item));
       if (wrong) turns.push({ ...wrong, misread: true }), misreads++;
     }
     turns.push(t);

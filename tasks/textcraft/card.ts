@@ -1,8 +1,8 @@
 /**
  * What a TextCraft base model's card says about its pretraining data (the Task hook `baseModelWords`): the synthetic
  * crafting worlds, their stack-policy demonstrations, the copy strings and, when the recipe has them
- * (task_options.synthetic_misreads, synthetic_skipped_pushes), the recovery data. The card's frame (size, steps, results, rebuild) is
- * src/pretrain/base_model.ts's.
+ * (task_options.synthetic_misreads, synthetic_skipped_pushes), the recovery data. The card's frame (size, steps,
+ * results, rebuild) is src/pretrain/base_model.ts's.
  */
 import type { BaseModelWords, PretrainRecipe } from "../../src/task/task.ts";
 

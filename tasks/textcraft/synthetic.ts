@@ -82,7 +82,7 @@ export function lookupDrill(rng: Rng, world: World): DrillPiece[] {
 /** How the synthetic episodes are written: the stack policy's frames, and the chance of a misread per turn. */
 export interface SyntheticOptions extends StackLayout {
   misreads?: number;
-  /** Of the misreads on turns that push a frame, the share that skip the push (worlds.ts, skippedPush). */
+  /** Chance of a skipped push before each turn that pushes a frame (worlds.ts, EpisodeOptions.skippedPushes). */
   skippedPushes?: number;
 }
 

@@ -347,13 +347,14 @@ export function pushesFrame(previous: string | undefined, reply: string): boolea
  * The base model's commonest reading error, played as a misread: the reply that should push a frame for an input
  * that has a line of its own ends its thought before that frame and fetches the input instead (`... | black wool using
  * 1 black dye, 1 white wool` and `get 1 black dye`, where black dye has a line), which the game refuses with
- * `Could not find black dye` (`refuse` gives the answer, or undefined where the game would not refuse). The right
+ * `Could not find black dye` (`refuse` gives the game's answer to the action, which fetches `item`, or undefined where
+ * the game would not refuse it). The right
  * reply, with the frame, follows it. Undefined when the parent frame does not name the item with a count or the action
  * is not refused.
  */
 export function skippedPush(
   reply: string,
-  refuse: (action: string) => string | undefined,
+  refuse: (action: string, item: string) => string | undefined,
 ): { reply: string; observation: string } | undefined {
   const frames = framesOf(reply);
   const item = frameItem(frames[frames.length - 1]);
@@ -364,7 +365,7 @@ export function skippedPush(
   const count = new RegExp(`(?:^|, )(\\d+) ${name}(?:,| x\\d+|$)`).exec(inputs);
   if (!count) return undefined;
   const action = `get ${count[1]} ${item}`;
-  const observation = refuse(action);
+  const observation = refuse(action, item);
   if (observation === undefined) return undefined;
   return { reply: `Thought: ${frames.slice(0, -1).join(" | ")}\nAction: ${action}`, observation };
 }
@@ -414,7 +415,6 @@ export function misreadTurn(
     if (!get) return undefined;
     action = `get ${get[1]} ${world.lines[rng.int(world.lines.length)].output}`;
   }
-  const r = game.clone().step(action);
-  if (!r.observation.startsWith("Could not")) return undefined;
-  return { reply: `${wrongThought}\nAction: ${action}`, observation: r.observation };
+  const observation = refusal(game, action);
+  return observation === undefined ? undefined : { reply: `${wrongThought}\nAction: ${action}`, observation };
 }

@@ -1,6 +1,7 @@
 // SFT's skipped pushes (task_options.skipped_pushes) on the real game: every inserted misread, played through
 // TextCraft's own game at its place in the episode, gets exactly the refusal recorded for it and changes nothing after
-// it; the right replies are the oracle's, in order; at most two an episode; none drawn at 0 or in a layout without frames.
+// it; the right replies are the oracle's, in order; at most two an episode; none drawn at 0 or in a layout without
+// frames.
 import assert from "node:assert/strict";
 import type { TextEpisode } from "../../../src/task/task.ts";
 import { Rng } from "../../../src/util/random.ts";
@@ -35,7 +36,7 @@ Deno.test("skipped pushes: each is refused by TextCraft's game as recorded, and 
     assert.equal(shown.opening, plain.opening);
     const wrong = shown.turns.filter((t) => t.misread);
     assert.ok(wrong.length <= 2, `task ${index}: ${wrong.length} misreads`);
-    // Replayed through the real game: the misreads get the recorded refusal and leave the episode's answers as they were.
+    // Replayed through the real game: the misreads get the recorded refusal and leave the later answers as they were.
     const game = new TextCraftGame(tree);
     game.reset(BigInt(index));
     shown.turns.forEach((t, i) => {
