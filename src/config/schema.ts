@@ -199,8 +199,26 @@ const Algorithm = z.strictObject({
   gamma: num().default(1),
   /** GAE's λ (verl's algorithm.lam). */
   lam: num().min(0).max(1).default(1),
+  /**
+   * Taken from a successful episode's reward for each round it took, in the advantages only (the logged rewards and
+   * every success rate stay the environment's): of two successes at one prompt, the one with fewer refused or wasted
+   * actions scores higher, so a group that all succeeds still teaches. Failures keep their reward, so an episode
+   * cut short by the token budget never outscores one that ran to the round limit. 0 = off. At most 0.5 over the
+   * largest round limit, so that a success loses at most 0.5 (TextCraft's success earns 1, a failure 0).
+   */
+  round_penalty: num().min(0).default(0),
   /** The round limit per episode over training (AgentGym-RL's rounds_ctrl). */
   rounds_ctrl: RoundsCtrl.default(RoundsCtrl.parse({})),
+}).superRefine((a, ctx) => {
+  const most = Math.max(...a.rounds_ctrl.rounds);
+  if (a.round_penalty * most > 0.5) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["round_penalty"],
+      message: `is ${a.round_penalty}: over ${most} rounds it would take ${a.round_penalty * most} of a success's ` +
+        `reward; set at most ${0.5 / most} (0.5 over the largest of rounds_ctrl.rounds)`,
+    });
+  }
 });
 
 const LrSchedule = z.strictObject({

@@ -248,7 +248,7 @@ async function updateSequences(
     // The critic values each response token from the state before it; GAE runs over the trainable tokens only.
     const values = await ctx.critic.values(seqs);
     const gae = gaeAdvantages(
-      outcomeRewards(train.map((t) => t.reward ?? 0), seqs.map((q) => q.mask)),
+      outcomeRewards(train.map((t) => advantageScore(c, t)), seqs.map((q) => q.mask)),
       values,
       seqs.map((q) => q.mask),
       {
@@ -288,7 +288,7 @@ async function updateSequences(
 
 /** Per-response-token advantages of the trainable trajectories (the reward sits on the last sampled token). */
 export function tokenAdvantages(c: RunConfig, train: readonly Trajectory[]): number[][] {
-  const scores = train.map((t) => t.reward ?? 0);
+  const scores = train.map((t) => advantageScore(c, t));
   const groups = train.map((t) => t.group);
   const masks = train.map((t) => t.mask);
   switch (c.algorithm.adv_estimator) {
@@ -306,6 +306,15 @@ export function tokenAdvantages(c: RunConfig, train: readonly Trajectory[]): num
     case "gae":
       throw new RangeError("GAE's advantages need the critic's values: they are computed in the RL step");
   }
+}
+
+/**
+ * What the advantages see of an episode: its reward, less algorithm.round_penalty for each round when it succeeded
+ * (a failure keeps its reward, so fewer rounds never make a failure look better).
+ */
+export function advantageScore(c: Pick<RunConfig, "algorithm">, t: Pick<Trajectory, "reward" | "success" | "rounds">) {
+  const reward = t.reward ?? 0;
+  return t.success ? reward - c.algorithm.round_penalty * t.rounds : reward;
 }
 
 /** The critic's numbers of a step (verl's names), when there is a critic. */

@@ -2,7 +2,8 @@
  * Fresh copies of TextCraft's oracle episodes for each SFT epoch (task_options.rename_items, drop_distractors and
  * skipped_pushes): items renamed by a random permutation, so that a model must read the command list rather than
  * memorise which items the training tasks use; a curriculum that leaves distractor lines out of the early epochs'
- * lists; and recovery turns, a skipped push refused by the game before the reply that makes it.
+ * lists; and recovery turns: a skipped push refused by the game before the reply that makes it, and a craft refused
+ * for a short input followed by the frame gathered again.
  */
 import { CraftingTree } from "./game/tree.ts";
 import type { AugmentContext, TextEpisode } from "../../src/task/task.ts";
@@ -10,8 +11,8 @@ import { recipeLines, stackFrames } from "./formats.ts";
 import type { TextCraftOptions } from "./options.ts";
 import { ItemRenamer } from "./rename.ts";
 import { parseTextCraftAction } from "./rules.ts";
-import { notFound } from "./game/game.ts";
-import { MAX_MISREADS, pushesFrame, skippedPush } from "./worlds.ts";
+import { notEnough, notFound } from "./game/game.ts";
+import { framesOf, MAX_MISREADS, pushesFrame, skippedPush } from "./worlds.ts";
 
 /** A rewrite of one episode for one epoch. */
 export type Augment = (episode: TextEpisode, c: AugmentContext) => TextEpisode;
@@ -22,12 +23,16 @@ export type Augment = (episode: TextEpisode, c: AugmentContext) => TextEpisode;
  * replays an epoch, and an option at 0 draws nothing.
  */
 export async function textCraftAugment(o: TextCraftOptions): Promise<Augment | undefined> {
-  // Only the stack layouts' replies have frames to skip (options.ts).
-  const skips = stackFrames(o.oracle_format) ? o.skipped_pushes : 0;
-  if (o.rename_items === 0 && o.drop_distractors === 0 && skips === 0) return undefined;
+  // Only the stack layouts' replies have frames to skip or gather again (options.ts).
+  const frames = stackFrames(o.oracle_format) !== undefined;
+  const skips = frames ? o.skipped_pushes : 0, refusals = frames ? o.refused_crafts : 0;
+  if (o.rename_items === 0 && o.drop_distractors === 0 && skips === 0 && refusals === 0) return undefined;
   const rewrite = await listRewrite(o);
-  if (skips === 0) return rewrite;
-  return (episode, c) => withSkippedPushes(rewrite ? rewrite(episode, c) : episode, skips, c);
+  if (skips === 0 && refusals === 0) return rewrite;
+  return (episode, c) => {
+    const listed = rewrite ? rewrite(episode, c) : episode;
+    return withRefusedCraft(skips > 0 ? withSkippedPushes(listed, skips, c) : listed, refusals, c);
+  };
 }
 
 /**
@@ -49,6 +54,97 @@ export function withSkippedPushes(episode: TextEpisode, chance: number, c: Pick<
     turns.push(t);
   });
   return { ...episode, turns };
+}
+
+/** Most turns of a frame gathered again after a refused craft (the episode must stay near the response budget). */
+export const MAX_REGATHER = 8;
+
+/**
+ * `episode` with at most one refused craft: before a craft turn, with chance `chance` for each craft that can take
+ * one, the frame's gathering is shown with one input short (a get of that input with a smaller count, or the frame's
+ * last get left out), the craft is refused (`Could not find enough items to craft minecraft:x`), and the right reply
+ * gathers the frame again from its first input: the same turns as the first time, then the craft. Over-fetching is
+ * harmless in TextCraft, and the rule is one a small model can follow: after a refused craft, start the top frame
+ * over. The short get and the refused craft are kept as context with no loss on them (`misread`). A gathering that
+ * already holds a misread (a skipped push) takes no refusal, nor does one longer than MAX_REGATHER turns.
+ */
+export function withRefusedCraft(episode: TextEpisode, chance: number, c: Pick<AugmentContext, "rng">): TextEpisode {
+  if (chance === 0) return episode;
+  const turns = episode.turns;
+  for (let j = 0; j < turns.length; j++) {
+    const craft = /^craft \d+ (.+?) using /.exec(actionOf(turns[j].reply));
+    if (!craft || turns[j].misread) continue;
+    const from = gatheringStart(turns, j);
+    const gathering = turns.slice(from, j);
+    if (gathering.length === 0 || gathering.length > MAX_REGATHER || gathering.some((t) => t.misread)) continue;
+    const shorts = shortInputs(turns, from, j);
+    if (shorts.length === 0 || c.rng.float() >= chance) continue;
+    const short = shorts[c.rng.int(shorts.length)];
+    const first = gathering.flatMap((t, k) => {
+      if (from + k !== short.at) return [t];
+      if (short.count < 2) return []; // the frame's last get, left out
+      const fewer = 1 + c.rng.int(short.count - 1);
+      const action = `get ${fewer} ${short.item}`;
+      const reply = t.reply.slice(0, t.reply.length - actionOf(t.reply).length) + action;
+      return [{ reply, observation: `Got ${fewer} ${short.item}`, misread: true }];
+    });
+    const refused = { reply: turns[j].reply, observation: notEnough(craft[1]), misread: true };
+    return { ...episode, turns: [...turns.slice(0, from), ...first, refused, ...gathering, ...turns.slice(j)] };
+  }
+  return episode;
+}
+
+/** The action in a stack reply (its `Action:` line), or "" without one. */
+function actionOf(reply: string): string {
+  const at = reply.lastIndexOf("\nAction: ");
+  return at < 0 ? "" : reply.slice(at + "\nAction: ".length);
+}
+
+/**
+ * The first turn of the gathering that craft turn `j` ends: the turns just before it whose stacks start with its
+ * whole stack, frame for frame (with the same crafts still to make, so an earlier craft of the same frame, which
+ * wrote `xK` with a larger K, ends the walk), and are not a craft of that frame.
+ */
+function gatheringStart(turns: TextEpisode["turns"], j: number): number {
+  const stack = framesOf(turns[j].reply);
+  let i = j;
+  while (i > 0) {
+    const frames = framesOf(turns[i - 1].reply);
+    if (frames.length < stack.length || stack.some((f, k) => frames[k] !== f)) break;
+    if (frames.length === stack.length && /^craft /.test(actionOf(turns[i - 1].reply))) break;
+    i--;
+  }
+  return i;
+}
+
+/**
+ * The gets of the top frame in turns [from, j) that can come up short, so that the craft is refused: an item that no
+ * earlier turn of the episode fetched (none can be left over) and no craft before j uses (nothing in between fails).
+ * With a count of 2 or more, a smaller count can be fetched (`count` the right one); the last turn can be left out
+ * (`count` 0).
+ */
+function shortInputs(
+  turns: TextEpisode["turns"],
+  from: number,
+  j: number,
+): { at: number; item: string; count: number }[] {
+  const depth = framesOf(turns[j].reply).length;
+  const gets = turns.map((t) => /^get (\d+) (.+)$/.exec(actionOf(t.reply)));
+  const out: { at: number; item: string; count: number }[] = [];
+  for (let i = from; i < j; i++) {
+    const get = gets[i];
+    if (!get || framesOf(turns[i].reply).length !== depth) continue;
+    const count = Number(get[1]), item = get[2];
+    if (gets.slice(0, i).some((g) => g?.[2] === item)) continue;
+    const usedBetween = turns.slice(i + 1, j).some((t) => {
+      const inputs = /^craft \d+ .+? using (.+)$/.exec(actionOf(t.reply));
+      return inputs !== null && inputs[1].split(", ").some((x) => x.replace(/^\d+ /, "") === item);
+    });
+    if (usedBetween) continue;
+    if (i === j - 1) out.push({ at: i, item, count: 0 });
+    if (count >= 2) out.push({ at: i, item, count });
+  }
+  return out;
 }
 
 /** The command-list rewrites (distractors left out, items renamed), or undefined when neither is asked for. */

@@ -36,6 +36,15 @@ const Schema = z.strictObject({
    */
   skipped_pushes: share().default(0),
   /**
+   * SFT's recovery data for a refused craft: the chance, before each craft of an oracle episode, that the frame's
+   * gathering comes up one input short (a get with a smaller count, or its last get left out) and the craft is refused
+   * (`Could not find enough items to craft minecraft:x`), kept as context but never trained, followed by the frame
+   * gathered again from its first input and crafted (augment.ts; one an episode at most, drawn afresh each epoch).
+   * A short input (a count misread, or a frame crafted too few times) is the commonest way the warm start fails at
+   * depth 3, and it then repeats the refused craft. Stack layouts only, as skipped_pushes.
+   */
+  refused_crafts: share().default(0),
+  /**
    * Pretraining's recovery data: the chance, before each turn of a synthetic episode, of a misread reply (a
    * neighbouring line's inputs or count, or a get of an item that must be crafted) that the game refuses, kept as
    * context but never trained, followed by the right reply (worlds.ts). 0 keeps the episodes as they were.

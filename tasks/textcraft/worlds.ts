@@ -323,7 +323,7 @@ export function worldEpisode(
 }
 
 /** A reply's frames, top last (`Thought: a using 1 b | b using 1 c` -> the two frames). */
-function framesOf(reply: string): string[] {
+export function framesOf(reply: string): string[] {
   const thought = reply.slice("Thought: ".length, reply.lastIndexOf("\nAction: "));
   return thought.split(" | ");
 }

@@ -194,6 +194,14 @@ function sample<T>(rng: Rng, items: readonly T[], k: number): T[] {
   return a.slice(0, k);
 }
 
+/**
+ * TextCraft's answer to `craft N X using ...` when an input is short in the inventory (X an item, not a tag):
+ * `Could not find enough items to craft minecraft:x`.
+ */
+export function notEnough(name: string): string {
+  return `Could not find enough items to craft ${nameToId(name)}`;
+}
+
 /** TextCraft's answer to `get N X` when X is not to be had that way (X is crafted, or no item): `Could not find X`. */
 export function notFound(name: string): string {
   return `Could not find ${name}`;

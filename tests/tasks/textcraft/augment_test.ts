@@ -1,11 +1,17 @@
-// SFT's skipped pushes (task_options.skipped_pushes) on the real game: every inserted misread, played through
-// TextCraft's own game at its place in the episode, gets exactly the refusal recorded for it and changes nothing after
-// it; the right replies are the oracle's, in order; at most two an episode; none drawn at 0 or in a layout without
-// frames.
+// SFT's recovery data on the real game. Skipped pushes (task_options.skipped_pushes): every inserted misread, played
+// through TextCraft's own game at its place in the episode, gets exactly the refusal recorded for it and changes nothing
+// after it; the right replies are the oracle's, in order; at most two an episode; none drawn at 0 or in a layout without
+// frames. Refused crafts (task_options.refused_crafts): the whole rewritten episode replays through the game with every
+// recorded answer, the craft is refused for a short input, the frame is gathered again and the goal is still made.
 import assert from "node:assert/strict";
 import type { TextEpisode } from "../../../src/task/task.ts";
 import { Rng } from "../../../src/util/random.ts";
-import { textCraftAugment, withSkippedPushes } from "../../../tasks/textcraft/augment.ts";
+import {
+  MAX_REGATHER,
+  textCraftAugment,
+  withRefusedCraft,
+  withSkippedPushes,
+} from "../../../tasks/textcraft/augment.ts";
 import { demoReplies } from "../../../tasks/textcraft/demos.ts";
 import { TextCraftGame } from "../../../tasks/textcraft/game/game.ts";
 import { parseTextCraftOptions } from "../../../tasks/textcraft/options.ts";
@@ -78,4 +84,65 @@ Deno.test("skipped pushes: at 0 nothing is drawn, and a layout without frames ge
     turns: plain.turns.map((t) => ({ ...t, reply: `Action: ${actionOf(t.reply)}` })),
   };
   assert.ok(!renamed!(actions, { rng: new Rng(9), epoch: 0, epochs: 2 }).turns.some((t) => t.misread));
+});
+
+/** Replays `shown` through TextCraft's game: every recorded answer must be the game's; returns the last reward. */
+function replay(index: number, shown: TextEpisode): number {
+  const game = new TextCraftGame(tree);
+  game.reset(BigInt(index));
+  let reward = 0;
+  shown.turns.forEach((t, i) => {
+    const step = game.step(actionOf(t.reply));
+    assert.equal(step.observation, t.observation, `task ${index}, turn ${i}: ${t.reply}`);
+    reward = step.reward;
+  });
+  return reward;
+}
+
+Deno.test("refused crafts: the game refuses the craft as recorded, the frame is gathered again, the goal is made", () => {
+  let refused = 0, short = 0, left = 0;
+  for (const index of TEXTCRAFT_SPLITS.train.filter((_, k) => k % 3 === 0)) {
+    const plain = oracleEpisode(index);
+    const shown = withRefusedCraft(plain, 1, { rng: new Rng(index) });
+    assert.equal(replay(index, shown), 1, `task ${index}: the goal is still crafted last`);
+    const wrong = shown.turns.flatMap((t, i) => (t.misread ? [i] : []));
+    if (wrong.length === 0) continue;
+    refused++;
+    const at = wrong[wrong.length - 1];
+    assert.match(shown.turns[at].observation, /^Could not find enough items to craft minecraft:[a-z_]+$/);
+    assert.ok(wrong.length <= 2, `task ${index}: one short get at most before the refused craft`);
+    if (wrong.length === 2) {
+      short++;
+      assert.match(shown.turns[wrong[0]].observation, /^Got \d+ /);
+    } else left++;
+    // After the refusal: the frame's g turns as first gathered, then the refused craft again, which the game takes.
+    const g = shown.turns.findIndex((t, i) => i > at && t.reply === shown.turns[at].reply) - at - 1;
+    assert.ok(g >= 1 && g <= MAX_REGATHER, `task ${index}: ${g} turns gathered again`);
+    // Without the misreads, the turns are the oracle's with the first gathering (one input short: g - 1 turns) shown
+    // before the refusal.
+    const trained = shown.turns.filter((t) => !t.misread);
+    const q = shown.turns.slice(0, at + 1).filter((t) => !t.misread).length;
+    assert.deepEqual([...trained.slice(0, q - (g - 1)), ...trained.slice(q)], plain.turns, `task ${index}`);
+    const again = trained.slice(q, q + g).map((t) => t.reply);
+    const first = trained.slice(q - (g - 1), q).map((t) => t.reply);
+    assert.ok(first.every((r, k) => r === again[k] || r === again[k + 1]), `task ${index}: the first gathering`);
+  }
+  assert.ok(
+    refused > 100 && short > 20 && left > 60,
+    `${refused} refused crafts: ${short} short gets, ${left} left out`,
+  );
+});
+
+Deno.test("refused crafts: at 0 nothing is drawn; the augmentation adds them to stack layouts only", async () => {
+  const plain = oracleEpisode(TEXTCRAFT_SPLITS.train[200]);
+  const rng = new Rng(3), untouched = new Rng(3);
+  assert.deepEqual(withRefusedCraft(plain, 0, { rng }), plain);
+  assert.equal(rng.float(), untouched.float(), "no draw at 0");
+  const augment = await textCraftAugment(parseTextCraftOptions({ oracle_format: "stack_tail", refused_crafts: 1 }));
+  const a = augment!(plain, { rng: new Rng(9), epoch: 0, epochs: 2 });
+  assert.ok(a.turns.some((t) => /^Could not find enough items/.test(t.observation)), "the augmentation inserts one");
+  assert.equal(
+    await textCraftAugment(parseTextCraftOptions({ oracle_format: "thought", refused_crafts: 1 })),
+    undefined,
+  );
 });
