@@ -1,9 +1,9 @@
 /**
- * Fresh copies of TextCraft's oracle episodes for each SFT epoch (task_options.rename_items, drop_distractors and
- * skipped_pushes): items renamed by a random permutation, so that a model must read the command list rather than
- * memorise which items the training tasks use; a curriculum that leaves distractor lines out of the early epochs'
- * lists; and recovery turns: a skipped push refused by the game before the reply that makes it, and a craft refused
- * for a short input followed by the frame gathered again.
+ * Fresh copies of TextCraft's oracle episodes for each SFT epoch (task_options.rename_items, drop_distractors,
+ * skipped_pushes and refused_crafts): items renamed by a random permutation, so that a model must read the command
+ * list rather than memorise which items the training tasks use; a curriculum that leaves distractor lines out of the
+ * early epochs' lists; and recovery turns: a skipped push refused by the game before the reply that makes it, and a
+ * craft refused for a short input followed by the frame gathered again.
  */
 import { CraftingTree } from "./game/tree.ts";
 import type { AugmentContext, TextEpisode } from "../../src/task/task.ts";
@@ -19,8 +19,8 @@ export type Augment = (episode: TextEpisode, c: AugmentContext) => TextEpisode;
 
 /**
  * The rewrite the options ask for, or undefined when they ask for none. Draws from `c.rng` in a fixed order
- * (distractor lines, then whether to rename, then the permutation, then the skipped pushes), so a seeded generator
- * replays an epoch, and an option at 0 draws nothing.
+ * (distractor lines, then whether to rename, then the permutation, then the skipped pushes, then the refused craft),
+ * so a seeded generator replays an epoch, and an option at 0 draws nothing.
  */
 export async function textCraftAugment(o: TextCraftOptions): Promise<Augment | undefined> {
   // Only the stack layouts' replies have frames to skip or gather again (options.ts).

@@ -1,8 +1,9 @@
-// SFT's recovery data on the real game. Skipped pushes (task_options.skipped_pushes): every inserted misread, played
-// through TextCraft's own game at its place in the episode, gets exactly the refusal recorded for it and changes nothing
-// after it; the right replies are the oracle's, in order; at most two an episode; none drawn at 0 or in a layout without
-// frames. Refused crafts (task_options.refused_crafts): the whole rewritten episode replays through the game with every
-// recorded answer, the craft is refused for a short input, the frame is gathered again and the goal is still made.
+// SFT's recovery data on the real game. Skipped pushes (task_options.skipped_pushes): every inserted misread,
+// played through TextCraft's own game at its place in the episode, gets exactly the refusal recorded for it and
+// changes nothing after it; the right replies are the oracle's, in order; at most two an episode; none drawn at 0 or
+// in a layout without frames. Refused crafts (task_options.refused_crafts): the whole rewritten episode replays
+// through the game with every recorded answer, the craft is refused for a short input, the frame is gathered again
+// and the goal is still made.
 import assert from "node:assert/strict";
 import type { TextEpisode } from "../../../src/task/task.ts";
 import { Rng } from "../../../src/util/random.ts";
