@@ -211,7 +211,7 @@ const Algorithm = z.strictObject({
   rounds_ctrl: RoundsCtrl.default(RoundsCtrl.parse({})),
 }).superRefine((a, ctx) => {
   const most = Math.max(...a.rounds_ctrl.rounds);
-  if (a.round_penalty * most > 0.5) {
+  if (a.round_penalty * most > 0.5 + 1e-12) {
     ctx.addIssue({
       code: "custom",
       path: ["round_penalty"],

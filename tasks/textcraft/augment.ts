@@ -102,8 +102,8 @@ function actionOf(reply: string): string {
 
 /**
  * The first turn of the gathering that craft turn `j` ends: the turns just before it whose stacks start with its
- * whole stack, frame for frame (with the same crafts still to make, so an earlier craft of the same frame, which
- * wrote `xK` with a larger K, ends the walk), and are not a craft of that frame.
+ * whole stack, frame for frame. The frames carry the crafts still to make (`xK`), so an earlier craft of the same
+ * frame, which wrote a larger K, ends the walk, as does the parent's frame of an earlier craft of the parent.
  */
 function gatheringStart(turns: TextEpisode["turns"], j: number): number {
   const stack = framesOf(turns[j].reply);
@@ -111,7 +111,6 @@ function gatheringStart(turns: TextEpisode["turns"], j: number): number {
   while (i > 0) {
     const frames = framesOf(turns[i - 1].reply);
     if (frames.length < stack.length || stack.some((f, k) => frames[k] !== f)) break;
-    if (frames.length === stack.length && /^craft /.test(actionOf(turns[i - 1].reply))) break;
     i--;
   }
   return i;

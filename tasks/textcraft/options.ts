@@ -36,12 +36,14 @@ const Schema = z.strictObject({
    */
   skipped_pushes: share().default(0),
   /**
-   * SFT's recovery data for a refused craft: the chance, before each craft of an oracle episode, that the frame's
-   * gathering comes up one input short (a get with a smaller count, or its last get left out) and the craft is refused
-   * (`Could not find enough items to craft minecraft:x`), kept as context but never trained, followed by the frame
-   * gathered again from its first input and crafted (augment.ts; one an episode at most, drawn afresh each epoch).
-   * A short input (a count misread, or a frame crafted too few times) is the commonest way the warm start fails at
-   * depth 3, and it then repeats the refused craft. Stack layouts only, as skipped_pushes.
+   * SFT's recovery data for a refused craft: for each craft of an oracle episode in turn, until one is drawn, the
+   * chance that the frame's gathering comes up one input short (a get of the frame's own with a smaller count, or its
+   * last get left out) and the craft is refused (`Could not find enough items to craft minecraft:x`), kept as context
+   * but never trained, followed by the frame gathered again from its first input and crafted (augment.ts; one an
+   * episode at most, so early crafts take most of them; drawn afresh each epoch). A short input is the commonest way
+   * the warm start fails at depth 3 (there mostly a frame crafted too few times, which this data does not play: the
+   * recovery, gathering the top frame again, is the same), and it then repeats the refused craft. Stack layouts only,
+   * as skipped_pushes.
    */
   refused_crafts: share().default(0),
   /**

@@ -100,37 +100,67 @@ function replay(index: number, shown: TextEpisode): number {
   return reward;
 }
 
+/**
+ * Checks one episode rewritten by withRefusedCraft against its plain version: it replays through the game with the
+ * recorded answers and crafts the goal; the refusal is the game's for a short input; after it come the frame's turns as
+ * first gathered, then the craft; without the misreads, the turns are the oracle's with the first gathering (one input
+ * short: g - 1 turns) before the refusal. Returns where the refusal is, the turns gathered again and the misreads, or
+ * undefined when none was drawn.
+ */
+function checkRefusedCraft(index: number, plain: TextEpisode, shown: TextEpisode) {
+  assert.equal(replay(index, shown), 1, `task ${index}: the goal is still crafted last`);
+  const wrong = shown.turns.flatMap((t, i) => (t.misread ? [i] : []));
+  if (wrong.length === 0) return undefined;
+  const at = wrong[wrong.length - 1];
+  assert.match(shown.turns[at].observation, /^Could not find enough items to craft minecraft:[a-z_]+$/);
+  assert.ok(wrong.length <= 2, `task ${index}: one short get at most before the refused craft`);
+  if (wrong.length === 2) assert.match(shown.turns[wrong[0]].observation, /^Got \d+ /);
+  const g = shown.turns.findIndex((t, i) => i > at && t.reply === shown.turns[at].reply) - at - 1;
+  assert.ok(g >= 1 && g <= MAX_REGATHER, `task ${index}: ${g} turns gathered again`);
+  const trained = shown.turns.filter((t) => !t.misread);
+  const q = shown.turns.slice(0, at + 1).filter((t) => !t.misread).length;
+  assert.deepEqual([...trained.slice(0, q - (g - 1)), ...trained.slice(q)], plain.turns, `task ${index}`);
+  const again = trained.slice(q, q + g);
+  const first = trained.slice(q - (g - 1), q).map((t) => t.reply);
+  assert.ok(first.every((r, k) => r === again[k].reply || r === again[k + 1].reply), `task ${index}: first gathering`);
+  return { at, again, wrong };
+}
+
 Deno.test("refused crafts: the game refuses the craft as recorded, the frame is gathered again, the goal is made", () => {
   let refused = 0, short = 0, left = 0;
   for (const index of TEXTCRAFT_SPLITS.train.filter((_, k) => k % 3 === 0)) {
     const plain = oracleEpisode(index);
-    const shown = withRefusedCraft(plain, 1, { rng: new Rng(index) });
-    assert.equal(replay(index, shown), 1, `task ${index}: the goal is still crafted last`);
-    const wrong = shown.turns.flatMap((t, i) => (t.misread ? [i] : []));
-    if (wrong.length === 0) continue;
+    const r = checkRefusedCraft(index, plain, withRefusedCraft(plain, 1, { rng: new Rng(index) }));
+    if (!r) continue;
     refused++;
-    const at = wrong[wrong.length - 1];
-    assert.match(shown.turns[at].observation, /^Could not find enough items to craft minecraft:[a-z_]+$/);
-    assert.ok(wrong.length <= 2, `task ${index}: one short get at most before the refused craft`);
-    if (wrong.length === 2) {
-      short++;
-      assert.match(shown.turns[wrong[0]].observation, /^Got \d+ /);
-    } else left++;
-    // After the refusal: the frame's g turns as first gathered, then the refused craft again, which the game takes.
-    const g = shown.turns.findIndex((t, i) => i > at && t.reply === shown.turns[at].reply) - at - 1;
-    assert.ok(g >= 1 && g <= MAX_REGATHER, `task ${index}: ${g} turns gathered again`);
-    // Without the misreads, the turns are the oracle's with the first gathering (one input short: g - 1 turns) shown
-    // before the refusal.
-    const trained = shown.turns.filter((t) => !t.misread);
-    const q = shown.turns.slice(0, at + 1).filter((t) => !t.misread).length;
-    assert.deepEqual([...trained.slice(0, q - (g - 1)), ...trained.slice(q)], plain.turns, `task ${index}`);
-    const again = trained.slice(q, q + g).map((t) => t.reply);
-    const first = trained.slice(q - (g - 1), q).map((t) => t.reply);
-    assert.ok(first.every((r, k) => r === again[k] || r === again[k + 1]), `task ${index}: the first gathering`);
+    if (r.wrong.length === 2) short++;
+    else left++;
   }
   assert.ok(
     refused > 100 && short > 20 && left > 60,
     `${refused} refused crafts: ${short} short gets, ${left} left out`,
+  );
+});
+
+Deno.test("refused crafts: later crafts take them too, gathering pushed frames again, and the game agrees", () => {
+  // At chance 1 the first craft always takes it; at 0.3 later ones do, whose gatherings start after the first turn
+  // and may hold deeper frames (a pushed input crafted again).
+  let later = 0, deeper = 0, shown = 0;
+  const frames = (r: string) => r.slice(0, r.indexOf("\nAction: ")).split(" | ").length;
+  for (const index of TEXTCRAFT_SPLITS.train.filter((i, k) => i >= 140 && k % 2 === 0)) {
+    const plain = oracleEpisode(index);
+    for (let seed = 0; seed < 3; seed++) {
+      const episode = withRefusedCraft(plain, 0.3, { rng: new Rng(index * 10 + seed) });
+      const r = checkRefusedCraft(index, plain, episode);
+      if (!r) continue;
+      shown++;
+      if (r.again.some((t) => frames(t.reply) > frames(episode.turns[r.at].reply))) deeper++;
+      if (episode.turns.slice(0, r.at).some((t) => !t.misread && t.reply.includes("\nAction: craft "))) later++;
+    }
+  }
+  assert.ok(
+    shown > 100 && later > 30 && deeper > 10,
+    `${shown} refused crafts: ${later} after the first craft, ${deeper} with deeper frames`,
   );
 });
 
