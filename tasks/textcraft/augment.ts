@@ -11,6 +11,7 @@ import { recipeLines, stackFrames } from "./formats.ts";
 import type { TextCraftOptions } from "./options.ts";
 import { ItemRenamer } from "./rename.ts";
 import { parseTextCraftAction } from "./rules.ts";
+import { type CommandLine, parseCommandLine } from "./stack.ts";
 import { notEnough, notFound } from "./game/game.ts";
 import { framesOf, MAX_MISREADS, pushesFrame, skippedPush } from "./worlds.ts";
 
@@ -71,13 +72,14 @@ export const MAX_REGATHER = 8;
 export function withRefusedCraft(episode: TextEpisode, chance: number, c: Pick<AugmentContext, "rng">): TextEpisode {
   if (chance === 0) return episode;
   const turns = episode.turns;
+  const plays = turns.map((t) => played(t.reply));
   for (let j = 0; j < turns.length; j++) {
-    const craft = /^craft \d+ (.+?) using /.exec(actionOf(turns[j].reply));
+    const craft = plays[j].craft;
     if (!craft || turns[j].misread) continue;
-    const from = gatheringStart(turns, j);
+    const from = gatheringStart(plays, j);
     const gathering = turns.slice(from, j);
     if (gathering.length === 0 || gathering.length > MAX_REGATHER || gathering.some((t) => t.misread)) continue;
-    const shorts = shortInputs(turns, from, j);
+    const shorts = shortInputs(plays, from, j);
     if (shorts.length === 0 || c.rng.float() >= chance) continue;
     const short = shorts[c.rng.int(shorts.length)];
     const first = gathering.flatMap((t, k) => {
@@ -85,19 +87,31 @@ export function withRefusedCraft(episode: TextEpisode, chance: number, c: Pick<A
       if (short.count < 2) return []; // the frame's last get, left out
       const fewer = 1 + c.rng.int(short.count - 1);
       const action = `get ${fewer} ${short.item}`;
-      const reply = t.reply.slice(0, t.reply.length - actionOf(t.reply).length) + action;
+      const reply = `Thought: ${plays[short.at].frames.join(" | ")}\nAction: ${action}`;
       return [{ reply, observation: `Got ${fewer} ${short.item}`, misread: true }];
     });
-    const refused = { reply: turns[j].reply, observation: notEnough(craft[1]), misread: true };
+    const refused = { reply: turns[j].reply, observation: notEnough(craft.output), misread: true };
     return { ...episode, turns: [...turns.slice(0, from), ...first, refused, ...gathering, ...turns.slice(j)] };
   }
   return episode;
 }
 
-/** The action in a stack reply (its `Action:` line), or "" without one. */
-function actionOf(reply: string): string {
+/** What a stack reply holds: its frames, and its action as a get (count, item) or a craft (its line), if either. */
+interface Played {
+  frames: string[];
+  get?: { count: number; item: string };
+  craft?: CommandLine;
+}
+
+function played(reply: string): Played {
   const at = reply.lastIndexOf("\nAction: ");
-  return at < 0 ? "" : reply.slice(at + "\nAction: ".length);
+  const action = at < 0 ? "" : reply.slice(at + "\nAction: ".length);
+  const get = /^get (\d+) (.+)$/.exec(action);
+  return {
+    frames: framesOf(reply),
+    get: get ? { count: Number(get[1]), item: get[2] } : undefined,
+    craft: action.startsWith("craft ") ? parseCommandLine(action) : undefined,
+  };
 }
 
 /**
@@ -105,11 +119,11 @@ function actionOf(reply: string): string {
  * whole stack, frame for frame. The frames carry the crafts still to make (`xK`), so an earlier craft of the same
  * frame, which wrote a larger K, ends the walk, as does the parent's frame of an earlier craft of the parent.
  */
-function gatheringStart(turns: TextEpisode["turns"], j: number): number {
-  const stack = framesOf(turns[j].reply);
+function gatheringStart(plays: readonly Played[], j: number): number {
+  const stack = plays[j].frames;
   let i = j;
   while (i > 0) {
-    const frames = framesOf(turns[i - 1].reply);
+    const frames = plays[i - 1].frames;
     if (frames.length < stack.length || stack.some((f, k) => frames[k] !== f)) break;
     i--;
   }
@@ -122,24 +136,15 @@ function gatheringStart(turns: TextEpisode["turns"], j: number): number {
  * With a count of 2 or more, a smaller count can be fetched (`count` the right one); the last turn can be left out
  * (`count` 0).
  */
-function shortInputs(
-  turns: TextEpisode["turns"],
-  from: number,
-  j: number,
-): { at: number; item: string; count: number }[] {
-  const depth = framesOf(turns[j].reply).length;
-  const gets = turns.map((t) => /^get (\d+) (.+)$/.exec(actionOf(t.reply)));
+function shortInputs(plays: readonly Played[], from: number, j: number): { at: number; item: string; count: number }[] {
+  const depth = plays[j].frames.length;
   const out: { at: number; item: string; count: number }[] = [];
   for (let i = from; i < j; i++) {
-    const get = gets[i];
-    if (!get || framesOf(turns[i].reply).length !== depth) continue;
-    const count = Number(get[1]), item = get[2];
-    if (gets.slice(0, i).some((g) => g?.[2] === item)) continue;
-    const usedBetween = turns.slice(i + 1, j).some((t) => {
-      const inputs = /^craft \d+ .+? using (.+)$/.exec(actionOf(t.reply));
-      return inputs !== null && inputs[1].split(", ").some((x) => x.replace(/^\d+ /, "") === item);
-    });
-    if (usedBetween) continue;
+    const get = plays[i].get;
+    if (!get || plays[i].frames.length !== depth) continue;
+    const { count, item } = get;
+    if (plays.slice(0, i).some((p) => p.get?.item === item)) continue;
+    if (plays.slice(i + 1, j).some((p) => p.craft?.inputs.some((x) => x.name === item))) continue;
     if (i === j - 1) out.push({ at: i, item, count: 0 });
     if (count >= 2) out.push({ at: i, item, count });
   }

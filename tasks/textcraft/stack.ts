@@ -54,17 +54,23 @@ const COUNTED = /^(\d+) (.+)$/;
 export function parseOpening(text: string): Opening {
   const goal = /\nGoal: craft (.+)\.$/.exec(text)?.[1];
   if (goal === undefined) throw new SyntaxError(`A TextCraft opening ends with "Goal: craft X.", got ${tail(text)}`);
-  const lines = text.split("\n").filter((l) => l.startsWith("craft ")).map((l) => {
-    const m = LINE.exec(l);
-    if (!m) throw new SyntaxError(`Not a command line: "${l}"`);
-    const inputs = m[3].split(", ").map((p) => {
-      const c = COUNTED.exec(p);
-      if (!c) throw new SyntaxError(`Not a counted input: "${p}" in "${l}"`);
-      return { name: c[2], count: Number(c[1]) };
-    });
-    return { output: m[2], count: Number(m[1]), inputs, text: l };
-  });
+  const lines = text.split("\n").filter((l) => l.startsWith("craft ")).map(parseCommandLine);
   return { lines, goal };
+}
+
+/**
+ * Parses one `craft N X using 2 a, 1 b`: a command line, or a craft action, which is written the same way; a
+ * malformed one is a SyntaxError.
+ */
+export function parseCommandLine(l: string): CommandLine {
+  const m = LINE.exec(l);
+  if (!m) throw new SyntaxError(`Not a command line: "${l}"`);
+  const inputs = m[3].split(", ").map((p) => {
+    const c = COUNTED.exec(p);
+    if (!c) throw new SyntaxError(`Not a counted input: "${p}" in "${l}"`);
+    return { name: c[2], count: Number(c[1]) };
+  });
+  return { output: m[2], count: Number(m[1]), inputs, text: l };
 }
 
 function tail(text: string): string {

@@ -266,8 +266,8 @@ export interface EpisodeOptions {
   craftCount?: CraftCount;
   /**
    * Chance, before each turn, of a misread first (at most MAX_MISREADS an episode): a reply that quotes a
-   * neighbouring line's inputs or an input's count wrong, or fetches an item that must be crafted; the game answers with its failure
-   * message and the right reply follows. Only misreads that fail are played, so the plan goes on unchanged.
+   * neighbouring line's inputs or an input's count wrong, or fetches an item that must be crafted; the game answers with
+   * its failure message and the right reply follows. Only misreads that fail are played, so the plan goes on unchanged.
    */
   misreads?: number;
   /**
@@ -348,9 +348,8 @@ export function pushesFrame(previous: string | undefined, reply: string): boolea
  * that has a line of its own ends its thought before that frame and fetches the input instead (`... | black wool using
  * 1 black dye, 1 white wool` and `get 1 black dye`, where black dye has a line), which the game refuses with
  * `Could not find black dye` (`refuse` gives the game's answer to the action, which fetches `item`, or undefined where
- * the game would not refuse it). The right
- * reply, with the frame, follows it. Undefined when the parent frame does not name the item with a count or the action
- * is not refused.
+ * the game would not refuse it). The right reply, with the frame, follows it. Undefined when the parent frame does not
+ * name the item with a count or the action is not refused.
  */
 export function skippedPush(
   reply: string,
