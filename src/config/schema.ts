@@ -116,7 +116,13 @@ const Data = z.strictObject({
     type: z.enum(["uniform", "signal"]).default("uniform"),
     /** With signal: the least weight a category keeps, as a share of its uniform weight. */
     floor: num().gt(0).max(1).default(0.05),
-  }).default({ type: "uniform", floor: 0.05 }),
+    /**
+     * With signal: what a category's weight multiplies. "prompt": its prompt count (a category of many prompts is
+     * drawn more); "category": nothing, so the categories compete on signal alone and a small one (TextCraft's 43
+     * depth-3 goals against 221 at depth 2) is drawn as often as a large one of the same signal.
+     */
+    balance: z.enum(["prompt", "category"]).default("prompt"),
+  }).default({ type: "uniform", floor: 0.05, balance: "prompt" }),
   /**
    * Fresh synthetic worlds among each RL step's prompts, beside the train split (the task's `rlWorlds` hook;
    * TextCraft: random crafting worlds under its rules, never a test goal, depths from task_options.rl_world_depths).

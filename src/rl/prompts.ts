@@ -7,7 +7,8 @@
  *   goals were 71% of the episodes and never once differed in reward. So each prompt's chance is its category's
  *   (the task's own grouping, TextCraft: crafting depth) share of groups that differed in reward so far: a rate
  *   smoothed towards 1/2 (one signal in two groups as a prior) and never below `floor`, so a category that starts
- *   to succeed is seen again. Within a category, prompts follow their own shuffled walk.
+ *   to succeed is seen again. Within a category, prompts follow their own shuffled walk. `balance` "category" drops
+ *   the category's size from its chance, so a small category with signal is drawn as often as a large one.
  *
  * Only the train split and the run's own rollouts feed the counts. The state lives in the trainer state, so a
  * resumed run draws exactly the prompts it would have drawn.
@@ -72,7 +73,8 @@ export function signalWeight(s: CategoryState | undefined, floor: number): numbe
 
 /**
  * The prompts of RL step `step` under "signal" sampling: each draw picks a category with chance proportional to
- * its size times its weight, then the next prompt of that category's shuffled walk. Advances `pos.categories`.
+ * its weight times its size (`balance` "prompt") or to its weight alone ("category"), then the next prompt of that
+ * category's shuffled walk. Advances `pos.categories`.
  */
 export function signalPrompts(
   groups: ReadonlyMap<string, readonly number[]>,
@@ -81,13 +83,16 @@ export function signalPrompts(
   step: number,
   floor: number,
   pos: DataPosition,
+  balance: "prompt" | "category" = "prompt",
 ): number[] {
   const states = pos.categories ??= {};
   const names = [...groups.keys()];
   const rng = new Rng(seed * 100_003 + step);
   const out: number[] = [];
   for (let k = 0; k < count; k++) {
-    const weights = names.map((c) => groups.get(c)!.length * signalWeight(states[c], floor));
+    const weights = names.map((c) =>
+      (balance === "prompt" ? groups.get(c)!.length : 1) * signalWeight(states[c], floor)
+    );
     let x = rng.float() * weights.reduce((a, b) => a + b, 0);
     let pick = names.length - 1;
     for (let i = 0; i < names.length; i++) {

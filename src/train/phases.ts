@@ -222,7 +222,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
   const fromSplit = c.data.train_batch_size - worldCount;
   const splitPrompts = (step: number) =>
     groups
-      ? signalPrompts(groups, fromSplit, c.trainer.seed, step, sampling.floor, state.data)
+      ? signalPrompts(groups, fromSplit, c.trainer.seed, step, sampling.floor, state.data, sampling.balance)
       : nextPrompts(run.train, fromSplit, c.trainer.seed, state.data);
   const prompts = (step: number) =>
     worlds ? withWorlds(splitPrompts(step), { worlds: worldCount, step, first: worlds.first }) : splitPrompts(step);

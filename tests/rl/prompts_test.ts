@@ -74,6 +74,35 @@ Deno.test("signal sampling follows each category's share of signal, keeps the fl
   assert.deepEqual(signalPrompts(groups, 8, 1, 1, 0.05, replay), picks.slice(0, 8));
 });
 
+Deno.test("signal sampling balanced by category draws a small category as often as a large one of equal signal", () => {
+  const groups = byCategory(indices, category);
+  // Before any counts both categories weigh 1/2, whatever their sizes (a: 10 prompts, b: 30).
+  const fresh: DataPosition = { epoch: 0, offset: 0 };
+  const drawn = Array.from({ length: 100 }, (_, s) => signalPrompts(groups, 8, 1, s + 1, 0.05, fresh, "category"))
+    .flat();
+  const shareA = drawn.filter((i) => category(i) === "a").length / drawn.length;
+  assert.ok(shareA > 0.43 && shareA < 0.57, `share of a before counts ${shareA}`);
+  // a: 9 signals in 18 groups (10/20), b: 1 in 38 (2/40 = 0.05): a's chance is 0.5 / (0.5 + 0.05), not 10 x 0.5
+  // against 30 x 0.05 as by prompt.
+  const counted: DataPosition = {
+    epoch: 0,
+    offset: 0,
+    categories: {
+      a: { epoch: 0, offset: 0, groups: 18, signal: 9 },
+      b: { epoch: 0, offset: 0, groups: 38, signal: 1 },
+    },
+  };
+  const picks = Array.from({ length: 200 }, (_, s) => signalPrompts(groups, 8, 1, s + 1, 0.05, counted, "category"))
+    .flat();
+  const a = picks.filter((i) => category(i) === "a").length / picks.length;
+  assert.ok(Math.abs(a - 0.5 / 0.55) < 0.03, `share of a ${a}, expected ${0.5 / 0.55}`);
+  // "prompt" (the default) on the same counts: 10 x 0.5 against 30 x 0.05.
+  const byPrompt = structuredClone(counted);
+  const p = Array.from({ length: 200 }, (_, s) => signalPrompts(groups, 8, 1, s + 1, 0.05, byPrompt)).flat();
+  const aByPrompt = p.filter((i) => category(i) === "a").length / p.length;
+  assert.ok(Math.abs(aByPrompt - 5 / 6.5) < 0.03, `share of a by prompt ${aByPrompt}, expected ${5 / 6.5}`);
+});
+
 Deno.test("signal sampling for a task without categories stops before the run starts, naming the key", async () => {
   const dir = await Deno.makeTempDir();
   const config = resolveConfig({ text: "task: babyai\n", name: "test" }, [
