@@ -300,6 +300,17 @@ async function stepCheckpoint(runDir: string, step: number) {
   }
 }
 
+/**
+ * The card's line on which evaluation its held-out numbers are: empty when it is the checkpoint's own, else the
+ * step of the last one before it (a run stopped between evaluations, by --minutes or a signal, saves a checkpoint
+ * that no evaluation has seen).
+ */
+export function evaluatedAt(evalStep: number | undefined, step: number): string {
+  if (evalStep === undefined || evalStep === step) return "";
+  return `\nFrom the evaluation at step ${evalStep}, the last at or before this checkpoint (step ${step}); the run ` +
+    "evaluates at the end of each chunk (pretrain.chunk_steps), and this one was saved between two.\n";
+}
+
 function modelCard(m: {
   name: string;
   /** Whose base it is: the sentence that ends the card's first paragraph. */
@@ -369,7 +380,7 @@ ${p.lr} with a ${(p.lr_schedule as Record<string, unknown>)?.type} schedule, in 
   }
 
 ## Held-out results (greedy, ${p.eval_tasks} ${m.words.heldOut} the model never saw)
-
+${evaluatedAt(m.last?.step, m.step)}
 - success: ${pct(m.last?.avg)} (${depths})
 - ${m.words.names} copied right (teacher-forced): ${pct(m.last?.copy?.names)}; replies exactly right: ${
     pct(m.last?.copy?.replies)

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
 import { configSource } from "../../src/config/presets.ts";
 import { loadModelDir, MODEL_FILES } from "../../src/model/model_dir.ts";
+import { evaluatedAt } from "../../src/pretrain/base_model.ts";
 import { buildTinyModel } from "../../src/model/tiny.ts";
 import { readAgentSettings } from "../../src/train/agent_settings.ts";
 import { configuredTask } from "../../src/train/setup.ts";
@@ -100,4 +101,12 @@ Deno.test("crucible-tiny carries its agent settings and the pretraining config t
   assert.deepEqual(rebuild.pretrain, shipped.pretrain);
   assert.match(card, /synthetic crafting worlds/);
   assert.match(card, new RegExp(`seed ${shipped.pretrain.seed}`));
+});
+
+Deno.test("a base model's card says when its held-out numbers come from an evaluation before its checkpoint", () => {
+  assert.equal(evaluatedAt(2000, 2000), "");
+  assert.equal(evaluatedAt(undefined, 5), "");
+  const line = evaluatedAt(2000, 2412);
+  assert.match(line, /^\nFrom the evaluation at step 2000, the last at or before this checkpoint \(step 2412\)/);
+  assert.ok(line.endsWith(".\n"), JSON.stringify(line));
 });
