@@ -45,6 +45,27 @@ Deno.test("signal counts: a group counts as signal only when its rewards differ"
   });
 });
 
+/** A data position whose categories a and b have played `groups` groups, `signal` of them with signal. */
+function countedAt(a: { groups: number; signal: number }, b: { groups: number; signal: number }): DataPosition {
+  return {
+    epoch: 0,
+    offset: 0,
+    categories: { a: { epoch: 0, offset: 0, ...a }, b: { epoch: 0, offset: 0, ...b } },
+  };
+}
+
+/** Share of category `c` among `steps` steps of 8 prompts drawn from `pos`. */
+function shareOf(
+  c: string,
+  groups: ReturnType<typeof byCategory>,
+  pos: DataPosition,
+  steps: number,
+  balance?: "prompt" | "category",
+): number {
+  const picks = Array.from({ length: steps }, (_, s) => signalPrompts(groups, 8, 1, s + 1, 0.05, pos, balance)).flat();
+  return picks.filter((i) => category(i) === c).length / picks.length;
+}
+
 Deno.test("signal sampling follows each category's share of signal, keeps the floor, and replays", () => {
   const groups = byCategory(indices, category);
   assert.deepEqual([...groups.keys()], ["a", "b"]);
@@ -54,14 +75,7 @@ Deno.test("signal sampling follows each category's share of signal, keeps the fl
   const shareB = drawn.filter((i) => category(i) === "b").length / drawn.length;
   assert.ok(shareB > 0.68 && shareB < 0.82, `share of b before counts ${shareB}`);
   // "a" always differed, "b" never: a gets 10 x (41/42), b 30 x 0.05.
-  const counted: DataPosition = {
-    epoch: 0,
-    offset: 0,
-    categories: {
-      a: { epoch: 0, offset: 0, groups: 40, signal: 40 },
-      b: { epoch: 0, offset: 0, groups: 400, signal: 0 },
-    },
-  };
+  const counted = countedAt({ groups: 40, signal: 40 }, { groups: 400, signal: 0 });
   const replay = structuredClone(counted);
   const picks = Array.from({ length: 200 }, (_, s) => signalPrompts(groups, 8, 1, s + 1, 0.05, counted)).flat();
   const expectB = (30 * 0.05) / (30 * 0.05 + 10 * (41 / 42));
@@ -77,30 +91,15 @@ Deno.test("signal sampling follows each category's share of signal, keeps the fl
 Deno.test("signal sampling balanced by category draws a small category as often as a large one of equal signal", () => {
   const groups = byCategory(indices, category);
   // Before any counts both categories weigh 1/2, whatever their sizes (a: 10 prompts, b: 30).
-  const fresh: DataPosition = { epoch: 0, offset: 0 };
-  const drawn = Array.from({ length: 100 }, (_, s) => signalPrompts(groups, 8, 1, s + 1, 0.05, fresh, "category"))
-    .flat();
-  const shareA = drawn.filter((i) => category(i) === "a").length / drawn.length;
-  assert.ok(shareA > 0.43 && shareA < 0.57, `share of a before counts ${shareA}`);
+  const fresh = shareOf("a", groups, { epoch: 0, offset: 0 }, 100, "category");
+  assert.ok(fresh > 0.43 && fresh < 0.57, `share of a before counts ${fresh}`);
   // a: 9 signals in 18 groups (10/20), b: 1 in 38 (2/40 = 0.05): a's chance is 0.5 / (0.5 + 0.05), not 10 x 0.5
-  // against 30 x 0.05 as by prompt.
-  const counted: DataPosition = {
-    epoch: 0,
-    offset: 0,
-    categories: {
-      a: { epoch: 0, offset: 0, groups: 18, signal: 9 },
-      b: { epoch: 0, offset: 0, groups: 38, signal: 1 },
-    },
-  };
-  const picks = Array.from({ length: 200 }, (_, s) => signalPrompts(groups, 8, 1, s + 1, 0.05, counted, "category"))
-    .flat();
-  const a = picks.filter((i) => category(i) === "a").length / picks.length;
+  // against 30 x 0.05 as by prompt (the default), checked on the same counts.
+  const counts = [{ groups: 18, signal: 9 }, { groups: 38, signal: 1 }] as const;
+  const a = shareOf("a", groups, countedAt(...counts), 200, "category");
   assert.ok(Math.abs(a - 0.5 / 0.55) < 0.03, `share of a ${a}, expected ${0.5 / 0.55}`);
-  // "prompt" (the default) on the same counts: 10 x 0.5 against 30 x 0.05.
-  const byPrompt = structuredClone(counted);
-  const p = Array.from({ length: 200 }, (_, s) => signalPrompts(groups, 8, 1, s + 1, 0.05, byPrompt)).flat();
-  const aByPrompt = p.filter((i) => category(i) === "a").length / p.length;
-  assert.ok(Math.abs(aByPrompt - 5 / 6.5) < 0.03, `share of a by prompt ${aByPrompt}, expected ${5 / 6.5}`);
+  const byPrompt = shareOf("a", groups, countedAt(...counts), 200);
+  assert.ok(Math.abs(byPrompt - 5 / 6.5) < 0.03, `share of a by prompt ${byPrompt}, expected ${5 / 6.5}`);
 });
 
 Deno.test("signal sampling for a task without categories stops before the run starts, naming the key", async () => {
