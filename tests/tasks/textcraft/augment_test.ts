@@ -17,6 +17,7 @@ import { demoReplies } from "../../../tasks/textcraft/demos.ts";
 import { TextCraftGame } from "../../../tasks/textcraft/game/game.ts";
 import { parseTextCraftOptions } from "../../../tasks/textcraft/options.ts";
 import { parseTextCraftAction, TEXTCRAFT_SPLITS } from "../../../tasks/textcraft/rules.ts";
+import { framesOf } from "../../../tasks/textcraft/worlds.ts";
 import { tree } from "../../env/helpers.ts";
 
 const actionOf = (reply: string) => {
@@ -146,7 +147,7 @@ Deno.test("refused crafts: later crafts take them too, gathering pushed frames a
   // At chance 1 the first craft always takes it; at 0.3 later ones do, whose gatherings start after the first turn
   // and may hold deeper frames (a pushed input crafted again).
   let later = 0, deeper = 0, shown = 0;
-  const frames = (r: string) => r.slice(0, r.indexOf("\nAction: ")).split(" | ").length;
+  const frames = (r: string) => framesOf(r).length;
   for (const index of TEXTCRAFT_SPLITS.train.filter((i, k) => i >= 140 && k % 2 === 0)) {
     const plain = oracleEpisode(index);
     for (let seed = 0; seed < 3; seed++) {
