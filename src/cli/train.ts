@@ -6,7 +6,7 @@
 import { resolveConfig } from "../config/load.ts";
 import { configSource, PRESET_NAMES } from "../config/presets.ts";
 import { runTraining } from "../train/run.ts";
-import { curriculumConfigs, isCurriculum, runCurriculum } from "../train/curriculum.ts";
+import { curriculumConfigs, isCurriculum, parseCurriculum, runCurriculum } from "../train/curriculum.ts";
 import type { ConfigSource } from "../config/load.ts";
 import { writeReport } from "../report/write.ts";
 import { terminalReporter } from "../command/progress.ts";
@@ -34,7 +34,7 @@ Options:
                        --cluster URL); rollout.max_staleness lets them run that many versions ahead
   key.path=value       config overrides, applied last (e.g. actor.lr=1e-5 trainer.total_steps=50)
 
-A curriculum file (a top-level \`curriculum:\` key, e.g. bfcl_staged) runs its stages one after another in one run
+A curriculum file (a top-level \`curriculum:\` key, e.g. bfcl) runs its stages one after another in one run
 folder (stage1-<name>/, ...), each from the previous stage's last checkpoint, promoted when its rule's metric passes
 or after its trainer.total_steps; --resume goes on in the stage it stopped in. See docs/bfcl.md.
 
@@ -46,7 +46,7 @@ or gradients that stayed non-finite, trainer.max_skipped_steps): nothing of it i
 
 Examples:
   deno task train textcraft
-  deno task train bfcl_staged
+  deno task train bfcl                    # EnvTuning's three stages from models/bfcl-base
   deno task train textcraft algorithm.rounds_ctrl.type=fixed "algorithm.rounds_ctrl.rounds=[20]" trainer.total_steps=24`;
 
 /** Exit code of a run that stopped early with a checkpoint to resume from. */
@@ -132,7 +132,13 @@ async function trainCurriculum(
   dir: string | undefined,
   v: { resume?: string; "fresh-optimizer"?: boolean; cluster?: string },
 ): Promise<void> {
-  if (v.cluster) throw new TypeError("--cluster is not available for a curriculum; run its stages' configs one by one");
+  if (v.cluster) {
+    const base = parseCurriculum(source).base;
+    throw new TypeError(
+      `--cluster is not available for a curriculum (${source.name}); run its base run config (${base}) or its ` +
+        "stages' configs one by one with --cluster",
+    );
+  }
   const { spec, stageConfig } = await curriculumConfigs(source, overrides);
   const first = stageConfig(0, undefined);
   const runDir = v.resume ? dir! : dir ?? `${first.trainer.runs_dir}/${first.task}-staged-${stamp()}`;

@@ -4,6 +4,7 @@
  */
 import { resolveConfig } from "../config/load.ts";
 import { configSource } from "../config/presets.ts";
+import { isCurriculum, parseCurriculum } from "../train/curriculum.ts";
 import { runWorker } from "../cluster/worker.ts";
 import { stopOnSignals } from "./train.ts";
 import { dryRun, parseFlags } from "../command/args.ts";
@@ -43,9 +44,14 @@ export async function main(args: string[]): Promise<void> {
   if (!/^[\w-]+$/.test(name)) throw new RangeError(`--name must be letters, digits, - and _, got "${name}"`);
   const overrides = positionals.filter((p) => p.includes("="));
   const names = positionals.filter((p) => !p.includes("="));
-  const config = names.length > 0 || overrides.length > 0
-    ? resolveConfig(await configSource(names[0] ?? "textcraft"), overrides)
-    : undefined;
+  const source = names.length > 0 || overrides.length > 0 ? await configSource(names[0] ?? "textcraft") : undefined;
+  if (source && isCurriculum(source)) {
+    throw new TypeError(
+      `A worker plays one run config, and ${source.name} is a curriculum; give its base run config ` +
+        `(${parseCurriculum(source).base}), e.g. deno task worker ${parseCurriculum(source).base} --cluster URL`,
+    );
+  }
+  const config = source ? resolveConfig(source, overrides) : undefined;
   if (dryRun(`would join ${v.cluster} as ${name}`)) return;
   const stops = stopOnSignals("Stopping after the group in progress (a second signal quits at once).");
   try {

@@ -4,11 +4,11 @@
  */
 import babyai from "../../configs/babyai.yaml" with { type: "text" };
 import bfcl from "../../configs/bfcl.yaml" with { type: "text" };
+import bfclSingle from "../../configs/bfcl_single.yaml" with { type: "text" };
 import bfclPretrain from "../../configs/bfcl_pretrain.yaml" with { type: "text" };
 import bfclStage1 from "../../configs/bfcl_stage1.yaml" with { type: "text" };
 import bfclStage2 from "../../configs/bfcl_stage2.yaml" with { type: "text" };
 import bfclStage3 from "../../configs/bfcl_stage3.yaml" with { type: "text" };
-import bfclStaged from "../../configs/bfcl_staged.yaml" with { type: "text" };
 import sciworld from "../../configs/sciworld.yaml" with { type: "text" };
 import textcraft from "../../configs/textcraft.yaml" with { type: "text" };
 import textcraftQwen from "../../configs/textcraft_qwen2.5.yaml" with { type: "text" };
@@ -28,11 +28,11 @@ const PRESETS: Record<string, string> = {
   babyai,
   sciworld,
   bfcl,
+  bfcl_single: bfclSingle,
   bfcl_pretrain: bfclPretrain,
   bfcl_stage1: bfclStage1,
   bfcl_stage2: bfclStage2,
   bfcl_stage3: bfclStage3,
-  bfcl_staged: bfclStaged,
 };
 
 /** Names of the shipped configs. */

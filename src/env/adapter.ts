@@ -14,6 +14,8 @@ export interface StepResult {
   observation: string;
   reward: number;
   done: boolean;
+  /** What the server said beyond AgentGym's fields, where its adapter keeps it (Crucible's BFCL server's `info`). */
+  info?: Record<string, unknown>;
 }
 
 /**

@@ -55,7 +55,7 @@ export async function saveBaseModel(runDir: string, out: string, o: { step?: num
   const config = parse(configText) as Record<string, Record<string, unknown>>;
   const card = modelCard({
     name: out.split("/").filter(Boolean).pop() ?? out,
-    role: await role(String((config as { task?: unknown }).task ?? "textcraft"), out),
+    role: await baseModelRole(String((config as { task?: unknown }).task ?? "textcraft"), out),
     dir: out.replace(/\/+$/, ""),
     config,
     params: paramCount(ckpt.config),
@@ -238,15 +238,23 @@ export async function extendRunCheckpoint(runDir: string, target: Tokenizer): Pr
 }
 
 /**
- * "It is the base model of `deno task train X`." where X's shipped config starts from `out`, else how to start from
- * it: a model saved while its pretraining goes on is not the main job's base until the config names it.
+ * "It is the base model of `deno task train X`." where X's shipped config (or, for a curriculum, its base run config)
+ * starts from `out`, else how to start from it: a model saved while its pretraining goes on is not the main job's base
+ * until the config names it.
  */
-async function role(task: string, out: string): Promise<string> {
+export async function baseModelRole(task: string, out: string): Promise<string> {
   const norm = (p: string) => p.replace(/^\.\//, "").replace(/\/+$/, "");
   let shipped: string | undefined;
   try {
-    const c = parse((await configSource(task)).text) as { model?: { path?: unknown } };
-    if (typeof c?.model?.path === "string") shipped = c.model.path;
+    type Run = { model?: { path?: unknown } };
+    type Shipped = Run & { curriculum?: { base?: unknown; stages?: { config?: Run }[] } };
+    const c = parse((await configSource(task)).text) as Shipped;
+    // A curriculum (bfcl's EnvTuning stages) starts from its first stage's model, else its base run config's.
+    const base = c?.curriculum?.base;
+    const first = c?.curriculum?.stages?.[0]?.config?.model?.path;
+    const from = typeof base === "string" ? parse((await configSource(base)).text) as Run : c;
+    const path = first ?? from?.model?.path;
+    if (typeof path === "string") shipped = path;
   } catch {
     // A task without a shipped config of its name: no main job to be the base of.
   }

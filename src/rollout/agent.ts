@@ -204,7 +204,7 @@ class Rollout {
     t.turns.push(turn);
     t.rounds++;
     t.reward = result.reward;
-    if (result.done) return this.finish(i, l, end(t, "done", ctx.task));
+    if (result.done) return this.finish(i, l, end(t, "done", ctx.task, result.info));
     if (t.rounds >= o.maxRounds) return this.finish(i, l, end(t, "max_rounds", ctx.task));
     const chunk = this.#chat.observation(result.observation, stopped ? g.ids[g.ids.length - 1] : undefined);
     if (g.finish === "length" || t.responseIds.length + chunk.length > o.maxResponseLength) {
@@ -259,9 +259,10 @@ function emptyTrajectory(spec: EpisodeSpec): Trajectory {
   };
 }
 
-function end(t: Trajectory, finish: Trajectory["finish"], task: Task): Trajectory {
+/** `info`: what the server said with the last step, for a task whose pass is not read off the reward (BFCL's). */
+function end(t: Trajectory, finish: Trajectory["finish"], task: Task, info?: Record<string, unknown>): Trajectory {
   t.finish = finish;
-  t.success = t.reward !== null && task.isSuccess(t.reward);
+  t.success = t.reward !== null && task.isSuccess(t.reward, info);
   return t;
 }
 

@@ -143,8 +143,11 @@ export interface Task {
   readonly prompt: Prompt;
   /** The model's text -> the action to send, or a local reply. */
   parseAction(text: string): ActionParse;
-  /** Whether an episode's final reward counts as solved. */
-  isSuccess(reward: number): boolean;
+  /**
+   * Whether an episode counts as solved, from its final reward and what the server said with it (`info`, where its
+   * adapter keeps one: BFCL's `passed`, which holds under any reward mode).
+   */
+  isSuccess(reward: number, info?: Readonly<Record<string, unknown>>): boolean;
   /** Default round limit of an episode. */
   readonly maxRounds: number;
   /** Built-in splits of task indices, where the task publishes them (else item files are needed). */

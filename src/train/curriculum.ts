@@ -13,7 +13,7 @@
  * @example
  * ```yaml
  * curriculum:
- *   base: bfcl                    # a shipped config or a YAML file
+ *   base: bfcl_single             # a shipped run config or a YAML file
  *   stages:
  *     - name: format
  *       config: { task_options: { rewards: format }, trainer: { total_steps: 40 } }
@@ -87,7 +87,13 @@ export async function curriculumConfigs(
   onNote?: (note: string) => void,
 ): Promise<{ spec: CurriculumSpec; stageConfig(i: number, from: string | undefined): RunConfig }> {
   const spec = parseCurriculum(source);
-  const base = parseYaml(await configSource(spec.base));
+  const baseSource = await configSource(spec.base);
+  if (isCurriculum(baseSource)) {
+    throw new RangeError(
+      `${source.name}: curriculum.base "${spec.base}" is itself a curriculum; name a run config (e.g. bfcl_single)`,
+    );
+  }
+  const base = parseYaml(baseSource);
   const stageConfig = (i: number, from: string | undefined): RunConfig => {
     const raw = merged(base, spec.stages[i].config);
     const chain = from === undefined ? [] : [`model.path=${JSON.stringify(from)}`, "sft.enabled=false"];

@@ -193,8 +193,9 @@ export class BfclEpisode {
       return this.#count({ observation, reward: 0, done: false, info: this.#info([], decoded.message) }, -3);
     }
     if (envTuning && this.entry.groundTruth[this.#turn].length === 0) {
-      // EnvTuning: a turn without ground truth ends on any readable reply; a call there is not run and scores 0.
-      if (decoded.kind === "calls") return this.#endTurn(0, EMPTY_TURN_WARNING);
+      // EnvTuning: a turn without ground truth ends on any readable reply; a call there is not run and scores 0,
+      // and fails the turn as BFCL's checker fails it (strict_empty_turns), so the entry does not pass.
+      if (decoded.kind === "calls") return this.#endTurn(0, EMPTY_TURN_WARNING, undefined, true);
       return this.#endTurn(1);
     }
     if (decoded.kind !== "calls") {
@@ -234,15 +235,28 @@ export class BfclEpisode {
     const reason = `Model has been forced to quit after ${MAX_STEPS_PER_TURN} steps.`;
     this.#verdicts.push({ valid: false, turn: this.#turn, errorType: "multi_turn:force_terminated", reason });
     const verdict = { turn: this.#turn, valid: false, error_type: "multi_turn:force_terminated", reason };
-    return { observation: `${out.observation}\n${reason}`, reward: 0, done: true, info: { ...out.info, verdict } };
+    return {
+      observation: `${out.observation}\n${reason}`,
+      reward: 0,
+      done: true,
+      info: { ...out.info, verdict, passed: false },
+    };
   }
 
   /**
    * Ends the current turn: the checker judges it (its code is the verdict, or `code` where EnvTuning fixes it), then
    * the next question follows or the episode ends with the mode's reward.
    */
-  #endTurn(code?: 0 | 1, prefix?: string, formatError?: string): EpisodeStep {
-    const v = this.#checker.turn(this.#steps);
+  #endTurn(code?: 0 | 1, prefix?: string, formatError?: string, calledOnEmpty = false): EpisodeStep {
+    const checked = this.#checker.turn(this.#steps);
+    const v: Verdict = calledOnEmpty && (this.#options.strictEmptyTurns ?? true)
+      ? {
+        valid: false,
+        turn: this.#turn,
+        errorType: "multi_turn:irrelevance_error:decoder_success",
+        reason: `Model outputs valid function calls when it should not for turn ${this.#turn}.`,
+      }
+      : checked;
     this.#verdicts.push(v);
     this.#codes.push(code ?? (v.valid ? 1 : 0));
     const verdict = v.valid

@@ -59,9 +59,9 @@ export const bfcl: Task = {
   env: "bfcl",
   prompt: BFCL_PROMPT,
   parseAction: (text) => ({ action: text }),
-  // BFCL's pass, and EnvTuning's progress of 1 (every turn passed). Under the stage 1-2 format reward (0..2) a reward
-  // of 1 is not a pass: evaluate such a run's checkpoints with task_options.rewards=pass.
-  isSuccess: (reward) => reward === 1,
+  // The server's `passed` at the end (every turn passed BFCL's checks), which holds under any reward mode; a server
+  // that does not say it: a reward of 1 (BFCL's pass, EnvTuning's progress of 1).
+  isSuccess: (reward, info) => typeof info?.passed === "boolean" ? info.passed : reward === 1,
   maxRounds: 60,
   // train/test: the generated tasks; bfcl: BFCL's own 800 multi-turn entries (4 categories x 200) when
   // task_options.data_dir holds them.

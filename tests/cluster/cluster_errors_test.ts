@@ -30,6 +30,15 @@ Deno.test("train --cluster pointing at nothing: one message naming the URL and h
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("a curriculum (bfcl) on a cluster: train --cluster and a worker name its base run config instead", async () => {
+  const url = `nats://127.0.0.1:${closedPort()}`;
+  for (const args of [["train", "bfcl", "--cluster", url], ["worker", "bfcl", "--cluster", url]]) {
+    const p = spawnCli(args);
+    assert.equal((await p.done).code, 2, p.output());
+    assert.match(p.output(), /error: .*curriculum.*base run config \(bfcl_single\)/, args[0]);
+  }
+});
+
 Deno.test({
   name: "a NATS server without JetStream: one message saying so",
   ignore: noNats,

@@ -45,7 +45,7 @@ Deno.test("every shipped config resolves against the schema", async () => {
   const { curriculumConfigs, isCurriculum } = await import("../../src/train/curriculum.ts");
   for (const name of PRESET_NAMES) {
     const source = await configSource(name);
-    // A curriculum (bfcl_staged) resolves stage by stage.
+    // A curriculum (bfcl) resolves stage by stage.
     const c = isCurriculum(source)
       ? (await curriculumConfigs(source, [])).stageConfig(0, undefined)
       : resolveConfig(source);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ADAPTERS, envClient } from "../../src/env/adapters/mod.ts";
+import type { StepResult } from "../../src/env/adapter.ts";
 import { EnvError } from "../../src/env/errors.ts";
 import { fakeServer, json } from "./helpers.ts";
 
@@ -7,7 +8,7 @@ import { fakeServer, json } from "./helpers.ts";
 const FAKES: Record<string, {
   routes: Record<string, unknown>;
   first: string;
-  step: { observation: string; reward: number; done: boolean };
+  step: StepResult;
   closes: boolean;
   idField: string;
   resetArg: string;
@@ -38,7 +39,8 @@ const FAKES: Record<string, {
       "/close": true,
     },
     first: "Here is a list of functions ...",
-    step: { observation: "{}", reward: 0, done: false },
+    // The step's info is kept: BFCL's task reads an entry's pass there (info.passed).
+    step: { observation: "{}", reward: 0, done: false, info: { turn: 0, calls: [{ call: "go()", result: "{}" }] } },
     closes: true,
     idField: "id",
     resetArg: "data_idx",

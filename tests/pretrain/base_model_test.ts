@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
 import { configSource } from "../../src/config/presets.ts";
 import { loadModelDir, MODEL_FILES } from "../../src/model/model_dir.ts";
-import { evaluatedAt } from "../../src/pretrain/base_model.ts";
+import { baseModelRole, evaluatedAt } from "../../src/pretrain/base_model.ts";
 import { buildTinyModel } from "../../src/model/tiny.ts";
 import { readAgentSettings } from "../../src/train/agent_settings.ts";
 import { configuredTask } from "../../src/train/setup.ts";
@@ -109,4 +109,40 @@ Deno.test("a base model's card says when its held-out numbers come from an evalu
   const line = evaluatedAt(2000, 2412);
   assert.match(line, /^\nFrom the evaluation at step 2000, the last at or before this checkpoint \(step 2412\)/);
   assert.ok(line.endsWith(".\n"), JSON.stringify(line));
+});
+
+Deno.test("deno task train bfcl's stages start from models/bfcl-base, which plays tiny calls within the job's reply limits; its card says so", async () => {
+  const dir = `${ROOT}models/bfcl-base`;
+  const { curriculumConfigs } = await import("../../src/train/curriculum.ts");
+  const first = (await curriculumConfigs(await configSource("bfcl"), [])).stageConfig(0, undefined);
+  assert.equal(first.model.path, "models/bfcl-base");
+  const bytes = await dirBytes(dir);
+  assert.ok(bytes <= 20 * 1024 * 1024, `bfcl-base: ${bytes} bytes`);
+  const agent = (await readAgentSettings(dir))!;
+  assert.equal(agent.task, "bfcl");
+  assert.equal(agent.task_options.call_format, "tiny");
+  assert.deepEqual(agent.task_options.generated_classes, first.task_options.generated_classes);
+  assert.equal(first.rollout.max_tokens_per_turn, agent.max_tokens_per_turn);
+  assert.equal(first.rollout.max_response_length, agent.max_response_length);
+  const rebuild = resolveConfig({ text: await Deno.readTextFile(`${dir}/pretrain.yaml`), name: "pretrain.yaml" });
+  const recipe = resolveConfig(await configSource("bfcl_pretrain"));
+  assert.deepEqual(rebuild.model, recipe.model);
+  assert.deepEqual(rebuild.task_options, recipe.task_options);
+  assert.equal(rebuild.pretrain.seed, recipe.pretrain.seed);
+  const loaded = await loadModelDir(dir);
+  for (const [name, t] of loaded.tensors) assert.ok(t.every(Number.isFinite), name);
+  assert.match(await Deno.readTextFile(`${dir}/README.md`), /It is the base model of `deno task train bfcl`\./);
+});
+
+Deno.test("a base model's card names the job whose shipped config starts from it, a curriculum's through its base", async () => {
+  assert.equal(await baseModelRole("bfcl", "./models/bfcl-base/"), "It is the base model of `deno task train bfcl`.");
+  assert.equal(
+    await baseModelRole("textcraft", "models/crucible-base"),
+    "It is the base model of `deno task train textcraft`.",
+  );
+  assert.match(
+    await baseModelRole("bfcl", "runs/x/model"),
+    /^A base model for `deno task train bfcl model\.path=runs\/x\/model`/,
+  );
+  assert.match(await baseModelRole("sqlgym", "runs/y"), /the shipped config does not start from it/);
 });

@@ -2,7 +2,7 @@
 // call, the first two promoted by a threshold every step passes (after their windows of 1 and 2 RL steps), the last
 // running its total_steps to a final evaluation; each stage starts from the previous one's checkpoint; promotions are
 // lines and records in metrics.jsonl; and a curriculum stopped in its second stage resumes there (the first is not run
-// again) and ends as the uninterrupted one did. The file checks (bad keys, the shipped bfcl_staged) need no GPU.
+// again) and ends as the uninterrupted one did. The file checks (bad keys, the shipped bfcl) need no GPU.
 import assert from "node:assert/strict";
 import { configSource } from "../../src/config/presets.ts";
 import { curriculumConfigs, isCurriculum, parseCurriculum, runCurriculum } from "../../src/train/curriculum.ts";
@@ -143,8 +143,8 @@ Deno.test({
   },
 });
 
-Deno.test("curriculum files: the shipped bfcl_staged checks, and bad keys name the file and the key", async () => {
-  const shipped = await configSource("bfcl_staged");
+Deno.test("curriculum files: the shipped bfcl checks, and bad keys name the file and the key", async () => {
+  const shipped = await configSource("bfcl");
   assert.ok(isCurriculum(shipped));
   const { spec, stageConfig } = await curriculumConfigs(shipped, []);
   assert.deepEqual(spec.stages.map((s) => s.name), ["format", "progress", "final"]);
@@ -152,25 +152,29 @@ Deno.test("curriculum files: the shipped bfcl_staged checks, and bad keys name t
   assert.deepEqual(configs.map((c) => c.task_options.rewards), ["format", "progress", "progress"]);
   assert.deepEqual(configs.map((c) => c.task_options.feedback), [true, true, false]);
   assert.deepEqual(configs.map((c) => c.sft.enabled), [true, false, false]);
-  assert.deepEqual(configs.map((c) => c.model.path), [null, "/ckpt/a", "/ckpt/b"]);
+  assert.deepEqual(configs.map((c) => c.model.path), ["models/bfcl-base", "/ckpt/a", "/ckpt/b"]);
   assert.ok(configs.reduce((n, c) => n + c.trainer.total_steps, 0) <= 20);
-  assert.equal(isCurriculum(await configSource("bfcl")), false);
+  assert.equal(isCurriculum(await configSource("bfcl_single")), false);
 
   const bad = (text: string) => ({ text, name: "bad.yaml" });
   assert.throws(
     () =>
       parseCurriculum(
-        bad("curriculum:\n  base: bfcl\n  stages:\n    - name: a\n      promote: { above: 1, windw: 2 }\n"),
+        bad("curriculum:\n  base: bfcl_single\n  stages:\n    - name: a\n      promote: { above: 1, windw: 2 }\n"),
       ),
     /bad\.yaml: curriculum key "curriculum\.stages\.0\.promote".*windw/,
   );
-  assert.throws(() => parseCurriculum(bad("curriculum:\n  base: bfcl\n  stages: []\n")), /curriculum\.stages/);
+  assert.throws(() => parseCurriculum(bad("curriculum:\n  base: bfcl_single\n  stages: []\n")), /curriculum\.stages/);
   await assert.rejects(
     () =>
       curriculumConfigs(
-        bad("curriculum:\n  base: bfcl\n  stages:\n    - name: a\n      config: { actor: { lrr: 1 } }\n"),
+        bad("curriculum:\n  base: bfcl_single\n  stages:\n    - name: a\n      config: { actor: { lrr: 1 } }\n"),
         [],
       ),
     /bad\.yaml stage 1 \(a\).*"actor\.lrr"/,
+  );
+  await assert.rejects(
+    () => curriculumConfigs(bad("curriculum:\n  base: bfcl\n  stages:\n    - name: a\n"), []),
+    /bad\.yaml: curriculum\.base "bfcl" is itself a curriculum; name a run config/,
   );
 });

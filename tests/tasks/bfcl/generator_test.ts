@@ -176,8 +176,8 @@ Deno.test("generation is deterministic per seed, and the class list is a set", (
 });
 
 Deno.test("the original four classes and three categories draw what they drew before the other classes had worlds", async () => {
-  // `deno task train bfcl`'s set (configs/bfcl.yaml): the SHA-256 of its 400 train and 100 held-out entries as JSON,
-  // as the generator of commit 0433108 (four worlds, three categories) wrote them.
+  // `deno task train bfcl`'s set (configs/bfcl_single.yaml): the SHA-256 of its 400 train and 100 held-out entries as
+  // JSON, as the generator of commit 0433108 (four worlds, three categories) wrote them.
   const options = {
     seed: 0,
     classes: ["GorillaFileSystem", "MathAPI", "TwitterAPI", "TicketAPI"],

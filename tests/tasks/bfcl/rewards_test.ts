@@ -91,6 +91,32 @@ Deno.test("an EnvTuning episode: codes, an empty-ground-truth turn, and the prog
   assert.ok(Math.abs(play("format") - (5 / 6 + 0.5)) < 1e-12);
 });
 
+Deno.test("under EnvTuning's rules a call on a turn without ground truth fails the entry, as BFCL's checker fails it", () => {
+  const play = (strictEmptyTurns: boolean) => {
+    const ep = new BfclEpisode(ENTRY, {}, newInstance, { format: "envtuning", rewards: "progress", strictEmptyTurns });
+    ep.reset();
+    const first = ep.step(call('[{"name": "mkdir", "arguments": {"dir_name": "y"}}]'));
+    ep.step(call('[{"name": "mkdir", "arguments": {"dir_name": "x"}}]'));
+    ep.step(say("made"));
+    ep.step(call('[{"name": "cd", "arguments": {"folder": "x"}}]'));
+    const end = ep.step(say("in"));
+    assert.equal(end.done, true);
+    assert.deepEqual(ep.codes, [0, -1, 1, -1, 1]);
+    assert.ok(Math.abs(end.reward - 2 / 3) < 1e-12, `progress ${end.reward}`);
+    return { first: first.info.verdict, passed: end.info.passed };
+  };
+  const strict = play(true);
+  assert.deepEqual(strict.first, {
+    turn: 0,
+    valid: false,
+    error_type: "multi_turn:irrelevance_error:decoder_success",
+    reason: "Model outputs valid function calls when it should not for turn 0.",
+  });
+  assert.equal(strict.passed, false);
+  // BFCL v4's runner leaves the rule off: the later turns pass, and so does the entry.
+  assert.deepEqual(play(false), { first: { turn: 0, valid: true }, passed: true });
+});
+
 Deno.test("EnvTuning's 5 attempts a turn, then the next turn; feedback off answers a bare notice", () => {
   const ep = new BfclEpisode(ENTRY, {}, newInstance, { format: "envtuning", rewards: "progress", feedback: false });
   ep.reset();
