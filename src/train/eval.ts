@@ -118,17 +118,29 @@ export function scoreEpisodes(
 
 /**
  * The tasks an evaluation covers, for every line that prints its rates: "on 20 of 100 test tasks" for a subset,
- * "on all 100 test tasks" for the whole split, "on 64 tasks" when the split is unnamed.
+ * "on all 100 test tasks" for the whole split, "on 64 tasks" when the split is unnamed; with the episodes left out of
+ * the rates where there are any (never played: past max_prompt_length, or the environment failed).
  *
  * @example
  * ```ts
  * coverage({ tasks: 20, split: "test", splitTasks: 100 }); // "on 20 of 100 test tasks"
+ * coverage({ tasks: 48, splitTasks: 48, overflows: 12 });
+ * // "on all 48 tasks (12 past max_prompt_length: 12 episodes left out)"
  * ```
  */
-export function coverage(r: Pick<EvalResult, "tasks" | "split" | "splitTasks">): string {
+export function coverage(
+  r: Pick<EvalResult, "tasks" | "split" | "splitTasks"> & Partial<Pick<EvalResult, "overflows" | "envFailures">>,
+): string {
   const split = r.split ? `${r.split} ` : "";
-  if (r.splitTasks === undefined) return `on ${r.tasks} ${split}task${r.tasks === 1 ? "" : "s"}`;
-  return r.tasks === r.splitTasks
+  const on = r.splitTasks === undefined
+    ? `on ${r.tasks} ${split}task${r.tasks === 1 ? "" : "s"}`
+    : r.tasks === r.splitTasks
     ? `on all ${r.tasks} ${split}tasks`
     : `on ${r.tasks} of ${r.splitTasks} ${split}tasks`;
+  const out = [
+    r.overflows ? `${r.overflows} past max_prompt_length` : "",
+    r.envFailures ? `${r.envFailures} whose environment failed` : "",
+  ].filter((x) => x);
+  const n = (r.overflows ?? 0) + (r.envFailures ?? 0);
+  return out.length === 0 ? on : `${on} (${out.join(" and ")}: ${n} episode${n === 1 ? "" : "s"} left out)`;
 }

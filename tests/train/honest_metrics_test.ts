@@ -118,6 +118,15 @@ Deno.test("an evaluation line names the tasks it covers", () => {
   assert.equal(coverage({ tasks: 100, split: "test", splitTasks: 100 }), "on all 100 test tasks");
   assert.equal(coverage({ tasks: 1, splitTasks: undefined }), "on 1 task");
   assert.equal(coverage({ tasks: 64, split: "held-out", splitTasks: undefined }), "on 64 held-out tasks");
+  // Episodes never played are left out of the rates, and the line says how many.
+  assert.equal(
+    coverage({ tasks: 48, splitTasks: 48, overflows: 12, envFailures: 0 }),
+    "on all 48 tasks (12 past max_prompt_length: 12 episodes left out)",
+  );
+  assert.equal(
+    coverage({ tasks: 10, split: "test", splitTasks: 100, overflows: 1, envFailures: 2 }),
+    "on 10 of 100 test tasks (1 past max_prompt_length and 2 whose environment failed: 3 episodes left out)",
+  );
 });
 
 Deno.test("the report counts every logged episode, and names by phase those it does not embed", async () => {
