@@ -8,7 +8,7 @@
  *   faults    kills, hostile requests, an outage, and the half-working world (flaky servers, lr 1e6, overflow, a hog)
  *   soak      a TextCraft server driven by many clients for a set time: memory, open files, threads, latency
  *   bfcl-server  steps/s of the BFCL server under concurrent episodes
- *   bfcl-replay  BFCL's own ground truths through the checker and the episode (fidelity on BFCL's files)
+ *   bfcl-replay  BFCL's own ground truths through the checker and an episode, and against gorilla's Python classes
  *   serve     the OpenAI endpoint's throughput, requests one at a time and all at once
  *   cluster   learner plus 1-3 rollout workers over NATS JetStream against the in-process run (episodes/s, speedup)
  *
@@ -79,7 +79,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     run: bfclServer,
   },
   "bfcl-replay": {
-    summary: "BFCL's own ground truths played through the checker and the episode (needs --data-dir)",
+    summary: "BFCL's own ground truths through the checker and an episode; --upstream: against gorilla's classes",
     usage: BFCL_REPLAY_USAGE,
     run: bfclReplay,
   },

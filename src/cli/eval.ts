@@ -13,7 +13,8 @@ import { Generator } from "../model/generate.ts";
 import { loadGpuModel } from "../model/load.ts";
 import { openOnnxEngine } from "../onnx/engine.ts";
 import type { Sampler } from "../rollout/agent.ts";
-import { type AgentSettings, readAgentSettings } from "../train/agent_settings.ts";
+import { type AgentSettings, readAgentSettings, trainedTaskSet } from "../train/agent_settings.ts";
+import { getTask } from "../../tasks/mod.ts";
 import { coverage, type EvalResult, evaluate } from "../train/eval.ts";
 import { appendEpisodes } from "../train/metrics.ts";
 import { rolloutOptions } from "../rollout/options.ts";
@@ -26,7 +27,9 @@ const USAGE = `Usage: deno task eval --model DIR [--model DIR ...] [options]
 
 Plays every task of a split with each model (greedy by default) and prints Avg@n and Pass@n, overall and by
 category (TextCraft: depth; BFCL: category, then involved class), one row per model. A Crucible checkpoint is played with what it was trained with
-(its crucible.json: task, prompt, round and length limits, temperature) unless a flag below says otherwise.
+(its crucible.json: task, prompt, round and length limits, temperature, and the task set it was trained on, such
+as BFCL's generated classes and categories) unless a flag below says otherwise. The line naming the tasks played
+(on stderr) says which set it is.
 
 Options:
   --model DIR            a Hugging Face model directory or a Crucible checkpoint (repeat to compare), or a
@@ -104,6 +107,17 @@ export async function main(args: string[]): Promise<void> {
   for (const o of v["task-option"] ?? []) {
     if (!/^[\w.]+=/.test(o)) throw new TypeError(`--task-option takes KEY=VALUE (e.g. data_dir=DIR), got "${o}"`);
     overrides.push(`task_options.${o}`);
+  }
+  // The task set the checkpoints were trained on (BFCL: their generated classes and categories), unless a flag names it.
+  const given = new Set((v["task-option"] ?? []).map((o) => o.split("=")[0]));
+  const trainedSet = trainedTaskSet(getTask(taskName), agents, given);
+  for (const [k, x] of Object.entries(trainedSet)) overrides.unshift(`task_options.${k}=${JSON.stringify(x)}`);
+  if (Object.keys(trainedSet).length) {
+    console.error(
+      `Task set from the checkpoint's crucible.json: ${
+        Object.entries(trainedSet).map(([k, x]) => `${k}=${JSON.stringify(x)}`).join(" ")
+      } (--task-option KEY=VALUE to change it)`,
+    );
   }
   const config = resolveConfig({ text: "", name: "eval" }, overrides);
   const env = await openEnv(config);

@@ -168,6 +168,12 @@ export interface Task {
    * `multi_turn_miss_func_3`); undefined where it has none. `info` as for `category`.
    */
   label?(index: number, info?: Readonly<Record<string, unknown>>): string | undefined;
+  /**
+   * The `task_options` keys that choose which tasks the task's server holds (BFCL: its data directory and the
+   * generated set's classes and categories). `deno task eval` plays a checkpoint on the set its crucible.json names
+   * unless a `--task-option` names the key.
+   */
+  readonly setOptions?: readonly string[];
   /** Checks `task_options` and fills defaults; errors name the key. Tasks without it accept no options. */
   parseOptions?(raw: unknown): TaskOptions;
   /** Starts the task's own server on a free loopback port, used when a run names no server. */

@@ -67,3 +67,37 @@ export async function readAgentSettings(dir: string): Promise<AgentSettings | un
   }
   return r.data;
 }
+
+/**
+ * The task set checkpoints were trained on: the values their crucible.json gives the task's `setOptions` (BFCL: the
+ * data directory, the generated classes and categories), less the keys in `given` (a `--task-option` says
+ * otherwise) and less unset (null) ones. Checkpoints of the task that disagree on a key throw, naming the key, both
+ * values and the flag that settles it; settings of another task are ignored.
+ *
+ * @example
+ * ```ts
+ * trainedTaskSet(getTask("bfcl"), [await readAgentSettings("models/bfcl-base")], new Set());
+ * // { generated_classes: ["GorillaFileSystem", "MathAPI", "TwitterAPI", "TicketAPI"], generated_categories: [...] }
+ * ```
+ */
+export function trainedTaskSet(
+  task: Pick<Task, "name" | "setOptions">,
+  agents: readonly (AgentSettings | undefined)[],
+  given: ReadonlySet<string>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of task.setOptions ?? []) {
+    if (given.has(key)) continue;
+    const values = agents.filter((a) => a?.task === task.name).map((a) => a!.task_options[key] ?? null);
+    const texts = [...new Set(values.map((x) => JSON.stringify(x)))];
+    if (texts.length > 1) {
+      throw new RangeError(
+        `The checkpoints were trained on different ${task.name} task sets: task_options.${key} is ${
+          texts.join(" in one and ")
+        } in another; choose one with --task-option ${key}=VALUE`,
+      );
+    }
+    if (values.length && values[0] !== null) out[key] = values[0];
+  }
+  return out;
+}

@@ -2,8 +2,9 @@
  * The model's reply -> the calls it makes, in three forms:
  *
  * - `python`: BFCL's prompting form, `[func(a=1), other(b='x')]`, read as BFCL's decoder reads it (surrounding
- *   backticks, newlines and spaces stripped, brackets added when missing; positional arguments dropped, as BFCL's
- *   decoder keeps keywords only);
+ *   backticks, newlines and spaces stripped, brackets added when missing); positional arguments are kept and bound
+ *   by the method's Python signature, as Python's `eval` binds them when BFCL executes its ground truth (BFCL's
+ *   prompting decoder, `decoded_output_to_execution_list`, would drop them: docs/bfcl.md says where that differs);
  * - `qwen`: Qwen2.5's chat-template form, one `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` block per
  *   call, text around the blocks allowed (the template's own layout);
  * - `tiny`: the built-in word-level model's form, one call per line, `call: name key=value key=value` with JSON
@@ -79,7 +80,7 @@ function decodePython(text: string): Decoded {
     );
   }
   if (calls.length === 0) return { kind: "answer" };
-  return { kind: "calls", calls: calls.map((c) => ({ ...c, positional: [] })) };
+  return { kind: "calls", calls };
 }
 
 function decodeQwen(text: string): Decoded {

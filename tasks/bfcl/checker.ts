@@ -111,8 +111,12 @@ export class TurnChecker {
     this.#strict = options.strictEmptyTurns ?? true;
   }
 
-  /** Checks the next turn given the model's non-empty decoded steps (each a list of calls) in that turn. */
-  turn(steps: readonly (readonly ParsedCall[])[]): Verdict {
+  /**
+   * Checks the next turn given the model's non-empty decoded steps (each a list of calls) in that turn. `unrun`
+   * counts calls the model made that were not run (EnvTuning's rule for a turn without ground truth): they fail such
+   * a turn as run ones do, and change no state.
+   */
+  turn(steps: readonly (readonly ParsedCall[])[], options: { unrun?: number } = {}): Verdict {
     const t = this.#next++;
     if (t >= this.#entry.groundTruth.length) throw new RangeError(`Entry ${this.#entry.id} has only ${t} turns`);
     const decoded = steps.filter((s) => s.length > 0);
@@ -120,7 +124,7 @@ export class TurnChecker {
     const gt = this.#entry.groundTruth[t];
     const gtResults = gt.map((text) => executeCall(this.#truth, parseGroundTruth(this.#entry, t, text)));
     if (gt.length === 0) {
-      if (this.#strict && decoded.length > 0) {
+      if (this.#strict && (decoded.length > 0 || (options.unrun ?? 0) > 0)) {
         return fail(
           t,
           "multi_turn:irrelevance_error:decoder_success",

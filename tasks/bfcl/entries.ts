@@ -16,6 +16,7 @@
  */
 
 import { DOC_FILES, type FunctionDoc } from "./classes/docs.ts";
+import { parsePyJson } from "./classes/py.ts";
 
 /** One chat message of a user turn. */
 export interface Message {
@@ -55,14 +56,17 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** Reads a JSON-lines file; a bad line stops with the file and line. */
+/**
+ * Reads a JSON-lines file as Python's `json.loads` reads it (`10000.0` stays a float: the classes hand such values
+ * back, and Python prints them with their `.0`); a bad line stops with the file and line.
+ */
 export function parseJsonLines(text: string, file: string): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   text.split("\n").forEach((line, i) => {
     if (!line.trim()) return;
     let v: unknown;
     try {
-      v = JSON.parse(line);
+      v = parsePyJson(line);
     } catch (e) {
       throw new SyntaxError(
         `${file}, line ${i + 1}: not JSON (${(e as Error).message}); BFCL files hold one object a line`,

@@ -156,6 +156,11 @@ export class BfclEpisode {
     this.#options = options;
   }
 
+  /** The public state of each involved class's instance as it stands (what BFCL's state checker compares). */
+  states(): Record<string, Record<string, unknown>> {
+    return Object.fromEntries([...this.#instances.byClass].map(([cls, inst]) => [cls, inst.state()]));
+  }
+
   /** Per-turn verdicts so far (for progress rewards). */
   get verdicts(): readonly Verdict[] {
     return this.#verdicts;
@@ -195,7 +200,7 @@ export class BfclEpisode {
     if (envTuning && this.entry.groundTruth[this.#turn].length === 0) {
       // EnvTuning: a turn without ground truth ends on any readable reply; a call there is not run and scores 0,
       // and fails the turn as BFCL's checker fails it (strict_empty_turns), so the entry does not pass.
-      if (decoded.kind === "calls") return this.#endTurn(0, EMPTY_TURN_WARNING, undefined, true);
+      if (decoded.kind === "calls") return this.#endTurn(0, EMPTY_TURN_WARNING, undefined, decoded.calls.length);
       return this.#endTurn(1);
     }
     if (decoded.kind !== "calls") {
@@ -244,19 +249,12 @@ export class BfclEpisode {
   }
 
   /**
-   * Ends the current turn: the checker judges it (its code is the verdict, or `code` where EnvTuning fixes it), then
-   * the next question follows or the episode ends with the mode's reward.
+   * Ends the current turn: the checker judges it (its code is the verdict, or `code` where EnvTuning fixes it; `unrun`
+   * calls were made on a turn without ground truth and not run), then the next question follows or the episode ends
+   * with the mode's reward.
    */
-  #endTurn(code?: 0 | 1, prefix?: string, formatError?: string, calledOnEmpty = false): EpisodeStep {
-    const checked = this.#checker.turn(this.#steps);
-    const v: Verdict = calledOnEmpty && (this.#options.strictEmptyTurns ?? true)
-      ? {
-        valid: false,
-        turn: this.#turn,
-        errorType: "multi_turn:irrelevance_error:decoder_success",
-        reason: `Model outputs valid function calls when it should not for turn ${this.#turn}.`,
-      }
-      : checked;
+  #endTurn(code?: 0 | 1, prefix?: string, formatError?: string, unrun = 0): EpisodeStep {
+    const v = this.#checker.turn(this.#steps, { unrun });
     this.#verdicts.push(v);
     this.#codes.push(code ?? (v.valid ? 1 : 0));
     const verdict = v.valid

@@ -15,7 +15,7 @@
  * ```
  */
 import type { ParsedCall, PyValue } from "./literal.ts";
-import { PyFloat, renderResult } from "./classes/py.ts";
+import { pyDeepCopy, PyFloat, renderResult } from "./classes/py.ts";
 
 /** What the executor needs of an API class instance (the classes' `ApiClass` satisfies it). */
 export interface ApiInstance {
@@ -63,7 +63,7 @@ export function newInstances(scenario: Scenario, factory: ClassFactory): Instanc
   for (const cls of scenario.involvedClasses) {
     const inst = factory(cls);
     if (!STATELESS_CLASSES.has(cls)) {
-      inst.loadScenario(structuredClone(scenario.initialConfig[cls] ?? {}), scenario.longContext);
+      inst.loadScenario(pyDeepCopy(scenario.initialConfig[cls] ?? {}), scenario.longContext);
     }
     byClass.set(cls, inst);
   }

@@ -75,6 +75,7 @@ export const bfcl: Task = {
   groups: (index, info) =>
     (servedClasses(info) ?? source().entries[index]?.involvedClasses ?? []).map((c) => `class ${c}`),
   label: (index, info) => servedId(info) ?? source().entries[index]?.id,
+  setOptions: ["data_dir", "generated_classes", "generated_categories"],
   parseOptions: parseBfclOptions,
   async serve(options) {
     const o = parseBfclOptions(options);

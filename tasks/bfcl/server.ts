@@ -66,7 +66,9 @@ export function generatedSource(set: GeneratedSet = {}): BfclSource {
     entries: [...train, ...test],
     docs: GENERATED_DOCS,
     splits: { train: range(0, train.length), test: range(train.length, test.length) },
-    about: `Crucible's generated tasks: ${train.length} train, ${test.length} held-out test`,
+    about: `Crucible's generated tasks (${set.classes ? `classes ${classes.join(", ")}` : "all eight classes"}; ${
+      set.categories ? `categories ${set.categories.join(", ")}` : "all four categories"
+    }): ${train.length} train, ${test.length} held-out test`,
   };
   generated.set(key, source);
   return source;

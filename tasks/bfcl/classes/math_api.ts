@@ -18,7 +18,6 @@ import {
   num,
   pyEq,
   pyFloat,
-  pyFloatOf,
   pyInt,
   PyOpaque,
   pyRepr,
@@ -26,7 +25,7 @@ import {
   pyStr,
   truthy,
 } from "./py.ts";
-import { decimalSqrt, mpmathLogRatio, ZeroDivisionError } from "./py_numeric.ts";
+import { decimalSqrt, isMpfText, mpmathLogRatio, ZeroDivisionError } from "./py_numeric.ts";
 
 /** Python's `sum(numbers)` (start 0, left to right), or undefined on a non-number. */
 function pySum(xs: unknown[]): unknown {
@@ -64,18 +63,15 @@ function seqOf(v: unknown): unknown[] | undefined {
   return undefined;
 }
 
-/** mpmath's conversion of an argument: numbers and bools, numeric strings, else its ValueError. */
-function mpfArg(v: unknown): number {
+/**
+ * mpmath's conversion of an argument: numbers and bools as numbers, a string as its text (py_numeric.ts converts it as
+ * mpmath does, at the working precision), anything else its ValueError.
+ */
+function mpfArg(v: unknown): number | string {
   if (typeof v === "boolean") return Number(v);
   const x = num(v);
   if (x !== undefined) return Number(x);
-  if (typeof v === "string") {
-    try {
-      return pyFloatOf(v);
-    } catch {
-      // fall through to mpmath's own message
-    }
-  }
+  if (typeof v === "string") return v;
   throw new ApiCallError(`cannot create mpf from ${pyRepr(v)}`, "ValueError");
 }
 
@@ -114,7 +110,15 @@ export class MathAPI extends PyApiBase {
         // BFCL wraps the whole computation in `except Exception as e: return {"error": str(e)}`.
         try {
           const dps = pyInt(precision);
-          const result = mpmathLogRatio(mpfArg(value), mpfArg(base), dps);
+          const [a, b] = [mpfArg(value), mpfArg(base)];
+          let result: string;
+          try {
+            result = mpmathLogRatio(a, b, dps);
+          } catch (e) {
+            if (!(e instanceof SyntaxError)) throw e;
+            const bad = typeof a === "string" && !isMpfText(a) ? a : b;
+            throw new ApiCallError(`cannot create mpf from ${pyRepr(bad)}`, "ValueError");
+          }
           return { result: new PyOpaque(result) };
         } catch (e) {
           if (e instanceof ZeroDivisionError) return { error: "" };

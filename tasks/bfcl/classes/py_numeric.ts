@@ -19,7 +19,7 @@ export const MAX_DIGITS = 5000;
 interface Mpf {
   man: bigint;
   exp: number;
-  special?: "+inf" | "-inf";
+  special?: "+inf" | "-inf" | "nan";
 }
 
 function bitLength(n: bigint): number {
@@ -79,9 +79,8 @@ function atanhFixed(p: bigint, q: bigint, w: bigint): bigint {
   return sum;
 }
 
-/** ln(x) * 2^w for a positive finite x. */
-function lnFixed(x: number, w: bigint): bigint {
-  const [num, k] = exactBinary(x);
+/** ln(num / 2^k) * 2^w for positive num. */
+function lnFixed(num: bigint, k: number, w: bigint): bigint {
   const bits = bitLength(num);
   const top = 1n << BigInt(bits - 1);
   const lnMant = 2n * atanhFixed(num - top, num + top, w);
@@ -164,17 +163,6 @@ function mpfToStr(v: Mpf, dps: number): string {
   return exponent > 0 ? `${sign}${text}e+${exponent}` : `${sign}${text}e${exponent}`;
 }
 
-function divide(a: Mpf, b: Mpf, prec: number): Mpf {
-  if (b.man === 0n && !b.special) throw new ZeroDivisionError();
-  if (a.special) {
-    const positive = (a.special === "+inf") === (b.man > 0n);
-    return { man: 0n, exp: 0, special: positive ? "+inf" : "-inf" };
-  }
-  if (b.special) return { man: 0n, exp: 0 };
-  const r = roundRational(a.man, b.man, prec);
-  return { man: r.man, exp: r.exp + a.exp - b.exp };
-}
-
 /** mpmath's ZeroDivisionError carries no message (BFCL's logarithm returns `{"error": ""}`). */
 export class ZeroDivisionError extends Error {
   constructor() {
@@ -182,33 +170,138 @@ export class ZeroDivisionError extends Error {
   }
 }
 
-/** ln(x) rounded to prec bits; -inf for 0; for x < 0 its real part ln|x| (the caller adds i*pi). */
-function lnMpf(x: number, prec: number): Mpf {
-  if (x === 0) return { man: 0n, exp: 0, special: "-inf" };
-  const w = prec + 80;
-  return roundRational(lnFixed(Math.abs(x), BigInt(w)), 1n << BigInt(w), prec);
+const NAN: Mpf = { man: 0n, exp: 0, special: "nan" };
+const inf = (negative: boolean): Mpf => ({ man: 0n, exp: 0, special: negative ? "-inf" : "+inf" });
+const isZero = (a: Mpf): boolean => !a.special && a.man === 0n;
+/** The sign of a nonzero value, infinities included. */
+const negative = (a: Mpf): boolean => a.special ? a.special === "-inf" : a.man < 0n;
+const neg = (a: Mpf): Mpf => a.special ? (a.special === "nan" ? a : inf(!negative(a))) : { man: -a.man, exp: a.exp };
+
+/** `mpf_mul(a, b)` with no precision: exact (inf * 0 is nan). */
+function mulExact(a: Mpf, b: Mpf): Mpf {
+  if (a.special === "nan" || b.special === "nan") return NAN;
+  if (a.special || b.special) return isZero(a) || isZero(b) ? NAN : inf(negative(a) !== negative(b));
+  return { man: a.man * b.man, exp: a.exp + b.exp };
+}
+
+/** `mpf_add(a, b, prec)` under mpmath's default rounding for it, round_down (toward zero). */
+function addDown(a: Mpf, b: Mpf, prec: number): Mpf {
+  if (a.special === "nan" || b.special === "nan") return NAN;
+  if (a.special && b.special) return negative(a) === negative(b) ? a : NAN;
+  if (a.special || b.special) return a.special ? a : b;
+  const e = Math.min(a.exp, b.exp);
+  const man = (a.man << BigInt(a.exp - e)) + (b.man << BigInt(b.exp - e));
+  if (man === 0n) return { man: 0n, exp: 0 };
+  const extra = bitLength(man) - prec;
+  if (extra <= 0) return { man, exp: e };
+  const mag = (man < 0n ? -man : man) >> BigInt(extra);
+  return { man: man < 0n ? -mag : mag, exp: e + extra };
+}
+
+/** `mpf_div(a, b, prec)` rounded to nearest, half to even; a zero divisor raises ZeroDivisionError. */
+function divide(a: Mpf, b: Mpf, prec: number): Mpf {
+  if (isZero(b)) throw new ZeroDivisionError();
+  if (a.special === "nan" || b.special === "nan" || (a.special && b.special)) return NAN;
+  if (a.special) return inf(negative(a) !== negative(b));
+  if (b.special || a.man === 0n) return { man: 0n, exp: 0 };
+  const r = roundRational(a.man, b.man, prec);
+  return { man: r.man, exp: r.exp + a.exp - b.exp };
 }
 
 /**
- * The repr of `mpmath.log(value) / mpmath.log(base)` at `mpmath.mp.dps = dps`: `mpf('2.0')`, or for a negative
- * value `mpc(real='...', imag='...')`. Throws `ZeroDivisionError` when log(base) is 0. A negative base (a complex
- * divisor) is outside what this reproduces and throws RangeError.
+ * mpmath's `mpc_div` at `prec`: (a + bi) / (c + di) = ((ac + bd) + (bc - ad)i) / (c^2 + d^2), the sums rounded
+ * toward zero at prec + 10 bits, the two quotients to nearest at prec.
  */
-export function mpmathLogRatio(value: number, base: number, dps: number): string {
+function complexDivide(z: [Mpf, Mpf], w: [Mpf, Mpf], prec: number): [Mpf, Mpf] {
+  const [a, b] = z, [c, d] = w;
+  const wp = prec + 10;
+  const mag = addDown(mulExact(c, c), mulExact(d, d), wp);
+  const t = addDown(mulExact(a, c), mulExact(b, d), wp);
+  const u = addDown(mulExact(b, c), neg(mulExact(a, d)), wp);
+  return [divide(t, mag, prec), divide(u, mag, prec)];
+}
+
+/** mpmath's `mpc_mpf_div` at `prec`, a real p over c + di: (cp - dpi) / (c^2 + d^2), the sum rounded as above. */
+function realOverComplex(p: Mpf, w: [Mpf, Mpf], prec: number): [Mpf, Mpf] {
+  const [c, d] = w;
+  const mag = addDown(mulExact(c, c), mulExact(d, d), prec + 10);
+  return [divide(mulExact(c, p), mag, prec), divide(neg(mulExact(d, p)), mag, prec)];
+}
+
+/** ln|x| rounded to prec bits (-inf for 0, +inf for an infinity): the real part of x's log. */
+function lnMpf(x: Mpf, prec: number): Mpf {
+  if (x.special) return x.special === "nan" ? NAN : inf(false);
+  if (x.man === 0n) return inf(true);
+  const w = prec + 80;
+  const man = x.man < 0n ? -x.man : x.man;
+  const [num, k] = x.exp >= 0 ? [man << BigInt(x.exp), 0] : [man, -x.exp];
+  return roundRational(lnFixed(num, k, BigInt(w)), 1n << BigInt(w), prec);
+}
+
+/** `mpmath.log(x)` at prec as (real, imaginary) parts: a negative x (or -inf) has imaginary part pi. */
+function logParts(x: Mpf, prec: number): [Mpf, Mpf | undefined] {
+  if (x.special === "nan" || isZero(x) || !negative(x)) return [lnMpf(x, prec), undefined];
+  const w = prec + 80;
+  return [lnMpf(x, prec), roundRational(piFixed(BigInt(w)), 1n << BigInt(w), prec)];
+}
+
+/** Whether mpmath reads `text` as a number (see mpfOf). */
+export function isMpfText(text: string): boolean {
+  try {
+    mpfOf(text, 53);
+    return true;
+  } catch (e) {
+    if (e instanceof SyntaxError) return false;
+    throw e;
+  }
+}
+
+/**
+ * An argument as `mpmath.log` converts it: an int or float exactly (a number here), a string by mpmath's `from_str`
+ * at the working precision, rounded to nearest (`'0.1'` is not the double 0.1): decimal literals as Python's float()
+ * reads them, `p/q` rationals, `inf`, `-inf`, `nan`. Throws SyntaxError for text mpmath does not read.
+ */
+function mpfOf(x: number | string, prec: number): Mpf {
+  if (typeof x === "number") {
+    if (Number.isNaN(x)) return NAN;
+    if (!Number.isFinite(x)) return inf(x < 0);
+    const [num, k] = exactBinary(Math.abs(x));
+    return { man: x < 0 ? -num : num, exp: -k };
+  }
+  const t = x.toLowerCase().trim();
+  if (t === "inf" || t === "+inf" || t === "-inf") return inf(t === "-inf");
+  if (t === "nan") return NAN;
+  const rational = /^([+-]?\d+)l?\/([+-]?\d+)l?$/.exec(t);
+  if (rational) {
+    if (BigInt(rational[2]) === 0n) throw new ZeroDivisionError();
+    return roundRational(BigInt(rational[1]), BigInt(rational[2]), prec);
+  }
+  const literal = /^([+-]?)(\d*)(?:\.(\d*))?(?:e([+-]?\d+))?l?$/.exec(t);
+  if (!literal || (literal[2] === "" && (literal[3] ?? "") === "")) throw new SyntaxError(`not a number: ${x}`);
+  const frac = (literal[3] ?? "").replace(/0+$/, "");
+  const exp = Number(literal[4] ?? 0) - frac.length;
+  if (Math.abs(exp) > 400) throw new RangeError(`the decimal ${x} is outside what this reproduces of mpmath`);
+  const man = BigInt(`${literal[1]}${literal[2] || "0"}${frac}`);
+  return exp >= 0 ? roundRational(man * 10n ** BigInt(exp), 1n, prec) : roundRational(man, 10n ** BigInt(-exp), prec);
+}
+
+/**
+ * The repr of `mpmath.log(value) / mpmath.log(base)` at `mpmath.mp.dps = dps` (a string argument converted as
+ * mpmath converts text, at that precision): `mpf('2.0')`, or where either log is
+ * complex (a negative value or base) `mpc(real='...', imag='...')`. A real divisor divides each part on its own
+ * (`mpc_div_mpf`), a complex one goes through `mpc_div`, or `mpc_mpf_div` under a real dividend. Throws `ZeroDivisionError` when log(base) is 0.
+ */
+export function mpmathLogRatio(value: number | string, base: number | string, dps: number): string {
   if (dps > MAX_DIGITS) throw new RangeError(`precision ${dps} is beyond the ${MAX_DIGITS} digits reproduced here`);
   const prec = dpsToPrec(dps);
   const digits = reprDps(prec);
-  if (base < 0 || !Number.isFinite(value) || !Number.isFinite(base)) {
-    throw new RangeError(`mpmath log ratio of ${value} and ${base} is not reproduced`);
-  }
-  const lb = lnMpf(base, prec);
-  const la = lnMpf(value, prec);
-  const real = divide(la, lb, prec);
-  if (value >= 0) return `mpf('${mpfToStr(real, digits)}')`;
-  const w = prec + 80;
-  const pi = roundRational(piFixed(BigInt(w)), 1n << BigInt(w), prec);
-  const imag = divide(pi, lb, prec);
-  return `mpc(real='${mpfToStr(real, digits)}', imag='${mpfToStr(imag, digits)}')`;
+  const [la, laIm] = logParts(mpfOf(value, prec), prec);
+  const [lb, lbIm] = logParts(mpfOf(base, prec), prec);
+  let parts: [Mpf, Mpf] | undefined;
+  if (lbIm) parts = laIm ? complexDivide([la, laIm], [lb, lbIm], prec) : realOverComplex(la, [lb, lbIm], prec);
+  else if (laIm) parts = [divide(la, lb, prec), divide(laIm, lb, prec)];
+  if (!parts) return `mpf('${mpfToStr(divide(la, lb, prec), digits)}')`;
+  return `mpc(real='${mpfToStr(parts[0], digits)}', imag='${mpfToStr(parts[1], digits)}')`;
 }
 
 /** Python's Decimal from an int or float: the exact value as coefficient * 10^exponent. */

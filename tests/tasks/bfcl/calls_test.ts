@@ -27,7 +27,7 @@ Deno.test("the literal parser refuses what is not a literal, naming the offset",
   }
 });
 
-Deno.test("BFCL's python form: brackets optional, positional arguments dropped, text without a call is an answer", () => {
+Deno.test("BFCL's python form: brackets optional, positional arguments kept, text without a call is an answer", () => {
   const d = decodeCalls("```\n[cd(folder='document'), mkdir(dir_name='temp')]\n```");
   assert.equal(d.kind, "calls");
   assert.deepEqual(d.kind === "calls" && d.calls.map(callText), ["cd(folder='document')", "mkdir(dir_name='temp')"]);
@@ -35,8 +35,12 @@ Deno.test("BFCL's python form: brackets optional, positional arguments dropped, 
   assert.equal(decodeCalls("[cd(folder='x')").kind, "calls");
   const bare = decodeCalls("ls(a=True)");
   assert.deepEqual(bare.kind === "calls" && bare.calls.map(callText), ["ls(a=True)"]);
-  const pos = decodeCalls("[sort('x')]");
-  assert.deepEqual(pos.kind === "calls" && pos.calls[0].positional, []);
+  // Positional arguments are kept for Python's binding (BFCL's ground truth writes sort('final_report.pdf')).
+  const pos = decodeCalls("[sort('x'), post_tweet('Hi', tags=['#a'])]");
+  assert.deepEqual(pos.kind === "calls" && pos.calls.map((c) => [c.positional, c.args]), [
+    [["x"], {}],
+    [["Hi"], { tags: ["#a"] }],
+  ]);
   assert.deepEqual(decodeCalls("The report was moved."), { kind: "answer" });
   assert.deepEqual(decodeCalls("[]"), { kind: "answer" });
 });

@@ -93,6 +93,19 @@ Deno.test("a call on a turn with empty ground truth fails, unless strictEmptyTur
   assert.deepEqual(checkEntry(ENTRY, extra, fakeInstance, { strictEmptyTurns: false }), { valid: true });
 });
 
+Deno.test("calls made but not run on an empty-ground-truth turn (EnvTuning's rule) fail it and change no state", () => {
+  const checker = new TurnChecker(ENTRY, fakeInstance);
+  assert.equal(checker.turn(GT[0]).valid, true);
+  const v = checker.turn([], { unrun: 1 });
+  assert.equal(!v.valid && v.errorType, "multi_turn:irrelevance_error:decoder_success");
+  assert.match(!v.valid ? v.reason : "", /should not for turn 1/);
+  // Nothing ran, so the last turn's states still match.
+  assert.equal(checker.turn(GT[2]).valid, true);
+  const lenient = new TurnChecker(ENTRY, fakeInstance, { strictEmptyTurns: false });
+  lenient.turn(GT[0]);
+  assert.deepEqual(lenient.turn([], { unrun: 2 }), { valid: true });
+});
+
 Deno.test("a state difference left by an extra call fails the next checked turn", () => {
   const firstTurn = ["[add_note(title='plan', text='ship it'), list_notes()]"];
   const last = ["[delete_note(title='todo'), add(a=2, b=3), add_note(title='extra', text='')]"];

@@ -33,6 +33,42 @@ Deno.test("MathAPI: every method and its error texts as BFCL's Python gives them
     ["logarithm", { "value": F(980), "base": 20, "precision": 10 }, "{'result': mpf('2.299121531134')}"],
     ["logarithm", { "value": 1, "base": 1, "precision": 5 }, '{"error": ""}'],
     ["logarithm", { "value": -1, "base": 10, "precision": 5 }, "{'result': mpc(real='0.0', imag='1.3643761')}"],
+    // A negative base: a complex divisor (mpmath's mpc_div; mpc_mpf_div under a real dividend), as CPython printed.
+    ["logarithm", { "value": F(-36), "base": F(-6), "precision": -4 }, "{'result': mpc(real='1.0', imag='-0.5')}"],
+    [
+      "logarithm",
+      { "value": 8, "base": -2, "precision": 10 },
+      "{'result': mpc(real='0.1392609706363', imag='-0.6311808726314')}",
+    ],
+    ["logarithm", { "value": 0, "base": -2, "precision": 5 }, "{'result': mpc(real='-inf', imag='+inf')}"],
+    [
+      "logarithm",
+      { "value": 2.5, "base": -0.5, "precision": 20 },
+      "{'result': mpc(real='-0.061364329868436336465172', imag='-0.27812524282563681918972')}",
+    ],
+    [
+      "logarithm",
+      { "value": -7, "base": -1e-300, "precision": 30 },
+      "{'result': mpc(real='-0.00279625204313693103272768224416385', imag='-0.00456063831336293104255122318642922')}",
+    ],
+    ["logarithm", { "value": 2, "base": "-inf", "precision": 5 }, "{'result': mpc(real='nan', imag='0.0')}"],
+    // Text is converted as mpmath converts it, at the working precision: '0.1' is not the double 0.1.
+    [
+      "logarithm",
+      { "value": "0.1", "base": 10, "precision": 30 },
+      "{'result': mpf('-1.0000000000000000000000000000002')}",
+    ],
+    [
+      "logarithm",
+      { "value": "1/3", "base": 10, "precision": 30 },
+      "{'result': mpf('-0.477121254719662437295027903255188')}",
+    ],
+    ["logarithm", { "value": "5/0", "base": 10, "precision": 30 }, '{"error": ""}'],
+    [
+      "logarithm",
+      { "value": "infinity", "base": 10, "precision": 30 },
+      `{"error": "cannot create mpf from 'infinity'"}`,
+    ],
     ["mean", { "numbers": [1, 2, 3, 4] }, '{"result": 2.5}'],
     ["mean", { "numbers": [] }, '{"error": "Cannot calculate mean of an empty list"}'],
     ["mean", { "numbers": [1, "a"] }, '{"error": "All elements in the list must be numbers"}'],

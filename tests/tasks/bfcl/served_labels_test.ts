@@ -154,7 +154,7 @@ Deno.test("generated tasks: /tasks publishes train and test, /reset names each e
     const bfclSplit = resolveConfig({ text: "", name: "eval" }, ["task=bfcl", "data.test_split=bfcl"]);
     await assert.rejects(
       splitIndices(bfclSplit, { task: bfcl, served }, "test"),
-      /up to index 799, but the bfcl server holds 500 tasks \(Crucible's generated tasks: 400 train, 100 held-out/,
+      /up to index 799, but the bfcl server holds 500 tasks \(Crucible's generated tasks \(all eight classes; all four categories\): 400 train, 100 held-out/,
     );
     const testSplit = resolveConfig({ text: "", name: "eval" }, ["task=bfcl"]);
     const { indices, note } = await splitIndices(testSplit, { task: bfcl, served }, "test");
