@@ -161,15 +161,15 @@ Deno.test("every module of src/ and tasks/ is reachable from an entry point", as
   assert.deepEqual(unused.sort(), [], "modules nothing imports");
 });
 
-Deno.test("every folder of src/ is a room on a floor, and the README's map of the code names exactly the rooms", async () => {
+Deno.test("every folder of src/ is a room on a floor, and docs/architecture.md's map of the code names exactly the rooms", async () => {
   const rooms = FLOORS.map(([dir]) => dir).filter((d) => d.endsWith("/") || d === "tasks/mod.ts");
   const folders: string[] = [];
   for await (const e of Deno.readDir(`${ROOT}src`)) if (e.isDirectory) folders.push(`src/${e.name}/`);
   // A folder with no floor would be checked by nothing.
   assert.deepEqual(folders.filter((d) => !rooms.includes(d)), [], "folders of src/ with no floor");
-  const readme = await Deno.readTextFile(`${ROOT}README.md`);
-  const map = readme.slice(readme.indexOf("### Map of the code"));
+  const page = await Deno.readTextFile(`${ROOT}docs/architecture.md`);
+  const map = page.slice(page.indexOf("### Map of the code"));
   const table = map.slice(0, map.indexOf("\n\n", map.indexOf("\n| ")));
   const named = [...table.matchAll(/^\| `([^`]+)`/gm)].map((m) => m[1]).filter((n) => n !== "mod.ts");
-  assert.deepEqual(named.toSorted(), rooms.toSorted(), "the README's map of the code against the floors");
+  assert.deepEqual(named.toSorted(), rooms.toSorted(), "docs/architecture.md's map of the code against the floors");
 });

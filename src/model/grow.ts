@@ -5,7 +5,7 @@
  * gradient reaches o_proj and down_proj through their inputs, and the rest of the layer through them after the
  * first step. (Zero everywhere would stay zero: no gradient reaches a layer whose inputs and outputs are both 0.)
  * It is how a pretraining that stalls on a circuit its depth makes hard goes on with one more layer instead of
- * starting over (docs/base-model.md).
+ * starting over (docs/notes/2026-11-base-model-runs.md).
  */
 import type { ModelConfig } from "./config.ts";
 import { initParams } from "./init.ts";

@@ -158,11 +158,11 @@ export function pretrainBatch(d: PretrainData, c: RunConfig["pretrain"], step: n
  * string again (the copy trained); else 2 to 12 lines of a head name and 1 to 4 more, a separator, one line's head
  * and the rest of that line (the rest trained): a lookup by content. With `repeats` (pretrain.copy_repeats), that
  * share of the lookups write each line's tail, 3 to 8 tokens, from one alphabet of 3 to 8 names: the tokens repeat
- * across lines as a command line's `using`, commas and counts do, so one token back finds many places and the copy
- * must keep its place in the line. With `seek` (pretrain.copy_seek), that share of the plain copies start from a
- * random place: the string, the separator, one name of its first half, then what follows that name (a quarter to a
- * half of the string). A plain copy can be learned by counting positions from the two separators, and a model that
- * learned it so reads no lookup (docs/base-model.md); a seek string cannot be learned so. With `keyInputs`
+ * across lines as a command line's `using`, commas and counts do, so one token back finds many places and the copy must
+ * keep its place in the line. With `seek` (pretrain.copy_seek), that share of the plain copies start from a random
+ * place: the string, the separator, one name of its first half, then what follows that name (a quarter to a half of the
+ * string). A plain copy can be learned by counting positions from the two separators, and a model that learned it so
+ * reads no lookup (docs/notes/2026-11-base-model-runs.md); a seek string cannot be learned so. With `keyInputs`
  * (pretrain.copy_key_inputs), that share of the lookups also write the asked head inside another line's tail, as a
  * command list names a crafted item again among another recipe's inputs: only the place where a line starts it holds
  * the answer. With `drill` (pretrain.copy_drill), that share of all copy strings are the task's own look-up drills
@@ -257,8 +257,9 @@ function seekPair(d: PretrainData, rng: Rng): TrainSequence & { kind: CopyKind }
  * A seek string over names and link phrases (pretrain.copy_seek_links): 4 to 24 names, each followed by a link token
  * drawn from the task's (TextCraft: `using 9`, `, 1`), the separator, one name of the string's first half, then the 1
  * to 3 tokens that follow it there. The answer starts with a link token found by the name before it, the place of a
- * command list's count after X; a model whose match on content keys only on names (it copies names after names but
- * not the link after a name, docs/base-model.md) has to key on the link tokens too. The asked name stands once.
+ * command list's count after X; a model whose match on content keys only on names (it copies names after names but not
+ * the link after a name, docs/notes/2026-11-base-model-runs.md) has to key on the link tokens too. The asked name
+ * stands once.
  */
 function seekLink(d: PretrainData, rng: Rng, share: number): TrainSequence & { kind: CopyKind } {
   if (d.linkIds.length === 0) {

@@ -64,6 +64,7 @@ export function textCraftVocabulary(tree: CraftingTree, prompt: Prompt): TaskVoc
  * then follows the name before it (`craft 1 X using 9 Y, 1 Z`: X, ` using 9`, Y, `, 1`, Z), so copying a line is a
  * chain of one-token lookups, each keyed by a name. Written apart, the count follows `using` or `,`, which every line
  * has, and only the two tokens before it find its line: a two-layer model did not learn that key in 1,400 steps of
- * drills (docs/base-model.md). A count of 10 or more stays digit by digit (the phrase must end the number).
+ * drills (docs/notes/2026-11-base-model-runs.md). A count of 10 or more stays digit by digit (the phrase must end the
+ * number).
  */
 export const COUNT_PHRASES: readonly string[] = Array.from({ length: 10 }, (_, n) => [`using ${n}`, `, ${n}`]).flat();
