@@ -2,13 +2,8 @@ import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
 import { type Gpu, requestGpu } from "../../src/gpu/device.ts";
 import { type DType, fromHost, zeros } from "../../src/gpu/tensor.ts";
-import { biasGrad, matmul, matmulRegLanes } from "../../src/ops/matmul.ts";
-import {
-  MATMUL_VARIANTS,
-  type MatmulVariant,
-  matmulVariant,
-  pickMatmulVariant,
-} from "../../src/ops/matmul_variants.ts";
+import { biasGrad, matmul, matmulRegLanes, pickMatmulVariant } from "../../src/ops/matmul.ts";
+import { MATMUL_VARIANTS, type MatmulVariant, matmulVariant } from "../../src/ops/matmul_variants.ts";
 import { assertClose, maxAbs } from "../reference/check.ts";
 import { biasGradRef, matmulRef } from "../reference/matmul.ts";
 import { roundF16, uniformArray } from "../reference/random.ts";
@@ -116,6 +111,23 @@ for (const v of MATMUL_VARIANTS) {
     },
   });
 }
+
+Deno.test({
+  name: "matmul tile kinds across tile edges: more than one block along M and N, partial last blocks, K over " +
+    "several steps and every chunk of a split, in the linear layer's three layouts",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    let seed = 700;
+    for (const v of MATMUL_VARIANTS.filter((x) => x.kind === "tile" || x.kind === "wg")) {
+      const m = v.wy * v.tm + 5, n = v.wx * v.tn + 3, k = 2 * v.bk * v.splits + 7;
+      for (const [transA, transB] of [[false, true], [false, false], [true, false]]) {
+        const c = { m, n, k, batch: 1, transA, transB, batchedA: true, batchedB: true, epilogue: transB };
+        await check(gpu, v, c, seed += 10);
+      }
+    }
+  },
+});
 
 Deno.test({
   name: "matmul with f16 inputs and f32 accumulation: forward x·Wᵀ with f16 weights, and both f16, every variant",
