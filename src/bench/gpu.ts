@@ -56,12 +56,12 @@ export function gpuParts(out: string, quick: boolean): Part[] {
     {
       name: "model tiny",
       args: ["model", "--size", "tiny", "--json", ...(quick ? QUICK_MODEL_FLAGS : ["--no-onnx"])],
-      capSeconds: 90,
+      capSeconds: 60,
     },
     {
       name: "model 0.5b",
       args: ["model", "--size", "0.5b", "--json", "--no-onnx"],
-      capSeconds: 200,
+      capSeconds: 240,
       ...(quick ? { skip: "left out by --quick" } : {}),
     },
     {

@@ -77,6 +77,8 @@ export async function main(args: string[]): Promise<void> {
     await tuneProducts(gpu, MATMUL_PRODUCTS.filter((p) => shapes.has(productName(p))), values.json);
     cases = select();
   }
+  // JSON rows of the table first: a caller that stops this run early (bench gpu) keeps them.
+  if (values.json) tunedTable(gpu, true).forEach((line) => console.log(line));
   if (!values.json) console.log(adapterLine(gpu, cases.length));
   const results: BenchResult[] = [];
   for (const c of cases) {
@@ -97,7 +99,7 @@ export async function main(args: string[]): Promise<void> {
     console.log(values.json ? JSON.stringify({ gflops: null, gbps: null, ...r, adapter: gpu.name }) : resultLine(r));
   }
   if (!values.json) summary(results).forEach((line) => console.log(line));
-  tunedTable(gpu, values.json).forEach((line) => console.log(line));
+  if (!values.json) tunedTable(gpu, false).forEach((line) => console.log(line));
 }
 
 /** Times the matmul candidates of the products (any adapter: the user asked) and keeps the fastest. */
