@@ -81,7 +81,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> C: array<f32>;
 @group(0) @binding(4) var<storage, read> bias: array<f32>;
 @group(0) @binding(5) var<storage, read> R: array<f32>;
-@group(0) @binding(6) var<storage, read_write> part: array<f32>;
+// Binding 6 and its accessors: declared only in the pipelines of main_wg and main_reduce (template slot PART), so
+// the other entries' pipelines bind what they always bound; elsewhere the accessors are stubs never called.
+{{PART}}
 
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
@@ -328,7 +330,7 @@ fn main_wg(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: 
         let at = (wg.z * p.M + m) * p.N + n;
         for (var c = 0u; c < 4u; c++) {
           if (n + c < p.N) {
-            part[at + c] = v[c];
+            writePart(at + c, v[c]);
           }
         }
       }
@@ -348,7 +350,7 @@ fn main_reduce(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: v
   let at = id % size;
   var sum = 0.0;
   for (var s = 0u; s < p.splits; s++) {
-    sum += part[(batch * p.splits + s) * size + at];
+    sum += readPart((batch * p.splits + s) * size + at);
   }
   epilogue(batch, at / p.N, at % p.N, sum);
 }

@@ -170,6 +170,8 @@ export class Tuner {
   #timer?: TuneTimer;
   #log: ((line: string) => void) | null;
   #warned = false;
+  /** Keys in #choices (kept, so that `active` costs nothing per lookup). */
+  #count = 0;
 
   constructor(readonly gpu: Gpu, options: TunerOptions = {}) {
     this.mode = options.mode ?? tuneModeFromEnv();
@@ -179,11 +181,17 @@ export class Tuner {
     this.#timer = options.timer;
     this.#log = options.log === undefined ? (line) => console.error(line) : options.log;
     this.#choices = this.mode === "off" ? {} : { ...readCache(this.cachePath).adapters[this.key]?.choices };
+    this.#count = Object.keys(this.#choices).length;
   }
 
   /** Whether misses are timed on this adapter (mode on; or auto on a hardware adapter). */
   get tunes(): boolean {
     return this.mode === "on" || (this.mode === "auto" && !this.gpu.software);
+  }
+
+  /** Whether a lookup can find anything or file a job: false with no choices on an adapter this tuner does not tune. */
+  get active(): boolean {
+    return this.tunes || this.#count > 0;
   }
 
   /** The tuned variant for a key, or undefined (the op then uses its seed). Always undefined in mode off. */
@@ -226,6 +234,7 @@ export class Tuner {
     }
     const choice: TuneChoice = { variant: fastest(ms, job.seed), ms, seed: job.seed, when: new Date().toISOString() };
     this.#choices[key] = choice;
+    this.#count = Object.keys(this.#choices).length;
     this.#pending.delete(key);
     this.#save({ [key]: choice });
     return choice;
@@ -255,6 +264,7 @@ export class Tuner {
   /** Forgets this adapter's choices, in memory and in the file. */
   clear(): void {
     this.#choices = {};
+    this.#count = 0;
     this.#pending.clear();
     if (!this.cachePath) return;
     const file = readCache(this.cachePath);

@@ -31,7 +31,7 @@ import {
   matmulVariant,
   seededMatmulVariant,
 } from "./matmul_variants.ts";
-import { MATMUL_IDLE, MATMUL_SLOTS_TEXT, matmulSlots } from "./matmul_slots.ts";
+import { MATMUL_IDLE, MATMUL_SLOTS_TEXT, matmulSlots, PART_BINDING } from "./matmul_slots.ts";
 import { fixedSubgroupSize } from "./wgsl.ts";
 
 const FORWARD_SHADER: Shader = { name: "matmul_forward", source: forwardSource };
@@ -144,7 +144,13 @@ function reduceKernel(gpu: Gpu, at: DType, bt: DType): Kernel {
     kernel(gpu, FORWARD_SHADER, {
       params: PARAMS,
       entryPoint: "main_reduce",
-      template: { ...MATMUL_IDLE, ENABLE: at === "f16" || bt === "f16" ? "enable f16;" : "", AT: at, BT: bt },
+      template: {
+        ...MATMUL_IDLE,
+        PART: PART_BINDING,
+        ENABLE: at === "f16" || bt === "f16" ? "enable f16;" : "",
+        AT: at,
+        BT: bt,
+      },
       label,
     }));
 }
@@ -258,7 +264,8 @@ export function matmul(batch: Batch, args: MatmulArgs): void {
     kChunk,
     count,
   };
-  const buffers = [a, b, out, args.bias, residual, part];
+  // Binding 6 exists only in the pipelines that split (matmul_slots.ts PART_BINDING).
+  const buffers = part ? [a, b, out, args.bias, residual, part] : [a, b, out, args.bias, residual];
   batch.dispatch({
     kernel: matmulKernel(gpu, v, { transA, transB, at: a.dtype, bt: b.dtype }),
     buffers,
@@ -297,6 +304,7 @@ export const MATMUL_TUNE_PREFIX: string = `matmul@${
  */
 export function pickMatmulVariant(gpu: Gpu, shape: MatmulShape): MatmulVariant {
   const tuner = tunerOf(gpu);
+  if (!tuner.active) return seededMatmulVariant(gpu, shape); // nothing tuned, nothing to tune: no key to build
   const key = matmulKey(MATMUL_TUNE_PREFIX, shape);
   const tuned = tuner.choice(key);
   const known = tuned === undefined ? undefined : MATMUL_VARIANTS.find((v) => v.name === tuned);

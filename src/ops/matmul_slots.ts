@@ -40,7 +40,12 @@ const IDLE: Record<string, string | number> = {
   WG_LOAD: "",
   WG_STEP: "",
   WG_SAVE: "",
+  PART: "fn writePart(i: u32, v: f32) {}\nfn readPart(i: u32) -> f32 {\n  return 0.0;\n}",
 };
+
+/** The split's partial sums (binding 6) and their accessors, in the pipelines of main_wg and main_reduce only. */
+export const PART_BINDING = "@group(0) @binding(6) var<storage, read_write> part: array<f32>;\n" +
+  "fn writePart(i: u32, v: f32) {\n  part[i] = v;\n}\nfn readPart(i: u32) -> f32 {\n  return part[i];\n}";
 
 /** main_reg: RM x CN accumulators per invocation; A rows loaded once per subgroup and broadcast when `share`. */
 function regSlots(rm: number, cn: number, lanes: number, share: boolean): Record<string, string | number> {
@@ -198,6 +203,7 @@ function wgSlots(v: MatmulVariant): Record<string, string | number> {
     WG_LOAD: slotLines(load, 4),
     WG_STEP: slotLines(step, 4),
     WG_SAVE: slotLines(save, 2),
+    PART: PART_BINDING,
   };
 }
 
