@@ -137,6 +137,36 @@ Deno.test({
 });
 
 Deno.test({
+  name: "f16 weights with f32 accumulation: the error against the f32 weights' exact product stays within f16's " +
+    "rounding (2^-11 of Σ|a·b| per output) and is larger than f32's",
+  ignore: noGpu || noF16,
+  async fn() {
+    const gpu = await testGpu();
+    const m = 40, n = 70, k = 300;
+    const x = roundF32(uniformArray(901, m * k)), w = roundF32(uniformArray(902, n * k));
+    const exact = matmulRef({ a: x, b: w, M: m, N: n, K: k, transB: true });
+    // Σ_k |x · w| per output: the f16 rounding of each weight moves its term by at most 2^-11 of it.
+    const absSum = matmulRef({ a: x.map(Math.abs), b: w.map(Math.abs), M: m, N: n, K: k, transB: true });
+    const f32 = tol(x, w, k);
+    for (const v of [pickMatmulVariant(gpu, { M: m, N: n, K: k, transB: true }), matmulVariant("wg64x64_t4x4_k16")]) {
+      const ta = fromHost(gpu, x, [m, k]), tb = fromHost(gpu, w, [n, k], "f16"), out = zeros(gpu, [m, n]);
+      const step = new Batch(gpu);
+      matmul(step, { a: ta, b: tb, out, transB: true, variant: v });
+      const [got] = await step.read([out]);
+      let worst = 0;
+      got.forEach((g, i) => {
+        const err = Math.abs(g - exact[i]);
+        worst = Math.max(worst, err);
+        assert.ok(err <= 2 ** -11 * absSum[i] + f32.atol, `${v.name} [${i}]: error ${err} past f16's bound`);
+      });
+      // f16 storage happened: its error is far above what f32 weights allow.
+      assert.ok(worst > 10 * f32.atol, `${v.name}: worst error ${worst} is no larger than f32's ${f32.atol}`);
+      for (const t of [ta, tb, out]) t.release();
+    }
+  },
+});
+
+Deno.test({
   name: "matmul decode shapes (M = 1 and 5 rows, K past one workgroup's split) for every variant",
   ignore: noGpu,
   async fn() {
