@@ -21,6 +21,7 @@ import commonSource from "../../shaders/attention_common.wgsl" with { type: "tex
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { cachedKernel, type Kernel, kernel, type Shader } from "../gpu/pipeline.ts";
+import { textHash } from "../gpu/tuner.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 import type { RangeFacts } from "./attention_ranges.ts";
@@ -57,6 +58,9 @@ const BACKWARD_SHADER: Shader = {
   name: "attention_backward",
   source: withPieces(backwardSource, { ATTENTION_COMMON: commonSource }),
 };
+/** The autotuner's prefix of attention keys: the shaders' hash, so a change to them times the shapes again. */
+export const ATTENTION_TUNE_PREFIX: string = `attention@${textHash(FORWARD_SHADER.source + BACKWARD_SHADER.source)}`;
+
 /** Params of both shaders (declared once, in attention_common.wgsl); the backward leaves splits at 1. */
 const PARAMS = uniforms(
   [["T", "u32"], ["H", "u32"], ["KV", "u32"], ["S", "u32"], ["scale", "f32"], ["splits", "u32"]] as const,
@@ -311,7 +315,14 @@ function forwardPick(gpu: Gpu, d: AttentionDims, kt: Tensor["dtype"]): ForwardPi
   const kind = parseVariant(variant, false).kind;
   const splits = kind === "reg" || kind === "lane" ? 1 : pickSplits(gpu, d.T * d.H, d.S);
   const seed = forwardChoiceName({ variant, splits });
-  const tuned = tunedAttention(gpu, { dims: d, backward: false, kt, seed, record: recordForward });
+  const tuned = tunedAttention(gpu, {
+    prefix: ATTENTION_TUNE_PREFIX,
+    dims: d,
+    backward: false,
+    kt,
+    seed,
+    record: recordForward,
+  });
   return tuned === undefined ? { variant, splits } : forwardChoice(tuned);
 }
 
@@ -451,7 +462,16 @@ export function attentionBackward(batch: Batch, args: AttentionBackwardArgs): vo
   }
   const seed = pickAttentionBackward(gpu, d);
   const shape = parseVariant(
-    args.variant ?? tunedAttention(gpu, { dims: d, backward: true, kt: "f32", seed, record: recordBackward }) ?? seed,
+    args.variant ??
+      tunedAttention(gpu, {
+        prefix: ATTENTION_TUNE_PREFIX,
+        dims: d,
+        backward: true,
+        kt: "f32",
+        seed,
+        record: recordBackward,
+      }) ??
+      seed,
     true,
   );
   if (shape.kind === "lane") throw new RangeError("Attention backward has no lane variant"); // parseVariant refuses it

@@ -9,21 +9,15 @@
  * longest range; otherwise queries form packed causal sequences of up to 512 tokens (the batches' usual length), or
  * with S > T (a prefill into a cache) see every key up to their own position.
  */
-import forwardSource from "../../shaders/attention_forward.wgsl" with { type: "text" };
-import backwardSource from "../../shaders/attention_backward.wgsl" with { type: "text" };
-import commonSource from "../../shaders/attention_common.wgsl" with { type: "text" };
 import type { Batch } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { fromHost, type Tensor, zeros } from "../gpu/tensor.ts";
 import { timeRecorded } from "../gpu/timing.ts";
-import { textHash, type TuneJob, tunerOf } from "../gpu/tuner.ts";
+import { type TuneJob, tunerOf } from "../gpu/tuner.ts";
 import { packedCausalRanges } from "./attention_ranges.ts";
 import { type AttentionDims, attentionVariants, REG_MAX_HEAD_DIM } from "./attention_variants.ts";
 import { pow2Bucket } from "./matmul_variants.ts";
 import { fixedSubgroupSize } from "./wgsl.ts";
-
-/** The autotuner's prefix of attention keys: the shaders' hash, so a change to them times the shapes again. */
-export const ATTENTION_TUNE_PREFIX: string = `attention@${textHash(forwardSource + backwardSource + commonSource)}`;
 
 /** Key chunks a split forward candidate may take (each a candidate where every chunk keeps at least 16 keys). */
 const SPLITS = [2, 8, 32];
@@ -50,10 +44,13 @@ function decoding(d: AttentionDims): boolean {
   return d.range !== undefined && d.sequences !== undefined;
 }
 
-/** The autotuner's key of an attention call: direction, dtype of k and v, dimensions, and the ranges' kind. */
-export function attentionKey(d: AttentionDims, backward: boolean, kt: Tensor["dtype"] = "f32"): string {
+/**
+ * The autotuner's key of an attention call, after `prefix` (the op and its shaders' hash, attention.ts): direction,
+ * dtype of k and v, dimensions, and the ranges' kind.
+ */
+export function attentionKey(prefix: string, d: AttentionDims, backward: boolean, kt: Tensor["dtype"] = "f32"): string {
   const ranges = decoding(d) ? `decode L${pow2Bucket(d.range!)} n${pow2Bucket(d.sequences!)}` : "all";
-  return `${ATTENTION_TUNE_PREFIX} ${backward ? "bwd" : "fwd"} ${kt} T${pow2Bucket(d.T)} S${pow2Bucket(d.S)} ` +
+  return `${prefix} ${backward ? "bwd" : "fwd"} ${kt} T${pow2Bucket(d.T)} S${pow2Bucket(d.S)} ` +
     `H${d.H} KV${d.KV} D${d.D} ${ranges}`;
 }
 
@@ -151,11 +148,18 @@ function jobTensors(gpu: Gpu, d: AttentionDims, kt: Tensor["dtype"]): AttentionJ
  */
 export function tunedAttention(
   gpu: Gpu,
-  c: { dims: AttentionDims; backward: boolean; kt: Tensor["dtype"]; seed: string; record: AttentionRecorder },
+  c: {
+    prefix: string;
+    dims: AttentionDims;
+    backward: boolean;
+    kt: Tensor["dtype"];
+    seed: string;
+    record: AttentionRecorder;
+  },
 ): string | undefined {
   const tuner = tunerOf(gpu);
   if (!tuner.active || gpu.software) return undefined;
-  const key = attentionKey(c.dims, c.backward, c.kt);
+  const key = attentionKey(c.prefix, c.dims, c.backward, c.kt);
   const tuned = tuner.choice(key);
   if (tuned !== undefined) return tuned;
   const candidates = (c.backward ? backwardCandidates : forwardCandidates)(gpu, c.dims);

@@ -6,7 +6,7 @@ import { Batch } from "../../src/gpu/batch.ts";
 import type { Gpu } from "../../src/gpu/device.ts";
 import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { configureTuner } from "../../src/gpu/tuner.ts";
-import { attentionBackward, attentionForward, cacheRanges } from "../../src/ops/attention.ts";
+import { ATTENTION_TUNE_PREFIX, attentionBackward, attentionForward, cacheRanges } from "../../src/ops/attention.ts";
 import {
   attentionKey,
   backwardCandidates,
@@ -32,8 +32,14 @@ Deno.test("attention tuning: candidates on GPUs only, keys by shape and ranges' 
   const training = { T: 1024, S: 1024, H: 2, KV: 1, D: 8 };
   assert.ok(!forwardCandidates(hw, training).includes("lane1"), "lane walks one query's own keys: decoding only");
   assert.ok(backwardCandidates(hw, training).includes("tile"));
-  assert.match(attentionKey(DECODE, false, "f16"), /^attention@\w+ fwd f16 T4 S256 H2 KV1 D8 decode L64 n4$/);
-  assert.match(attentionKey({ ...training, T: 1000 }, true), /^attention@\w+ bwd f32 T1024 S1024 H2 KV1 D8 all$/);
+  assert.match(
+    attentionKey(ATTENTION_TUNE_PREFIX, DECODE, false, "f16"),
+    /^attention@\w+ fwd f16 T4 S256 H2 KV1 D8 decode L64 n4$/,
+  );
+  assert.match(
+    attentionKey(ATTENTION_TUNE_PREFIX, { ...training, T: 1000 }, true),
+    /^attention@\w+ bwd f32 T1024 S1024 H2 KV1 D8 all$/,
+  );
   assert.deepEqual(forwardChoice("split8"), { variant: "row", splits: 8 });
   assert.deepEqual(forwardChoice("reg3x2"), { variant: "reg3x2", splits: 1 });
   assert.equal(forwardChoiceName({ variant: "tile", splits: 1 }), "tile");
@@ -83,7 +89,10 @@ Deno.test({
       assert.equal(first.dispatches, 2, "the seed: a split forward and its combine");
       assert.equal(hw.pending, 1);
       await first.read([lse]);
-      assert.equal(hw.choice(attentionKey({ T, S, H, KV, D, range: 40, sequences: 4 }, false)), "tile");
+      assert.equal(
+        hw.choice(attentionKey(ATTENTION_TUNE_PREFIX, { T, S, H, KV, D, range: 40, sequences: 4 }, false)),
+        "tile",
+      );
       const second = new Batch(view);
       attentionForward(second, args);
       assert.equal(second.dispatches, 1, "the tuned single-pass tile kernel");
