@@ -7,13 +7,15 @@
 //   3 C     read_write  [batch, M, N] f32; written (=), or accumulated (+= beta * C) when beta != 0
 //   4 bias  read        [N] f32, added when hasBias = 1 (bind any buffer otherwise)
 //   5 R     read        [batch, M, N] f32 residual, added when hasResidual = 1 (bind any buffer otherwise)
+//   6 part  read_write  [batch, splits, M, N] f32 partial sums of main_wg split over K: written (=) by main_wg when
+//                       splits > 1, read by main_reduce (bind any buffer otherwise)
 // Batch b starts at b * strideA / strideB / strideC / strideR elements (0 broadcasts one matrix to every batch).
 // A's stored rows are lda elements apart and op(A) starts colA elements into them; C, R and bias likewise ldc and
 // colC: a column block of a wider matrix (a weight split by rows, src/gpu/split.ts). A whole matrix has lda = K
 // (M when TRANS_A), ldc = N and both offsets 0.
 // Any M, N, K >= 0: loads clamp or zero-fill outside the matrices and the epilogue masks every store.
 //
-// Three entry points share the epilogue; one pipeline compiles one of them. The host fills the {{..._INIT}},
+// Four entry points share the epilogue (and main_reduce finishes main_wg's split); one pipeline compiles one of them. The host fills the {{..._INIT}},
 // {{..._STEP}} and {{..._SAVE}} slots of that entry with straight-line code for its block shape and leaves the other
 // entries' slots empty. Loops over register blocks are not an option in Deno: every shader is compiled with forced
 // loop bounding and index clamping, so Mesa neither unrolls them nor keeps the arrays in registers (a block written
@@ -38,6 +40,18 @@
 //              invocations along K, then reduced in workgroup memory (GX a power of two); without, the GX columns
 //              are each split over GY invocations. Grid [ceil(N / GY) if TRANS_B else ceil(N / GX), ceil(M / GM),
 //              batch].
+//   main_wg    real GPUs, the second generation of main_tile: a block of BM = WY * TM rows x BN = WX * TN columns
+//              per workgroup of WX x WY invocations, K in steps of BK. Each invocation loads BM * BK / (WX * WY)
+//              elements of op(A) and BK * BN / (WX * WY) of op(B) per step, consecutive invocations along each stored
+//              matrix's contiguous dimension, into registers one step ahead (the next tile's global loads are in
+//              flight while the current tile is multiplied); the tiles are stored k-major with rows padded by 4
+//              floats (no bank conflicts when invocations write along k) and read back as vec4; the BK steps are
+//              written out straight-line (slot WG_STEP), TM x TN accumulators per invocation as in main_tile. With
+//              splits > 1 the K range is cut into chunks of kChunk (a multiple of BK), workgroup z = batch * splits
+//              + chunk sums its chunk into part, and main_reduce adds the chunks in order and applies the epilogue.
+//              Grid [ceil(N / BN), ceil(M / BM), batch * splits].
+//   main_reduce  after main_wg with splits > 1: one invocation per element of C, 64 per workgroup; grid
+//              foldGrid(ceil(batch * M * N / 64)).
 {{ENABLE}}
 
 struct Params {
@@ -56,6 +70,9 @@ struct Params {
   colA: u32,
   ldc: u32,
   colC: u32,
+  splits: u32,
+  kChunk: u32,
+  count: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -64,6 +81,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> C: array<f32>;
 @group(0) @binding(4) var<storage, read> bias: array<f32>;
 @group(0) @binding(5) var<storage, read> R: array<f32>;
+// Binding 6 and its accessors: declared only in the pipelines of main_wg and main_reduce (template slot PART), so
+// the other entries' pipelines bind what they always bound; elsewhere the accessors are stubs never called.
+{{PART}}
 
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
@@ -251,4 +271,86 @@ fn main_gemv(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid
       epilogue(wg.z, row0 + g, n, sum);
     }
   }
+}
+
+const WTM = {{WTM}}u;
+const WTN = {{WTN}}u;
+const WWX = {{WWX}}u;
+const WWY = {{WWY}}u;
+const WBK = {{WBK}}u;
+const WBM = WWY * WTM;
+const WBN = WWX * WTN;
+// Row strides of the k-major tiles in floats: 4 past the block so that invocations writing along k hit distinct banks.
+const PAD_A = WBM + 4u;
+const PAD_B = WBN + 4u;
+
+var<workgroup> wgA: array<vec4<f32>, WBK * PAD_A / 4u>;
+var<workgroup> wgB: array<vec4<f32>, WBK * PAD_B / 4u>;
+
+@compute @workgroup_size(WWX, WWY)
+fn main_wg(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u,
+           @builtin(local_invocation_index) li: u32) {
+  let batch = wg.z / p.splits;
+  let chunk = wg.z % p.splits;
+  let baseA = batch * p.strideA + p.colA;
+  let baseB = batch * p.strideB;
+  let tileRow = wg.y * WBM;
+  let tileCol = wg.x * WBN;
+  let kStart = min(chunk * p.kChunk, p.K);
+  let kEnd = min(kStart + p.kChunk, p.K);
+  let sA = strideKA();
+  let sB = strideKB();
+  let lastM = max(p.M, 1u) - 1u;
+  let lastN = max(p.N, 1u) - 1u;
+  let lastK = max(p.K, 1u) - 1u;
+  // Each loaded element's tile position and clamped storage offset at k = 0, the first tile in registers, and the
+  // accumulators (vec4 c{row}_{quad}).
+  {{WG_INIT}}
+  for (var k0 = kStart; k0 < kEnd; k0 += WBK) {
+    {{WG_STORE}}
+    workgroupBarrier();
+    let kn = k0 + WBK;
+    {{WG_LOAD}}
+    {{WG_STEP}}
+    workgroupBarrier();
+  }
+  var acc: array<vec4<f32>, WTM * WTN / 4u>;
+  {{WG_SAVE}}
+  for (var i = 0u; i < WTM; i++) {
+    let m = tileRow + (i / 4u) * 4u * WWY + lid.y * 4u + i % 4u;
+    for (var q = 0u; q < WTN / 4u; q++) {
+      let n = tileCol + q * 4u * WWX + lid.x * 4u;
+      let v = acc[i * (WTN / 4u) + q];
+      if (p.splits == 1u) {
+        epilogue(batch, m, n, v.x);
+        epilogue(batch, m, n + 1u, v.y);
+        epilogue(batch, m, n + 2u, v.z);
+        epilogue(batch, m, n + 3u, v.w);
+      } else if (m < p.M) {
+        let at = (wg.z * p.M + m) * p.N + n;
+        for (var c = 0u; c < 4u; c++) {
+          if (n + c < p.N) {
+            writePart(at + c, v[c]);
+          }
+        }
+      }
+    }
+  }
+}
+
+@compute @workgroup_size(64)
+fn main_reduce(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u,
+               @builtin(local_invocation_index) li: u32) {
+  let id = (wg.y * nwg.x + wg.x) * 64u + li;
+  let size = p.M * p.N;
+  if (id >= size * p.count) {
+    return;
+  }
+  let batch = id / size;
+  let at = id % size;
+  var sum = 0.0;
+  for (var s = 0u; s < p.splits; s++) {
+    sum += readPart((batch * p.splits + s) * size + at);
+  }
+  epilogue(batch, at / p.N, at % p.N, sum);
 }

@@ -5,7 +5,12 @@
  * RL math and HTTP run without.
  */
 import { getGpu, type Gpu, hasAdapter } from "../src/gpu/device.ts";
+import { TUNE_ENV } from "../src/gpu/tuner.ts";
 import { fixedSubgroupSize } from "../src/ops/wgsl.ts";
+
+// Tests run the seeded kernel choices, never a user's tuned cache, so their results do not depend on the machine's
+// history (and the subprocesses they start inherit this); a test of the tuner configures its own.
+if (!Deno.env.get(TUNE_ENV)) Deno.env.set(TUNE_ENV, "off");
 
 /** True when no WebGPU adapter can be found. */
 export const noGpu: boolean = !(await hasAdapter());

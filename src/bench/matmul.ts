@@ -6,8 +6,8 @@
  */
 import type { Gpu } from "../gpu/device.ts";
 import { type DType, fromHost } from "../gpu/tensor.ts";
-import { matmul } from "../ops/matmul.ts";
-import { MATMUL_VARIANTS, pickMatmulVariant } from "../ops/matmul_variants.ts";
+import { matmul, pickMatmulVariant } from "../ops/matmul.ts";
+import { MATMUL_VARIANTS } from "../ops/matmul_variants.ts";
 import { type BenchCase, registerBench } from "./registry.ts";
 
 interface Product {
@@ -57,7 +57,7 @@ function cases(gpu: Gpu): BenchCase[] {
   for (const p of MATMUL_PRODUCTS) {
     if ((p.at === "f16" || p.bt === "f16") && !gpu.features.f16) continue;
     const transA = p.trans[0] === "T", transB = p.trans[1] === "T";
-    const picked = pickMatmulVariant(gpu, p).name;
+    const picked = pickMatmulVariant(gpu, { ...p, transA, transB }).name;
     for (const v of MATMUL_VARIANTS) {
       if (v.kind === "gemv" && p.M > 16) continue;
       out.push({

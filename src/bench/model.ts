@@ -44,7 +44,8 @@ export const MODEL_USAGE = "Usage: deno task bench model [--json] [--size tiny|0
   "  --json           one JSON object per model and line";
 
 const SIZES = ["tiny", "0.5b"] as const;
-type Size = typeof SIZES[number];
+/** A model `bench model` measures. */
+export type Size = typeof SIZES[number];
 
 /** Settings of one model's run. */
 interface Plan {
@@ -63,6 +64,10 @@ export interface ModelReport {
   layers: number;
   hidden: number;
   vocab: number;
+  intermediate: number;
+  heads: number;
+  kvHeads: number;
+  headDim: number;
   vocabNote: string;
   params: number;
   train: Omit<TrainResult, "peakBytes" | "bytesPerParam" | "heldBytes">;
@@ -104,26 +109,26 @@ function plan(gpu: Gpu, size: Size, v: Record<string, string | boolean | undefin
   };
 }
 
+/** The flags of the `model` subcommand (parseArgs options). */
+const OPTIONS = {
+  json: { type: "boolean", default: false },
+  size: { type: "string", default: "all" },
+  tokens: { type: "string" },
+  "seq-len": { type: "string" },
+  steps: { type: "string" },
+  "decode-seqs": { type: "string" },
+  "prompt-len": { type: "string" },
+  "decode-steps": { type: "string" },
+  "decode-blocks": { type: "string" },
+  "no-profile": { type: "boolean", default: false },
+  "no-onnx": { type: "boolean", default: false },
+  "lora-rank": { type: "string" },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
 /** Runs the `model` subcommand. */
 export async function main(args: string[]): Promise<void> {
-  const { values } = parseFlags("deno task bench model", {
-    args,
-    options: {
-      json: { type: "boolean", default: false },
-      size: { type: "string", default: "all" },
-      tokens: { type: "string" },
-      "seq-len": { type: "string" },
-      steps: { type: "string" },
-      "decode-seqs": { type: "string" },
-      "prompt-len": { type: "string" },
-      "decode-steps": { type: "string" },
-      "decode-blocks": { type: "string" },
-      "no-profile": { type: "boolean", default: false },
-      "no-onnx": { type: "boolean", default: false },
-      "lora-rank": { type: "string" },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  });
+  const { values } = parseFlags("deno task bench model", { args, options: OPTIONS });
   if (values.help) return console.log(MODEL_USAGE);
   const sizes: readonly Size[] = values.size === "all" ? SIZES : SIZES.filter((s) => s === values.size);
   if (sizes.length === 0) throw new RangeError(`--size must be tiny, 0.5b or all, got "${values.size}"`);
@@ -131,15 +136,28 @@ export async function main(args: string[]): Promise<void> {
   const gpu = await getGpu();
   const plans = sizes.map((s) => [s, plan(gpu, s, values)] as const); // flags checked before any work
   for (const [size, p] of plans) {
-    const m = size === "tiny" ? await tinyModel(gpu, p.loraRank) : qwenShapedModel(gpu, 1, p.loraRank);
-    try {
-      const report = await runModel(gpu, m, p, values.json ? undefined : console.log);
-      if (values.json) console.log(JSON.stringify(report));
-    } finally {
-      m.model.weights.release();
-      m.model.lora?.release();
-      poolOf(gpu.device).trim(); // the next model starts from an empty pool
-    }
+    const report = await measureOne(gpu, size, p, values.json ? undefined : console.log);
+    if (values.json) console.log(JSON.stringify(report));
+  }
+}
+
+/**
+ * One model's report, as `deno task bench model --size <size> <flags>` measures it (quietly): for `bench
+ * roofline` and `bench gpu`, which set it against the adapter's ceilings.
+ */
+export function measureModelSize(gpu: Gpu, size: Size, flags: readonly string[]): Promise<ModelReport> {
+  const { values } = parseFlags("deno task bench model", { args: [...flags], options: OPTIONS });
+  return measureOne(gpu, size, plan(gpu, size, values));
+}
+
+async function measureOne(gpu: Gpu, size: Size, p: Plan, say?: (line: string) => void): Promise<ModelReport> {
+  const m = size === "tiny" ? await tinyModel(gpu, p.loraRank) : qwenShapedModel(gpu, 1, p.loraRank);
+  try {
+    return await runModel(gpu, m, p, say);
+  } finally {
+    m.model.weights.release();
+    m.model.lora?.release();
+    poolOf(gpu.device).trim(); // the next model starts from an empty pool
   }
 }
 
@@ -187,6 +205,10 @@ async function runModel(gpu: Gpu, m: BenchModel, p: Plan, say?: (line: string) =
     layers: c.numLayers,
     hidden: c.hiddenSize,
     vocab: c.vocabSize,
+    intermediate: c.intermediateSize,
+    heads: c.numHeads,
+    kvHeads: c.numKvHeads,
+    headDim: c.headDim,
     vocabNote: m.vocabNote,
     params: m.params,
     train: trainRest,

@@ -3,6 +3,8 @@
  *
  *   kernels   every kernel variant on model-like shapes: time, GFLOP/s or GB/s, first compile
  *   model     the tiny and a Qwen2.5-0.5B-shaped model: training and decode tokens/s, bytes/parameter, hot spots
+ *   roofline  the adapter's f32 FMA rate and bandwidth (microkernels), a model's phases as fractions of them
+ *   gpu       everything a lent GPU should answer, in at most 10 minutes: one JSON and a Markdown table
  *   train     the main job (`deno task train textcraft`) end to end: wall time, success after SFT and after RL
  *   recall    how many steps the tiny model needs to learn to copy tokens from its context (copy, induction, seek, lookup)
  *   faults    kills, hostile requests, an outage, and the half-working world (flaky servers, lr 1e6, overflow, a hog)
@@ -24,6 +26,8 @@ import { CLUSTER_USAGE, main as cluster } from "../bench/cluster.ts";
 import { FAULTS_USAGE, main as faults } from "../bench/faults.ts";
 import { KERNELS_USAGE, main as kernels } from "../bench/kernels.ts";
 import { main as model, MODEL_USAGE } from "../bench/model.ts";
+import { main as roofline, ROOFLINE_USAGE } from "../bench/roofline.ts";
+import { GPU_USAGE, main as gpuBench } from "../bench/gpu.ts";
 import { main as recall, RECALL_USAGE } from "../bench/recall.ts";
 import { main as soak, SOAK_USAGE } from "../bench/soak.ts";
 import { main as serve, SERVE_USAGE } from "../bench/serve.ts";
@@ -46,6 +50,16 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "tokens/s of training and decoding, peak bytes per parameter and hot spots (tiny, 0.5B-shaped)",
     usage: MODEL_USAGE,
     run: model,
+  },
+  roofline: {
+    summary: "the adapter's own f32 FMA rate and bandwidth, and a model's training step and decode against them",
+    usage: ROOFLINE_USAGE,
+    run: roofline,
+  },
+  gpu: {
+    summary: "one run of at most 10 minutes for a lent GPU: roofline, models, RL steps, tuned kernels -> JSON + table",
+    usage: GPU_USAGE,
+    run: gpuBench,
   },
   train: {
     summary: "the default main job end to end: wall time, test success after SFT and final, the gap",

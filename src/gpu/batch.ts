@@ -10,6 +10,7 @@ import type { Kernel } from "./pipeline.ts";
 import { poolOf } from "./pool.ts";
 import { decodeHost, type HostData, placeholder, scratch, type Tensor } from "./tensor.ts";
 import type { GpuTimer } from "./timing.ts";
+import { runPendingTuning } from "./tuner.ts";
 
 const CHUNK_BYTES = 64 * 1024;
 
@@ -144,7 +145,8 @@ export class Batch {
 
   /**
    * SYNC POINT (about 10 ms in Deno): copies `tensors` into one staging buffer, submits, and waits for the bytes.
-   * Use once per step; batch every value you need into this one call.
+   * Use once per step; batch every value you need into this one call. Kernel shapes that missed the autotuner's
+   * table while recording are timed here, once per adapter and shape (src/gpu/tuner.ts).
    */
   async read(tensors: readonly Tensor[]): Promise<HostData[]> {
     this.#open();
@@ -165,6 +167,7 @@ export class Batch {
     const bytes = staging.getMappedRange().slice(0);
     staging.unmap();
     staging.destroy();
+    await runPendingTuning(this.gpu);
     return tensors.map((t, i) => decodeHost(bytes.slice(offsets[i], offsets[i] + t.bytes), t.size, t.dtype));
   }
 

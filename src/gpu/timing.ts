@@ -2,6 +2,7 @@
  * GPU timings through `timestamp-query`, for the benchmarks. A batch given a timer puts every dispatch in a pass
  * of its own with begin/end timestamps (which costs some speed: never time production runs).
  */
+import { Batch } from "./batch.ts";
 import type { Gpu } from "./device.ts";
 
 /** Time of one timed dispatch. */
@@ -67,4 +68,35 @@ export class GpuTimer {
     this.#resolveBuffer?.destroy();
     this.#readBuffer?.destroy();
   }
+}
+
+/**
+ * SYNC POINTS: the best time in ms of the GPU work `record` puts in a batch, over `reps` submits after a first one
+ * (which builds the pipelines, uncounted). GPU time from timestamps where the device has them (every dispatch in a
+ * pass of its own, summed); else the wall time of several runs in one submit, divided by the runs.
+ */
+export async function timeRecorded(gpu: Gpu, record: (batch: Batch) => void, reps = 3): Promise<number> {
+  const submit = async (runs: number, timer?: GpuTimer) => {
+    const t0 = performance.now();
+    const batch = new Batch(gpu, timer);
+    for (let i = 0; i < runs; i++) record(batch);
+    await batch.submit();
+    await gpu.device.queue.onSubmittedWorkDone();
+    return performance.now() - t0;
+  };
+  const first = await submit(1);
+  const timer = gpu.features.timestamps ? new GpuTimer(gpu, 64) : undefined;
+  // Without timestamps, enough runs per submit to hide its fixed cost (about 11 ms in Deno).
+  const runs = timer ? 1 : Math.min(50, Math.max(1, Math.ceil(20 / Math.max(first, 0.1))));
+  let best = Infinity;
+  try {
+    for (let i = 0; i < reps; i++) {
+      const wall = await submit(runs, timer);
+      const ms = timer ? (await timer.read()).reduce((s, t) => s + t.ms, 0) : wall / runs;
+      best = Math.min(best, ms);
+    }
+  } finally {
+    timer?.destroy();
+  }
+  return best;
 }

@@ -9,9 +9,9 @@
  * where slot s owns rows [s · maxLen, (s + 1) · maxLen). The ranges come from {@linkcode packedCausalRanges} and
  * {@linkcode cacheRanges}.
  *
- * Kernel shapes (attention_variants.ts chooses per adapter and shape): "reg" register blocks for CPU rasterisers,
- * "tile" workgroup-memory tiles for real GPUs, "row" one invocation per row and head; plus a split over keys for
- * few queries on real GPUs. Every output row has one owner summing in a fixed order: deterministic, no atomics.
+ * Kernel shapes (attention_variants.ts chooses per adapter and shape; on GPUs the autotuner, attention_tune.ts,
+ * times them per shape): "reg" register blocks for CPU rasterisers, "tile" workgroup-memory tiles for real GPUs,
+ * "row" one invocation per row and head; plus a split over keys for few queries on real GPUs. Every output row has one owner summing in a fixed order: deterministic, no atomics.
  *
  * Their measured times on lavapipe: docs/kernel-timings.md (`deno task bench kernels --filter attention`).
  */
@@ -21,6 +21,7 @@ import commonSource from "../../shaders/attention_common.wgsl" with { type: "tex
 import { type Batch, foldGrid } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { cachedKernel, type Kernel, kernel, type Shader } from "../gpu/pipeline.ts";
+import { textHash } from "../gpu/tuner.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
 import type { RangeFacts } from "./attention_ranges.ts";
@@ -37,6 +38,13 @@ import {
   variantName,
 } from "./attention_variants.ts";
 import { fixedSubgroupSize, laneSlots, withPieces } from "./wgsl.ts";
+import {
+  type AttentionJobTensors,
+  forwardChoice,
+  forwardChoiceName,
+  type ForwardPick,
+  tunedAttention,
+} from "./attention_tune.ts";
 
 export { type AttentionRanges, cacheRanges, packedCausalRanges, rangeFacts } from "./attention_ranges.ts";
 export type { AttentionVariant } from "./attention_variants.ts";
@@ -50,6 +58,9 @@ const BACKWARD_SHADER: Shader = {
   name: "attention_backward",
   source: withPieces(backwardSource, { ATTENTION_COMMON: commonSource }),
 };
+/** The autotuner's prefix of attention keys: the shaders' hash, so a change to them times the shapes again. */
+export const ATTENTION_TUNE_PREFIX: string = `attention@${textHash(FORWARD_SHADER.source + BACKWARD_SHADER.source)}`;
+
 /** Params of both shaders (declared once, in attention_common.wgsl); the backward leaves splits at 1. */
 const PARAMS = uniforms(
   [["T", "u32"], ["H", "u32"], ["KV", "u32"], ["S", "u32"], ["scale", "f32"], ["splits", "u32"]] as const,
@@ -296,6 +307,47 @@ export function pickSplits(gpu: Gpu, rows: number, S: number): number {
 }
 
 /**
+ * The forward's kernel shape and key chunks where the caller names neither: the autotuner's choice on a GPU that
+ * has one for this shape, else the seed (the adapter's pick and pickSplits' chunks, as before tuning existed).
+ */
+function forwardPick(gpu: Gpu, d: AttentionDims, kt: Tensor["dtype"]): ForwardPick {
+  const variant = pickAttentionForward(gpu, d);
+  const kind = parseVariant(variant, false).kind;
+  const splits = kind === "reg" || kind === "lane" ? 1 : pickSplits(gpu, d.T * d.H, d.S);
+  const seed = forwardChoiceName({ variant, splits });
+  const tuned = tunedAttention(gpu, {
+    prefix: ATTENTION_TUNE_PREFIX,
+    dims: d,
+    backward: false,
+    kt,
+    seed,
+    record: recordForward,
+  });
+  return tuned === undefined ? { variant, splits } : forwardChoice(tuned);
+}
+
+/** A timing job's forward of one candidate (attention_tune.ts). */
+function recordForward(batch: Batch, t: AttentionJobTensors, name: string): void {
+  const { variant, splits } = forwardChoice(name);
+  attentionForward(batch, {
+    q: t.q,
+    k: t.k,
+    v: t.v,
+    kvStart: t.kvStart,
+    kvEnd: t.kvEnd,
+    o: t.o,
+    lse: t.lse,
+    variant,
+    splits,
+  });
+}
+
+/** A timing job's backward of one candidate (attention_tune.ts). */
+function recordBackward(batch: Batch, t: AttentionJobTensors, variant: string): void {
+  attentionBackward(batch, { ...t, variant });
+}
+
+/**
  * Records o and lse of attention over each query's key range.
  *
  * @example
@@ -324,10 +376,13 @@ export function attentionForward(batch: Batch, args: AttentionForwardArgs): void
   expect("output o", o, [T, H, D]);
   expect("output lse", lse, [T, H]);
   const gpu = batch.gpu;
-  const shape = parseVariant(args.variant ?? pickAttentionForward(gpu, d), false);
+  const pick = args.variant === undefined && args.splits === undefined
+    ? forwardPick(gpu, d, k.dtype)
+    : { variant: args.variant ?? pickAttentionForward(gpu, d), splits: args.splits };
+  const shape = parseVariant(pick.variant, false);
   if (shape.kind === "reg" || shape.kind === "lane") checkBudget(gpu, shape, d, false);
   // The reg and lane kernels are for CPU rasterisers, where splitting over keys does not pay.
-  const splits = args.splits ?? (shape.kind === "reg" || shape.kind === "lane" ? 1 : pickSplits(gpu, T * H, S));
+  const splits = pick.splits ?? (shape.kind === "reg" || shape.kind === "lane" ? 1 : pickSplits(gpu, T * H, S));
   if (!Number.isInteger(splits) || splits < 1) throw new RangeError(`Attention splits must be >= 1, got ${splits}`);
   const params = { T, H, KV, S, scale: args.scale ?? 1 / Math.sqrt(D), splits };
   // Bindings by number (see the shader header); part and stats are bound only when splitting.
@@ -405,7 +460,20 @@ export function attentionBackward(batch: Batch, args: AttentionBackwardArgs): vo
         `${gpu.limits.maxStorageBuffersPerShaderStage} per shader stage`,
     );
   }
-  const shape = parseVariant(args.variant ?? pickAttentionBackward(gpu, d), true);
+  const seed = pickAttentionBackward(gpu, d);
+  const shape = parseVariant(
+    args.variant ??
+      tunedAttention(gpu, {
+        prefix: ATTENTION_TUNE_PREFIX,
+        dims: d,
+        backward: true,
+        kt: "f32",
+        seed,
+        record: recordBackward,
+      }) ??
+      seed,
+    true,
+  );
   if (shape.kind === "lane") throw new RangeError("Attention backward has no lane variant"); // parseVariant refuses it
   if (shape.kind === "reg") checkBudget(gpu, shape, d, true);
   const params = { T, H, KV, S, scale: args.scale ?? 1 / Math.sqrt(D), splits: 1 };

@@ -8,19 +8,31 @@
  *            dW = matmul(dy, x, transA)              [N, K]   (dy stored [T, N] = [K', M'])
  *            db = biasGrad(dy)                       [N]
  *
- * The register blocks of each kernel are written out here as straight-line WGSL (see the shader's header for why);
- * everything else lives in shaders/matmul_forward.wgsl. Pipelines are cached per device under a short key, so the
- * generated code is built once per variant, transposition and dtype pair.
+ * The register blocks of each kernel are written out as straight-line WGSL by matmul_slots.ts (see the shader's
+ * header for why); everything else lives in shaders/matmul_forward.wgsl. Pipelines are cached per device under a
+ * short key, so the generated code is built once per variant, transposition and dtype pair. Which variant runs a
+ * product is the autotuner's choice for this adapter and shape ({@linkcode pickMatmulVariant}).
  */
 import forwardSource from "../../shaders/matmul_forward.wgsl" with { type: "text" };
 import backwardSource from "../../shaders/matmul_backward.wgsl" with { type: "text" };
-import type { Batch, Grid } from "../gpu/batch.ts";
+import { type Batch, foldGrid, type Grid } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { cachedKernel, type Kernel, kernel, type Shader } from "../gpu/pipeline.ts";
-import type { DType, Tensor } from "../gpu/tensor.ts";
+import { type DType, empty, fromHost, type Tensor } from "../gpu/tensor.ts";
+import { timeRecorded } from "../gpu/timing.ts";
+import { textHash, type TuneChoice, type TuneJob, tunerOf } from "../gpu/tuner.ts";
 import { uniforms } from "../gpu/uniforms.ts";
-import { type MatmulVariant, pickMatmulVariant } from "./matmul_variants.ts";
-import { fixedSubgroupSize, laneSlots, slotLines } from "./wgsl.ts";
+import {
+  MATMUL_VARIANTS,
+  matmulCandidates,
+  matmulKey,
+  type MatmulShape,
+  type MatmulVariant,
+  matmulVariant,
+  seededMatmulVariant,
+} from "./matmul_variants.ts";
+import { MATMUL_IDLE, MATMUL_SLOTS_TEXT, matmulSlots, PART_BINDING } from "./matmul_slots.ts";
+import { fixedSubgroupSize } from "./wgsl.ts";
 
 const FORWARD_SHADER: Shader = { name: "matmul_forward", source: forwardSource };
 const BACKWARD_SHADER: Shader = { name: "matmul_backward", source: backwardSource };
@@ -42,6 +54,9 @@ const PARAMS = uniforms(
     ["colA", "u32"],
     ["ldc", "u32"],
     ["colC", "u32"],
+    ["splits", "u32"],
+    ["kChunk", "u32"],
+    ["count", "u32"],
   ] as const,
 );
 
@@ -89,120 +104,7 @@ export function matmulRegLanes(gpu: Gpu, v?: MatmulVariant): { lanes: number; sh
   return { lanes: 8, share: false };
 }
 
-/** Template values of the entries a kernel does not use: the smallest valid shapes and empty slots. */
-const IDLE: Record<string, string | number> = {
-  RM: 1,
-  CN: 4,
-  ...laneSlots(1, false),
-  REG_INIT: "",
-  REG_STEP: "",
-  REG_SAVE: "",
-  TM: 4,
-  TN: 4,
-  WX: 1,
-  WY: 1,
-  BK: 4,
-  TILE_INIT: "",
-  TILE_STEP: "",
-  TILE_SAVE: "",
-  GM: 1,
-  GX: 1,
-  GY: 1,
-  GEMV_INIT: "",
-  GEMV_STEP: "",
-  GEMV_SAVE: "",
-};
-
-/** main_reg: RM x CN accumulators per invocation; A rows loaded once per subgroup and broadcast when `share`. */
-function regSlots(rm: number, cn: number, lanes: number, share: boolean): Record<string, string | number> {
-  const init: string[] = [];
-  const step: string[] = [];
-  const save: string[] = [];
-  if (share) {
-    for (let q = 0; q < Math.ceil(rm / lanes); q++) {
-      init.push(`let a${q} = baseA + offA(min(row0 + ${q * lanes}u + lane, lastM), 0u);`);
-      step.push(`let x${q} = f32(A[a${q} + ka]);`);
-    }
-  } else {
-    for (let i = 0; i < rm; i++) init.push(`let a${i} = baseA + offA(min(row0 + ${i}u, lastM), 0u);`);
-  }
-  for (let j = 0; j < cn; j++) {
-    init.push(`let b${j} = baseB + offB(0u, min(col0 + ${j * lanes}u + lane, lastN));`);
-    step.push(`let y${j} = f32(B[b${j} + kb]);`);
-  }
-  for (let i = 0; i < rm; i++) {
-    step.push(
-      share
-        ? `let r${i} = subgroupBroadcast(x${Math.floor(i / lanes)}, ${i % lanes}u);`
-        : `let r${i} = f32(A[a${i} + ka]);`,
-    );
-    for (let j = 0; j < cn; j++) {
-      init.push(`var c${i}_${j} = 0.0;`);
-      step.push(`c${i}_${j} = fma(r${i}, y${j}, c${i}_${j});`);
-    }
-    for (let j = 0; j < cn; j += 4) {
-      const quad = [0, 1, 2, 3].map((d) => `c${i}_${j + d}`).join(", ");
-      save.push(`stage[${(i * cn + j) / 4}u * LANES + lane] = vec4<f32>(${quad});`);
-    }
-  }
-  return {
-    RM: rm,
-    CN: cn,
-    ...laneSlots(lanes, share),
-    REG_INIT: slotLines(init, 2),
-    REG_STEP: slotLines(step, 4),
-    REG_SAVE: slotLines(save, 2),
-  };
-}
-
-/** main_tile: TM x TN outputs per invocation as vec4 accumulators c{row}_{quad}, fed from vec4 tile reads. */
-function tileSlots(v: MatmulVariant): Record<string, string | number> {
-  const init: string[] = [];
-  const step: string[] = [];
-  const save: string[] = [];
-  const quads = v.tn / 4;
-  for (let p = 0; p < v.tm / 4; p++) step.push(`let a${p} = tileA[ra + ${p * v.wy}u];`);
-  for (let q = 0; q < quads; q++) step.push(`let b${q} = tileB[rb + ${q * v.wx}u];`);
-  for (let i = 0; i < v.tm; i++) {
-    for (let q = 0; q < quads; q++) {
-      init.push(`var c${i}_${q} = vec4<f32>();`);
-      step.push(`c${i}_${q} = fma(vec4<f32>(a${i >> 2}[${i & 3}]), b${q}, c${i}_${q});`);
-      save.push(`acc[${i * quads + q}] = c${i}_${q};`);
-    }
-  }
-  return {
-    TM: v.tm,
-    TN: v.tn,
-    WX: v.wx,
-    WY: v.wy,
-    BK: v.bk,
-    TILE_INIT: slotLines(init, 2),
-    TILE_STEP: slotLines(step, 6),
-    TILE_SAVE: slotLines(save, 2),
-  };
-}
-
-/** main_gemv: GM rows per workgroup, one partial dot product per row and invocation. */
-function gemvSlots(v: MatmulVariant): Record<string, string | number> {
-  const init: string[] = [];
-  const step: string[] = [];
-  const save: string[] = [];
-  for (let g = 0; g < v.tm; g++) {
-    init.push(`let a${g} = baseA + offA(min(row0 + ${g}u, lastM), 0u);`, `var c${g} = 0.0;`);
-    step.push(`c${g} = fma(f32(A[a${g} + ka]), b, c${g});`);
-    save.push(`partial[${g}u * GX * GY + li] = c${g};`);
-  }
-  return {
-    GM: v.tm,
-    GX: v.wx,
-    GY: v.wy,
-    GEMV_INIT: slotLines(init, 2),
-    GEMV_STEP: slotLines(step, 4),
-    GEMV_SAVE: slotLines(save, 2),
-  };
-}
-
-const ENTRY = { reg: "main_reg", tile: "main_tile", gemv: "main_gemv" } as const;
+const ENTRY = { reg: "main_reg", tile: "main_tile", gemv: "main_gemv", wg: "main_wg" } as const;
 
 /** The kernel for one variant, transposition and input dtype pair (cached per device). */
 export function matmulKernel(
@@ -220,30 +122,67 @@ export function matmulKernel(
   const label = `matmul_forward ${v.name} ${transA ? "T" : "N"}${transB ? "T" : "N"} ${at}x${bt}`;
   return cachedKernel(gpu, label, () => {
     const { lanes, share } = matmulRegLanes(gpu, v);
-    const slots = v.kind === "reg"
-      ? regSlots(v.tm, v.tn, lanes, share)
-      : v.kind === "tile"
-      ? tileSlots(v)
-      : gemvSlots(v);
     return kernel(gpu, FORWARD_SHADER, {
       params: PARAMS,
       entryPoint: ENTRY[v.kind],
-      template: { ...IDLE, ...slots, ENABLE: at === "f16" || bt === "f16" ? "enable f16;" : "", AT: at, BT: bt },
+      template: {
+        ...matmulSlots(v, lanes, share),
+        ENABLE: at === "f16" || bt === "f16" ? "enable f16;" : "",
+        AT: at,
+        BT: bt,
+      },
       constants: { TRANS_A: transA, TRANS_B: transB },
       label,
     });
   });
 }
 
-/** Workgroup grid of a variant for C [count, M, N]. */
+/** The reduction of a wg variant's split, with the same input dtypes (f16 needs its enable directive). */
+function reduceKernel(gpu: Gpu, at: DType, bt: DType): Kernel {
+  const label = `matmul_forward reduce ${at}x${bt}`;
+  return cachedKernel(gpu, label, () =>
+    kernel(gpu, FORWARD_SHADER, {
+      params: PARAMS,
+      entryPoint: "main_reduce",
+      template: {
+        ...MATMUL_IDLE,
+        PART: PART_BINDING,
+        ENABLE: at === "f16" || bt === "f16" ? "enable f16;" : "",
+        AT: at,
+        BT: bt,
+      },
+      label,
+    }));
+}
+
+/**
+ * How a wg variant cuts K for this product: `splits` chunks of `kChunk` (a multiple of BK, no chunk empty), fewer
+ * than the variant asks where K is short or where the partial sums [count, splits, M, N] would pass the tensor
+ * limit; 1 chunk of all K otherwise (and for every other kind).
+ */
+export function matmulSplit(
+  gpu: Gpu,
+  v: MatmulVariant,
+  shape: { M: number; N: number; K: number; count: number },
+): { splits: number; kChunk: number } {
+  const { M, N, K, count } = shape;
+  const fit = Math.floor(gpu.tensorLimit / Math.max(4 * M * N * count, 1));
+  const want = Math.min(v.splits, Math.ceil(K / Math.max(v.bk, 1)), fit);
+  if (v.kind !== "wg" || want <= 1) return { splits: 1, kChunk: Math.max(K, 1) };
+  const kChunk = Math.ceil(K / want / v.bk) * v.bk;
+  return { splits: Math.ceil(K / kChunk), kChunk };
+}
+
+/** Workgroup grid of a variant for C [count, M, N] (wg: times its splits, from {@linkcode matmulSplit}). */
 export function matmulGrid(
   gpu: Gpu,
   v: MatmulVariant,
-  shape: { M: number; N: number; count: number; transB: boolean },
+  shape: { M: number; N: number; count: number; transB: boolean; splits?: number },
 ): Grid {
   const { M, N, count } = shape;
   if (v.kind === "reg") return [Math.ceil(N / (matmulRegLanes(gpu, v).lanes * v.tn)), Math.ceil(M / v.tm), count];
   if (v.kind === "tile") return [Math.ceil(N / (v.wx * v.tn)), Math.ceil(M / (v.wy * v.tm)), count];
+  if (v.kind === "wg") return [Math.ceil(N / (v.wx * v.tn)), Math.ceil(M / (v.wy * v.tm)), count * (shape.splits ?? 1)];
   return [Math.ceil(N / (shape.transB ? v.wy : v.wx)), Math.ceil(M / v.tm), count];
 }
 
@@ -300,30 +239,107 @@ export function matmul(batch: Batch, args: MatmulArgs): void {
   if (residual && residual.size !== M * ldc && residual.size !== M * ldc * count) {
     throw new TypeError(`Matmul residual [${residual.shape}] does not match C [${out.shape}]`);
   }
-  const v = args.variant ?? pickMatmulVariant(batch.gpu, { M, N, K });
+  const gpu = batch.gpu;
+  const v = args.variant ?? pickMatmulVariant(gpu, { M, N, K, transA, transB, at: a.dtype, bt: b.dtype });
+  const { splits, kChunk } = matmulSplit(gpu, v, { M, N, K, count });
+  // GPU-only scratch, released once the reduction is recorded: later dispatches of the batch may reuse it.
+  const part = splits > 1 ? empty(gpu, [count, splits, M, N], "f32", "matmul partial sums", true) : undefined;
+  const params = {
+    M,
+    N,
+    K,
+    strideA: aBatch === 1 ? 0 : M * K,
+    strideB: bBatch === 1 ? 0 : K * N,
+    strideC: M * N,
+    strideR: residual && residual.size !== M * N ? M * N : 0,
+    alpha: args.alpha ?? 1,
+    beta: args.beta ?? 0,
+    hasBias: args.bias ? 1 : 0,
+    hasResidual: residual ? 1 : 0,
+    lda,
+    colA,
+    ldc,
+    colC,
+    splits,
+    kChunk,
+    count,
+  };
+  // Binding 6 exists only in the pipelines that split (matmul_slots.ts PART_BINDING).
+  const buffers = part ? [a, b, out, args.bias, residual, part] : [a, b, out, args.bias, residual];
   batch.dispatch({
-    kernel: matmulKernel(batch.gpu, v, { transA, transB, at: a.dtype, bt: b.dtype }),
-    buffers: [a, b, out, args.bias, residual],
-    params: {
-      M,
-      N,
-      K,
-      strideA: aBatch === 1 ? 0 : M * K,
-      strideB: bBatch === 1 ? 0 : K * N,
-      strideC: M * N,
-      strideR: residual && residual.size !== M * N ? M * N : 0,
-      alpha: args.alpha ?? 1,
-      beta: args.beta ?? 0,
-      hasBias: args.bias ? 1 : 0,
-      hasResidual: residual ? 1 : 0,
-      lda,
-      colA,
-      ldc,
-      colC,
-    },
-    grid: matmulGrid(batch.gpu, v, { M, N, count, transB }),
+    kernel: matmulKernel(gpu, v, { transA, transB, at: a.dtype, bt: b.dtype }),
+    buffers,
+    params,
+    grid: matmulGrid(gpu, v, { M, N, count, transB, splits }),
     label: `matmul ${v.name}`,
   });
+  if (!part) return;
+  batch.dispatch({
+    kernel: reduceKernel(gpu, a.dtype, b.dtype),
+    buffers,
+    params,
+    grid: foldGrid(gpu, Math.ceil((count * M * N) / 64)),
+    label: `matmul ${v.name} reduce`,
+  });
+  part.release();
+}
+
+/**
+ * The autotuner's prefix of matmul keys: the op and a hash of its shader, its block generators and its variant
+ * list, so a change to any of them times the shapes again.
+ */
+export const MATMUL_TUNE_PREFIX: string = `matmul@${
+  textHash(forwardSource + MATMUL_SLOTS_TEXT + MATMUL_VARIANTS.map((v) => v.name).join())
+}`;
+
+/**
+ * The variant for a product of this size on this adapter: the autotuner's choice where it has one, else the seeded
+ * default ({@linkcode seededMatmulVariant}); a miss is timed at the next sync point where the tuner tunes
+ * (src/gpu/tuner.ts).
+ *
+ * @example
+ * ```ts
+ * const v = pickMatmulVariant(gpu, { M: 512, N: 4864, K: 896, transB: true }); // reg64x8 on lavapipe
+ * ```
+ */
+export function pickMatmulVariant(gpu: Gpu, shape: MatmulShape): MatmulVariant {
+  const tuner = tunerOf(gpu);
+  if (!tuner.active) return seededMatmulVariant(gpu, shape); // nothing tuned, nothing to tune: no key to build
+  const key = matmulKey(MATMUL_TUNE_PREFIX, shape);
+  const tuned = tuner.choice(key);
+  const known = tuned === undefined ? undefined : MATMUL_VARIANTS.find((v) => v.name === tuned);
+  if (known) return known;
+  if (shape.M > 0 && shape.N > 0 && shape.K > 0) tuner.request(key, () => matmulJob(gpu, shape));
+  return seededMatmulVariant(gpu, shape);
+}
+
+/**
+ * SYNC POINTS: times the candidates for a product now, keeps the fastest for its key (and saves it where the
+ * tuner has a cache file), and returns the choice with every candidate's time. `deno task bench kernels --tune`.
+ */
+export function tuneMatmul(gpu: Gpu, shape: MatmulShape): Promise<TuneChoice> {
+  return tunerOf(gpu).tune(matmulKey(MATMUL_TUNE_PREFIX, shape), matmulJob(gpu, shape));
+}
+
+/** Inputs of a product's shape (fixed values: timings do not depend on them) and how to time each candidate. */
+function matmulJob(gpu: Gpu, shape: MatmulShape): TuneJob {
+  const s = { transA: false, transB: false, at: "f32" as DType, bt: "f32" as DType, ...shape };
+  const { M, N, K, transA, transB } = s;
+  const filled = (rows: number, cols: number, dtype: DType) =>
+    fromHost(gpu, Float32Array.from({ length: rows * cols }, (_, i) => ((i * 7919) % 1009) / 1009 - 0.5), [
+      rows,
+      cols,
+    ], dtype);
+  const a = filled(transA ? K : M, transA ? M : K, s.at);
+  const b = filled(transB ? N : K, transB ? K : N, s.bt);
+  const out = empty(gpu, [M, N], "f32", "matmul tuning output");
+  return {
+    candidates: matmulCandidates(gpu, s).map((v) => v.name),
+    seed: seededMatmulVariant(gpu, s).name,
+    measure: (name) =>
+      timeRecorded(gpu, (batch) => matmul(batch, { a, b, out, transA, transB, variant: matmulVariant(name) })),
+    done: () => [a, b, out].forEach((t) => t.release()),
+  };
 }
 
 /** Records db = Σ_rows dY (+ beta · db) for dY [..., N]. */

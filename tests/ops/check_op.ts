@@ -25,8 +25,9 @@
  * ```
  */
 import { Batch } from "../../src/gpu/batch.ts";
+import type { Gpu } from "../../src/gpu/device.ts";
 import type { DType, Tensor } from "../../src/gpu/tensor.ts";
-import { fromHost } from "../../src/gpu/tensor.ts";
+import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { assertClose, type Tolerance } from "../reference/check.ts";
 import { dot } from "../reference/finite_diff.ts";
 import { testGpu } from "../no_gpu.ts";
@@ -75,6 +76,8 @@ export interface OpCheck {
   backward?: OpBackward;
   /** One tolerance for every comparison, or one per output or gradient name (gradients as `d<input>`). */
   tol: Tolerance | Record<string, Tolerance>;
+  /** The device to run on (default the shared test GPU): a device created without a feature, to test a fallback. */
+  gpu?: Gpu;
 }
 
 function toleranceOf(tol: OpCheck["tol"], key: string): Tolerance {
@@ -135,11 +138,14 @@ function checkByFiniteDifferences(c: OpCheck, b: OpBackward, x: HostArrays, dy: 
  * worst element. Releases every tensor it uploaded or was given back.
  */
 export async function checkOp(c: OpCheck): Promise<void> {
-  const gpu = await testGpu();
+  const gpu = c.gpu ?? await testGpu();
   const x = hostArrays(c.inputs);
-  const tx = Object.fromEntries(
-    Object.entries(c.inputs).map(([k, v]) => [k, fromHost(gpu, Array.from(v.data), v.shape, v.dtype ?? "f32")]),
-  );
+  // Deno panics on a zero-byte writeBuffer: an empty input (a product with K = 0) is allocated, not uploaded.
+  const upload = (v: OpInput) =>
+    v.data.length > 0
+      ? fromHost(gpu, Array.from(v.data), v.shape, v.dtype ?? "f32")
+      : zeros(gpu, v.shape, v.dtype ?? "f32");
+  const tx = Object.fromEntries(Object.entries(c.inputs).map(([k, v]) => [k, upload(v)]));
   let ty: Record<string, Tensor> = {}, tdy: Record<string, Tensor> = {}, tg: Record<string, Tensor> = {};
   try {
     const batch = new Batch(gpu);

@@ -3,8 +3,9 @@ import { Batch } from "../../src/gpu/batch.ts";
 import { fromHost } from "../../src/gpu/tensor.ts";
 import { kvcacheWrite } from "../../src/ops/kvcache.ts";
 import { ropeTable } from "../../src/ops/rope.ts";
-import { assertClose, ELEMENTWISE } from "../reference/check.ts";
-import { intArray, uniformArray } from "../reference/random.ts";
+import { ELEMENTWISE } from "../reference/check.ts";
+import { checkOp } from "./check_op.ts";
+import { intArray, roundF32, uniformArray } from "../reference/random.ts";
 import { ropeRef } from "../reference/rope.ts";
 import { noF16, noGpu, testGpu } from "../no_gpu.ts";
 
@@ -22,39 +23,42 @@ for (const dtype of ["f32", "f16"] as const) {
   });
 }
 
+/** One write through checkOp: the caches start at SENTINEL, one token is parked past them. */
 async function checkWrite(dtype: "f32" | "f16") {
   const gpu = await testGpu();
   const pos = intArray(3, T, P);
   const rows = Uint32Array.from([4, 0, S + 3, 11, 7]); // the third token is parked: not stored
-  const q = uniformArray(4, T * H * D), k = uniformArray(5, T * KV * D), v = uniformArray(6, T * KV * D);
-  const qRef = ropeRef(q, pos, { heads: H, stride: H, D, theta });
-  const kRot = ropeRef(k, pos, { heads: KV, stride: KV, D, theta });
-  const kRef = new Float64Array(S * W).fill(SENTINEL), vRef = new Float64Array(S * W).fill(SENTINEL);
-  rows.forEach((row, t) => {
-    if (row >= S) return;
-    kRef.set(kRot.subarray(t * W, (t + 1) * W), row * W);
-    vRef.set(v.subarray(t * W, (t + 1) * W), row * W);
-  });
-  const table = ropeTable(gpu, theta, D, P);
   const idx = new Uint32Array(2 * T);
   idx.set(Uint32Array.from(pos));
   idx.set(rows, T);
-  const tq = fromHost(gpu, q, [T, H, D]);
-  const caches = [0, 1].map(() => fromHost(gpu, new Float64Array(S * W).fill(SENTINEL), [S, KV, D], dtype));
-  const batch = new Batch(gpu);
-  kvcacheWrite(batch, {
-    q: tq,
-    k: fromHost(gpu, k, [T, KV, D]),
-    v: fromHost(gpu, v, [T, KV, D]),
-    idx: fromHost(gpu, idx, [2 * T], "u32"),
-    table,
-    kCache: caches[0],
-    vCache: caches[1],
+  const table = ropeTable(gpu, theta, D, P);
+  const cache = { data: new Float64Array(S * W).fill(SENTINEL), shape: [S, KV, D], dtype };
+  await checkOp({
+    name: `KV-cache write, ${dtype} cache`,
+    inputs: {
+      q: { data: roundF32(uniformArray(4, T * H * D)), shape: [T, H, D] },
+      k: { data: roundF32(uniformArray(5, T * W)), shape: [T, KV, D] },
+      v: { data: roundF32(uniformArray(6, T * W)), shape: [T, KV, D] },
+      idx: { data: idx, shape: [2 * T], dtype: "u32" },
+      kCache: cache,
+      vCache: cache,
+    },
+    forward(batch, x) {
+      kvcacheWrite(batch, { q: x.q, k: x.k, v: x.v, idx: x.idx, table, kCache: x.kCache, vCache: x.vCache });
+      return { q: x.q, kCache: x.kCache, vCache: x.vCache };
+    },
+    reference(x) {
+      const kRot = ropeRef(x.k, pos, { heads: KV, stride: KV, D, theta });
+      const kCache = Float64Array.from(x.kCache), vCache = Float64Array.from(x.vCache);
+      rows.forEach((row, t) => {
+        if (row >= S) return;
+        kCache.set(kRot.subarray(t * W, (t + 1) * W), row * W);
+        vCache.set(x.v.subarray(t * W, (t + 1) * W), row * W);
+      });
+      return { q: ropeRef(x.q, pos, { heads: H, stride: H, D, theta }), kCache, vCache };
+    },
+    tol: { q: ELEMENTWISE.f32, kCache: ELEMENTWISE[dtype], vCache: ELEMENTWISE[dtype] },
   });
-  const [gq, gk, gv] = await batch.read([tq, ...caches]);
-  assertClose(`q ${dtype}`, gq, qRef, ELEMENTWISE.f32);
-  assertClose(`k cache ${dtype}`, gk, kRef, ELEMENTWISE[dtype]);
-  assertClose(`v cache ${dtype}`, gv, vRef, ELEMENTWISE[dtype]);
 }
 
 Deno.test({

@@ -1,17 +1,13 @@
 import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
 import { type Gpu, requestGpu } from "../../src/gpu/device.ts";
-import { type DType, fromHost, zeros } from "../../src/gpu/tensor.ts";
-import { biasGrad, matmul, matmulRegLanes } from "../../src/ops/matmul.ts";
-import {
-  MATMUL_VARIANTS,
-  type MatmulVariant,
-  matmulVariant,
-  pickMatmulVariant,
-} from "../../src/ops/matmul_variants.ts";
+import { type DType, fromHost, type Tensor, zeros } from "../../src/gpu/tensor.ts";
+import { biasGrad, matmul, matmulRegLanes, pickMatmulVariant } from "../../src/ops/matmul.ts";
+import { MATMUL_VARIANTS, type MatmulVariant, matmulVariant } from "../../src/ops/matmul_variants.ts";
 import { assertClose, maxAbs } from "../reference/check.ts";
 import { biasGradRef, matmulRef } from "../reference/matmul.ts";
-import { roundF16, uniformArray } from "../reference/random.ts";
+import { roundF16, roundF32, uniformArray } from "../reference/random.ts";
+import { checkOp, type OpInput } from "./check_op.ts";
 import { benchCases } from "../../src/bench/cases.ts";
 import { measureCase } from "../../src/bench/measure.ts";
 import { noF16, noGpu, testGpu } from "../no_gpu.ts";
@@ -40,7 +36,10 @@ interface Case {
   epilogue?: boolean;
 }
 
-/** Runs one product (and its epilogue twin) on the GPU and checks both against the f64 reference. */
+/**
+ * One product (and its epilogue twin: bias, a residual broadcast over the batch, alpha 0.5 and beta 1 over a
+ * previous C) through checkOp against the f64 reference. A variant's cases are one call each.
+ */
 async function check(gpu: Gpu, v: MatmulVariant, c: Case, seed: number): Promise<void> {
   const { m, n, k, batch, transA, transB, batchedA, batchedB } = c;
   const at = c.at ?? "f32", bt = c.bt ?? "f32";
@@ -48,46 +47,36 @@ async function check(gpu: Gpu, v: MatmulVariant, c: Case, seed: number): Promise
   const a = round(at, uniformArray(seed, (batchedA ? batch : 1) * m * k));
   const b = round(bt, uniformArray(seed + 1, (batchedB ? batch : 1) * k * n));
   const lead = (batched: boolean) => batched ? [batch] : [];
-  // Deno panics on a zero-byte writeBuffer: empty inputs (K = 0) are allocated, not uploaded.
-  const upload = (xs: Float64Array, shape: number[], t: DType) =>
-    xs.length ? fromHost(gpu, xs, shape, t) : zeros(gpu, shape, t);
-  const ta = upload(a, [...lead(batchedA), ...(transA ? [k, m] : [m, k])], at);
-  const tb = upload(b, [...lead(batchedB), ...(transB ? [n, k] : [k, n])], bt);
-  const plain = zeros(gpu, [batch, m, n]);
-  const step = new Batch(gpu);
-  matmul(step, { a: ta, b: tb, out: plain, transA, transB, variant: v });
-  const common = { a, b, M: m, N: n, K: k, batch, transA, transB, batchedA, batchedB };
-  const what = `${v.name} ${m}x${n}x${k} transA=${transA} transB=${transB} ${at}x${bt}`;
-  const owned = [ta, tb, plain];
-  if (!c.epilogue) {
-    const [got] = await step.read([plain]);
-    assertClose(what, got, matmulRef(common), tol(a, b, k));
-  } else {
-    const bias = uniformArray(seed + 2, n);
-    const res = uniformArray(seed + 3, m * n); // one residual broadcast over the batch
-    const prev = uniformArray(seed + 4, batch * m * n);
-    const full = fromHost(gpu, Float32Array.from(prev), [batch, m, n]);
-    const tbias = fromHost(gpu, Float32Array.from(bias), [n]);
-    const tres = fromHost(gpu, Float32Array.from(res), [m, n]);
-    owned.push(full, tbias, tres);
-    matmul(step, {
-      a: ta,
-      b: tb,
-      out: full,
-      transA,
-      transB,
-      variant: v,
-      bias: tbias,
-      residual: tres,
-      alpha: 0.5,
-      beta: 1,
-    });
-    const [gotPlain, gotFull] = await step.read([plain, full]);
-    assertClose(`${what} plain`, gotPlain, matmulRef(common), tol(a, b, k));
-    const ref = matmulRef({ ...common, bias, residual: res, alpha: 0.5, beta: 1, c: prev });
-    assertClose(`${what} epilogue`, gotFull, ref, tol(a, b, k));
+  const inputs: Record<string, OpInput> = {
+    a: { data: a, shape: [...lead(batchedA), ...(transA ? [k, m] : [m, k])], dtype: at },
+    b: { data: b, shape: [...lead(batchedB), ...(transB ? [n, k] : [k, n])], dtype: bt },
+  };
+  if (c.epilogue) {
+    inputs.bias = { data: roundF32(uniformArray(seed + 2, n)), shape: [n] };
+    inputs.res = { data: roundF32(uniformArray(seed + 3, m * n)), shape: [m, n] };
+    inputs.prev = { data: roundF32(uniformArray(seed + 4, batch * m * n)), shape: [batch, m, n] };
   }
-  for (const t of owned) t.release();
+  const common = { M: m, N: n, K: k, batch, transA, transB, batchedA, batchedB };
+  await checkOp({
+    name: `${v.name} ${m}x${n}x${k} transA=${transA} transB=${transB} ${at}x${bt}`,
+    gpu,
+    inputs,
+    forward(step, x): Record<string, Tensor> {
+      const plain = zeros(step.gpu, [batch, m, n]);
+      matmul(step, { a: x.a, b: x.b, out: plain, transA, transB, variant: v });
+      if (!c.epilogue) return { plain };
+      const epilogue = { bias: x.bias, residual: x.res, alpha: 0.5, beta: 1 };
+      matmul(step, { a: x.a, b: x.b, out: x.prev, transA, transB, variant: v, ...epilogue });
+      return { plain, epilogue: x.prev };
+    },
+    reference(x): Record<string, ArrayLike<number>> {
+      const plain = matmulRef({ ...common, a: x.a, b: x.b });
+      if (!c.epilogue) return { plain };
+      const full = { bias: x.bias, residual: x.res, alpha: 0.5, beta: 1, c: x.prev };
+      return { plain, epilogue: matmulRef({ ...common, a: x.a, b: x.b, ...full }) };
+    },
+    tol: tol(a, b, k),
+  });
 }
 
 for (const v of MATMUL_VARIANTS) {
@@ -118,6 +107,23 @@ for (const v of MATMUL_VARIANTS) {
 }
 
 Deno.test({
+  name: "matmul tile kinds across tile edges: more than one block along M and N, partial last blocks, K over " +
+    "several steps and every chunk of a split, in the linear layer's three layouts",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    let seed = 700;
+    for (const v of MATMUL_VARIANTS.filter((x) => x.kind === "tile" || x.kind === "wg")) {
+      const m = v.wy * v.tm + 5, n = v.wx * v.tn + 3, k = 2 * v.bk * v.splits + 7;
+      for (const [transA, transB] of [[false, true], [false, false], [true, false]]) {
+        const c = { m, n, k, batch: 1, transA, transB, batchedA: true, batchedB: true, epilogue: transB };
+        await check(gpu, v, c, seed += 10);
+      }
+    }
+  },
+});
+
+Deno.test({
   name: "matmul with f16 inputs and f32 accumulation: forward x·Wᵀ with f16 weights, and both f16, every variant",
   ignore: noGpu || noF16,
   async fn() {
@@ -126,6 +132,36 @@ Deno.test({
       const base = { m: M, n: N, k: K, batch: 3, batchedA: true, batchedB: false };
       await check(gpu, v, { ...base, transA: false, transB: true, at: "f32", bt: "f16" }, 100);
       await check(gpu, v, { ...base, transA: true, transB: false, at: "f16", bt: "f16" }, 200);
+    }
+  },
+});
+
+Deno.test({
+  name: "f16 weights with f32 accumulation: the error against the f32 weights' exact product stays within f16's " +
+    "rounding (2^-11 of Σ|a·b| per output) and is larger than f32's",
+  ignore: noGpu || noF16,
+  async fn() {
+    const gpu = await testGpu();
+    const m = 40, n = 70, k = 300;
+    const x = roundF32(uniformArray(901, m * k)), w = roundF32(uniformArray(902, n * k));
+    const exact = matmulRef({ a: x, b: w, M: m, N: n, K: k, transB: true });
+    // Σ_k |x · w| per output: the f16 rounding of each weight moves its term by at most 2^-11 of it.
+    const absSum = matmulRef({ a: x.map(Math.abs), b: w.map(Math.abs), M: m, N: n, K: k, transB: true });
+    const f32 = tol(x, w, k);
+    for (const v of [pickMatmulVariant(gpu, { M: m, N: n, K: k, transB: true }), matmulVariant("wg64x64_t4x4_k16")]) {
+      const ta = fromHost(gpu, x, [m, k]), tb = fromHost(gpu, w, [n, k], "f16"), out = zeros(gpu, [m, n]);
+      const step = new Batch(gpu);
+      matmul(step, { a: ta, b: tb, out, transB: true, variant: v });
+      const [got] = await step.read([out]);
+      let worst = 0;
+      got.forEach((g, i) => {
+        const err = Math.abs(g - exact[i]);
+        worst = Math.max(worst, err);
+        assert.ok(err <= 2 ** -11 * absSum[i] + f32.atol, `${v.name} [${i}]: error ${err} past f16's bound`);
+      });
+      // f16 storage happened: its error is far above what f32 weights allow.
+      assert.ok(worst > 10 * f32.atol, `${v.name}: worst error ${worst} is no larger than f32's ${f32.atol}`);
+      for (const t of [ta, tb, out]) t.release();
     }
   },
 });
