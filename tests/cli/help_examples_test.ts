@@ -27,6 +27,8 @@ const COMMANDS = [
   "bench model",
   "bench train",
   "bench vs-torch",
+  "bench roofline",
+  "bench gpu",
   "bench faults",
   "bench recall",
   "bench soak",
