@@ -30,7 +30,7 @@ Options:
                      clients send their apiKey so); repeatable, one per client. Default: ${KEY_ENV}, else
                      none (loopback only). Never printed.
   --max-requests-per-client N  requests one client (address, and key when several) may have in
-                     flight, decoding or waiting; more get a 429                        (default --slots)
+                     flight, decoding or waiting; more get a 429                        (default 64)
   --max-body-bytes N largest request body; a larger one gets a 413                    (default 1048576)
   --body-timeout-s S seconds a request body may take to arrive; then a 408            (default 10)
   --slots N          sequences decoded at once; more requests wait for a slot            (default 8)
@@ -79,7 +79,7 @@ export async function main(args: string[]): Promise<void> {
   if (!(KV_CACHE_SETTINGS as readonly string[]).includes(v["kv-cache"]!)) {
     throw new RangeError(`--kv-cache must be one of ${KV_CACHE_SETTINGS.join(", ")}, got "${v["kv-cache"]}"`);
   }
-  const perClient = numberFlag("--max-requests-per-client", v["max-requests-per-client"], slots, {
+  const perClient = numberFlag("--max-requests-per-client", v["max-requests-per-client"], 64, {
     lo: 1,
     integer: true,
   });

@@ -49,6 +49,7 @@ export const REASONS = [
   "reward",
   "duplicate",
 ] as const;
+/** One of {@linkcode REASONS}. */
 export type Reason = typeof REASONS[number];
 
 /** Reasons that are not the sender's fault, which never count toward dropping it. */

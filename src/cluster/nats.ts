@@ -132,6 +132,14 @@ function connectError(url: string, e: Error, creds: Credentials | undefined): Er
           "in its data directory's creds/)",
     );
   }
+  // With a CA given, nats.js speaks TLS or nothing, on every connect and reconnect: a server at the cluster's address
+  // that offers no TLS is refused as one whose certificate does not chain to the CA is.
+  if (/does not support 'tls'/.test(m)) {
+    return new Deno.errors.PermissionDenied(
+      `The server at ${url} does not speak TLS, which this cluster's credentials require: it is not the cluster's ` +
+        "server (check the URL, and who answers at that address)",
+    );
+  }
   if (/tls|certificate|self.signed|altname|ssl/i.test(m)) {
     return new Deno.errors.PermissionDenied(
       creds?.ca

@@ -34,7 +34,7 @@ export interface OpenAIOptions {
   maxLen: number;
   /** Completion tokens when a request names none. */
   defaultMaxTokens?: number;
-  /** Requests one client may have in flight (decoding or waiting for a slot); more get a 429. Default 8. */
+  /** Requests one client may have in flight (decoding or waiting for a slot); more get a 429. Default 64. */
   perClient?: number;
   /** Largest request body, in bytes; more gets a 413. Default 1 MiB. */
   maxBodyBytes?: number;
@@ -77,7 +77,7 @@ export function openAIHandler(
   access: Access = new Access({ hostname: "127.0.0.1", title: "serve-model", keyFlag: "--api-key", keyEnv: KEY_ENV }),
 ): (req: Request, client?: { address: string }) => Promise<Response> {
   const created = () => Math.floor(Date.now() / 1000);
-  const inFlight = new ClientCounts(), perClient = o.perClient ?? 8;
+  const inFlight = new ClientCounts(), perClient = o.perClient ?? 64;
   const limits = { maxBytes: o.maxBodyBytes ?? 1 << 20, timeoutMs: o.bodyTimeoutMs ?? 10_000 };
   return async (req, peer) => {
     const url = new URL(req.url);

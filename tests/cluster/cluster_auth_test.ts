@@ -66,6 +66,17 @@ Deno.test({
       );
       const learner = await connectCluster(url, { creds: await creds("learner") });
       await learner.close();
+      // A server at the address that speaks no TLS is not the cluster's, whatever it answers.
+      const plain = await startNatsServer({
+        dataDir: `${dir}/plain`,
+        port: 0,
+        auth: { members: await readMembers(`${dir}/data`) },
+      });
+      try {
+        await assert.rejects(connectCluster(plain.url, { creds: await creds("learner") }), /does not speak TLS/);
+      } finally {
+        await plain.stop();
+      }
       // Files hold secrets: mode 0600 in a folder of 0700.
       assert.equal((await Deno.stat(`${dir}/data/creds/worker-a.creds`)).mode! & 0o777, 0o600);
       assert.equal((await Deno.stat(`${dir}/data/creds`)).mode! & 0o777, 0o700);
