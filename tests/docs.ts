@@ -17,10 +17,26 @@ export async function documents(dir = "docs/", found: string[] = ["README.md"]):
 /** Info strings of the fenced blocks that hold shell command lines (an unlabelled block may hold one too). */
 const SHELL = new Set(["", "sh", "bash", "shell"]);
 
+/** Environment assignments before a command (`A=1 B=$(cmd x) `). */
+const ASSIGNMENTS = String.raw`(?:[A-Z_][A-Z0-9_]*=(?:\$\([^)]*\)|\S+)\s+)*`;
+
+/** A command line: `deno task`, after any environment assignments. */
+const COMMAND = new RegExp(`^${ASSIGNMENTS}deno task `);
+
 /**
- * The `deno task ...` command lines of a Markdown text's fenced shell blocks: a line that starts with `deno task`, or
- * the part of a line after `&&` that does, with its continuation lines (a line ending in `\`) joined by a newline, as
- * bash reads them; a trailing `# comment` is kept (bash drops it).
+ * A command line less the exports carried into it and its leading assignments (`export A=1; B=2 deno task x` ->
+ * `deno task x`).
+ */
+export function withoutEnv(line: string): string {
+  return line.replace(/^(?:export [^;]*; )*/, "").replace(new RegExp(`^${ASSIGNMENTS}`), "");
+}
+
+/**
+ * The `deno task ...` command lines of a Markdown text's fenced shell blocks: a line that starts with `deno task`
+ * (after any `NAME=value` environment assignments), or the part of a line after `&&` that does, with its continuation
+ * lines (a line ending in `\`) joined by a newline, as bash reads them; a trailing `# comment` is kept (bash drops
+ * it). An `export NAME=value` line carries into the block's later commands as an `export NAME=value; ` prefix, as
+ * a shell session carries it.
  *
  * @example
  * ```ts
@@ -36,9 +52,11 @@ export function fencedCommands(markdown: string): string[] {
       if (lines.length && lines[lines.length - 1].endsWith("\\")) lines[lines.length - 1] += `\n${line}`;
       else lines.push(line);
     }
+    let env = "";
     for (const line of lines) {
+      if (/^export\s+[A-Z_][A-Z0-9_]*=/.test(line.trim())) env += `${line.trim().replace(/\s+#.*$/, "")}; `;
       for (const part of line.split("&&")) {
-        if (part.trim().startsWith("deno task ")) out.push(part.trim());
+        if (COMMAND.test(part.trim())) out.push(`${env}${part.trim()}`);
       }
     }
   }

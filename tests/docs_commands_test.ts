@@ -5,7 +5,7 @@
 // that names a flag, a config key, a config or a task that does not exist fails here. The other tasks (test, ok,
 // bundle, ...) only have to exist. A `--resume` of a run folder the docs name as a placeholder gets a stand-in folder.
 import assert from "node:assert/strict";
-import { documents, fencedCommands } from "./docs.ts";
+import { documents, fencedCommands, withoutEnv } from "./docs.ts";
 import { runExample } from "./cli/examples.ts";
 
 const ROOT = new URL("../", import.meta.url);
@@ -16,7 +16,7 @@ const PROGRAM = new Set(Object.entries(TASKS).filter(([, run]) => run.includes("
 
 /** The task a command line names (`deno task NAME ...`). */
 function taskOf(line: string): string {
-  return line.split(/\s+/)[2] ?? "";
+  return withoutEnv(line).split(/\s+/)[2] ?? "";
 }
 
 /** A line without its trailing `# comment` and continuation, for a test's name. */
@@ -29,7 +29,7 @@ function shown(line: string): string {
  * `standIn` instead, a folder holding only a run's `config.yaml` (the smoke config), which is all a dry run reads.
  */
 async function resumable(line: string, standIn: string): Promise<string> {
-  const m = /^(deno task train .*--resume\s+)(\S+)/.exec(line);
+  const m = /^(.*?deno task train .*--resume\s+)(\S+)/.exec(line);
   if (!m) return line;
   const exists = await Deno.stat(new URL(`${m[2]}/config.yaml`, ROOT)).then(() => true, () => false);
   if (exists) return line;
@@ -48,6 +48,14 @@ Deno.test("the command lines are read from the fenced blocks, continued lines jo
     "deno task train textcraft",
     "deno task eval --model m \\\n  --json   # a comment",
   ]);
+  // An exported variable carries into the block's later lines; an assignment before the command is kept.
+  const env = "```sh\nexport KEY=$(openssl rand -hex 16)\ndeno task serve-model --host 0.0.0.0\n" +
+    "TOKEN=abc deno task serve textcraft\n```\n";
+  assert.deepEqual(fencedCommands(env), [
+    "export KEY=$(openssl rand -hex 16); deno task serve-model --host 0.0.0.0",
+    "export KEY=$(openssl rand -hex 16); TOKEN=abc deno task serve textcraft",
+  ]);
+  assert.equal(withoutEnv("export K=$(a b); T=$(c d) U=1 deno task serve textcraft"), "deno task serve textcraft");
   assert.equal(shown("deno task eval --model m \\\n  --json   # a comment"), "deno task eval --model m --json");
 });
 

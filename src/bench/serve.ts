@@ -47,7 +47,9 @@ export async function main(args: string[]): Promise<void> {
   const maxLen = Math.min(g.config.maxPositions, 256 + m);
   const generator = new Generator(g.model, { slots: n, maxLen, blockSteps: 8 });
   const batcher = new DecodeBatcher(generator);
-  const server = serveOpenAI({ batcher, tokenizer: g.tokenizer, stopIds: g.stopIds, modelName: "bench", maxLen });
+  // One client sends all n at once: its quota of requests in flight is n.
+  const options = { batcher, tokenizer: g.tokenizer, stopIds: g.stopIds, modelName: "bench", maxLen, perClient: n };
+  const server = serveOpenAI(options);
   const ask = (k: number) =>
     fetch(`${server.url}/chat/completions`, {
       method: "POST",

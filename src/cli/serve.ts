@@ -4,6 +4,7 @@
  */
 import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
+import { keysFrom } from "../env/server/access.ts";
 import { serveBfcl } from "../../tasks/bfcl/server.ts";
 
 const USAGE = `Usage: deno task serve textcraft|bfcl [options]
@@ -76,7 +77,6 @@ export async function main(args: string[]): Promise<void> {
   }
   const int = { integer: true }, seconds = { lo: 0.001, hi: 3600 };
   const maxEnvs = numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, ...int });
-  const fromEnv = Deno.env.get("CRUCIBLE_ENV_TOKEN");
   const options = {
     port: numberFlag("--port", values.port, name === "bfcl" ? 36002 : 36001, { lo: 0, hi: 65535, ...int }),
     hostname: values.host,
@@ -87,7 +87,7 @@ export async function main(args: string[]): Promise<void> {
       ...int,
     }),
     maxAgeMs: numberFlag("--max-env-hours", values["max-env-hours"], 6, { lo: 0, hi: 1e5 }) * 3600_000,
-    token: values.token ?? (fromEnv ? [fromEnv] : []),
+    token: keysFrom(values.token, "CRUCIBLE_ENV_TOKEN"),
     idleMs: numberFlag("--idle-minutes", values["idle-minutes"], 30, { lo: 0, hi: 1e6 }) * 60_000,
     headersTimeoutMs: numberFlag("--header-timeout-s", values["header-timeout-s"], 10, seconds) * 1000,
     bodyTimeoutMs: numberFlag("--body-timeout-s", values["body-timeout-s"], 10, seconds) * 1000,

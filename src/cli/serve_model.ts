@@ -9,7 +9,8 @@ import { KV_CACHE_SETTINGS } from "../config/schema.ts";
 import type { CacheSetting } from "../model/infer.ts";
 import { loadGpuModel } from "../model/load.ts";
 import { DecodeBatcher } from "../serve/batcher.ts";
-import { serveOpenAI } from "../serve/openai.ts";
+import { KEY_ENV, serveOpenAI } from "../serve/openai.ts";
+import { Access, keysFrom } from "../env/server/access.ts";
 import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
 import { localModel } from "../command/model_arg.ts";
 
@@ -24,7 +25,14 @@ Options:
   --adapter DIR      a PEFT LoRA adapter (a LoRA run's checkpoint) on the model
   --name NAME        the model name /v1/models lists and replies echo (default: --model as given)
   --port N           port to listen on; 0 picks a free one                               (default 8000)
-  --host NAME        interface to bind; beyond loopback anyone on the network may use it  (default 127.0.0.1)
+  --host NAME        interface to bind; beyond loopback a key is required               (default 127.0.0.1)
+  --api-key KEY      a key (16+ characters) every request must carry as Authorization: Bearer KEY (OpenAI
+                     clients send their apiKey so); repeatable, one per client. Default: ${KEY_ENV}, else
+                     none (loopback only). Never printed.
+  --max-requests-per-client N  requests one client (address, and key when several) may have in
+                     flight, decoding or waiting; more get a 429                        (default 64)
+  --max-body-bytes N largest request body; a larger one gets a 413                    (default 1048576)
+  --body-timeout-s S seconds a request body may take to arrive; then a 408            (default 10)
   --slots N          sequences decoded at once; more requests wait for a slot            (default 8)
   --max-len N        tokens per sequence, prompt and reply together                      (default 4096, at most
                      the model's max_position_embeddings)
@@ -35,8 +43,10 @@ Options:
 
 Examples:
   deno task serve-model --model models/crucible-tiny --port 8000
+  ${KEY_ENV}=$(openssl rand -hex 16) deno task serve-model --model models/crucible-tiny --host 0.0.0.0
   deno task serve-model --model Qwen/Qwen2.5-0.5B-Instruct --adapter runs/textcraft-20261124-0900/checkpoints/final
-Then, with the openai package: new OpenAI({ baseURL: "http://127.0.0.1:8000/v1", apiKey: "none" })`;
+Then, with the openai package: new OpenAI({ baseURL: "http://127.0.0.1:8000/v1", apiKey: "none" }) (the key,
+where the server has one).`;
 
 /** Runs the command until interrupted. */
 export async function main(args: string[]): Promise<void> {
@@ -53,6 +63,10 @@ export async function main(args: string[]): Promise<void> {
       "max-tokens": { type: "string" },
       "kv-cache": { type: "string", default: "auto" },
       "block-steps": { type: "string" },
+      "api-key": { type: "string", multiple: true },
+      "max-requests-per-client": { type: "string" },
+      "max-body-bytes": { type: "string" },
+      "body-timeout-s": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -65,6 +79,19 @@ export async function main(args: string[]): Promise<void> {
   if (!(KV_CACHE_SETTINGS as readonly string[]).includes(v["kv-cache"]!)) {
     throw new RangeError(`--kv-cache must be one of ${KV_CACHE_SETTINGS.join(", ")}, got "${v["kv-cache"]}"`);
   }
+  const perClient = numberFlag("--max-requests-per-client", v["max-requests-per-client"], 64, {
+    lo: 1,
+    integer: true,
+  });
+  const maxBodyBytes = numberFlag("--max-body-bytes", v["max-body-bytes"], 1 << 20, {
+    lo: 1,
+    hi: 1 << 30,
+    integer: true,
+  });
+  const bodyTimeoutMs = numberFlag("--body-timeout-s", v["body-timeout-s"], 10, { lo: 0.001, hi: 3600 }) * 1000;
+  // Before the model loads: a bind beyond loopback without a key stops here, naming the flag.
+  const keys = keysFrom(v["api-key"], KEY_ENV);
+  const access = new Access({ hostname: v.host!, keys, title: "serve-model", keyFlag: "--api-key", keyEnv: KEY_ENV });
   if (dryRun(`would serve ${v.model} on port ${port}`)) return;
   const dir = await localModel(v.model);
   const gpu = await getGpu();
@@ -83,8 +110,14 @@ export async function main(args: string[]): Promise<void> {
     modelName: v.name ?? v.model,
     maxLen,
     defaultMaxTokens: maxTokens,
-  }, { port, hostname: v.host });
-  const local = ["127.0.0.1", "::1", "localhost"].includes(v.host!);
-  if (!local) console.error(`warning: serving on ${v.host}: anyone who can reach it can use the model`);
-  console.log(`Serving ${v.model} (OpenAI API) at ${server.url}; ${slots} slots of ${maxLen} tokens. Ctrl-C stops.`);
+    perClient,
+    maxBodyBytes,
+    bodyTimeoutMs,
+  }, { port, hostname: v.host, keys });
+  const warning = access.bindWarning(Number(new URL(server.url).port), "requests");
+  if (warning) console.error(warning);
+  const keyed = access.keyed ? `, ${keys.length} key${keys.length > 1 ? "s" : ""} asked` : "";
+  console.log(
+    `Serving ${v.model} (OpenAI API) at ${server.url}; ${slots} slots of ${maxLen} tokens${keyed}. Ctrl-C stops.`,
+  );
 }

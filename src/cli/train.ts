@@ -13,6 +13,7 @@ import { terminalReporter } from "../command/progress.ts";
 import { dryRun, parseFlags } from "../command/args.ts";
 import { coverage, type EvalResult } from "../train/eval.ts";
 import { connectCluster } from "../cluster/nats.ts";
+import { readCredentials } from "../cluster/credentials.ts";
 import { ClusterSource } from "../cluster/learner.ts";
 
 const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [options] [key.path=value ...]
@@ -32,6 +33,8 @@ Options:
   --fresh-optimizer    with --resume: go on even if the checkpoint's optimizer state is missing
   --cluster URL        play RL's rollouts on workers over NATS JetStream (deno task cluster up; deno task worker
                        --cluster URL); rollout.max_staleness lets them run that many versions ahead
+  --creds FILE         with --cluster: the learner's credentials (DATA/creds/learner.creds, written by cluster up);
+                       required beyond loopback
   key.path=value       config overrides, applied last (e.g. actor.lr=1e-5 trainer.total_steps=50)
 
 A curriculum file (a top-level \`curriculum:\` key, e.g. bfcl) runs its stages one after another in one run
@@ -64,6 +67,7 @@ export async function main(args: string[]): Promise<void> {
       resume: { type: "string" },
       "fresh-optimizer": { type: "boolean" },
       cluster: { type: "string" },
+      creds: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -90,8 +94,9 @@ export async function main(args: string[]): Promise<void> {
   runDir ??= v["run-dir"] ?? `${config.trainer.runs_dir}/${config.task}-${stamp()}`;
   if (dryRun(`would train ${config.task} for ${config.trainer.total_steps} steps into ${runDir}`)) return;
   if (!v.resume) await refuseExistingRun(runDir);
+  if (v.creds && !v.cluster) throw new TypeError("--creds FILE goes with --cluster URL (the learner's credentials)");
   // Connect before anything slow, so a wrong URL fails within seconds.
-  const cluster = v.cluster ? await connectCluster(v.cluster, { name: "learner" }) : undefined;
+  const cluster = v.cluster ? await connectLearner(v.cluster, v.creds) : undefined;
   const stops = stopOnSignals();
   try {
     const summary = await runTraining({
@@ -123,6 +128,17 @@ export async function main(args: string[]): Promise<void> {
     stops.release();
     await cluster?.close();
   }
+}
+
+/** The learner's connection: its credentials checked, or the note that it has none. */
+async function connectLearner(url: string, credsFile: string | undefined) {
+  const creds = credsFile ? await readCredentials(credsFile) : undefined;
+  if (creds && creds.role !== "learner") {
+    throw new TypeError(
+      `${credsFile} is worker ${creds.name}'s credentials; the learner takes learner.creds from the same folder`,
+    );
+  }
+  return await connectCluster(url, { name: "learner", creds, note: (line) => console.error(line) });
 }
 
 /** A curriculum's stages (src/train/curriculum.ts), new in `dir` (default runs/<task>-staged-<time>) or resumed. */

@@ -6,12 +6,19 @@
  * rollout.max_staleness versions behind is dropped, counted, and its prompt published again. With
  * rollout.max_staleness = k > 0 the trainer publishes the prompts of the next k steps ahead (`prepare`), so workers
  * play them while the learner updates. A LoRA run publishes its adapter alone as each version.
+ *
+ * Nothing read from the stream is trusted: every message passes admit.ts's checks before it can enter a batch. A
+ * refused message never trains; it is counted by reason (`rejected_REASON` in the step's metrics, `rejected` in
+ * all) and each reason is named once on stderr. A worker with `cluster.max_bad_messages` refusals that were its own
+ * fault is dropped: its later messages are refused too.
  */
 import type { EpisodeSpec, RolloutOptions } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import type { PlayedStep, RolloutSource } from "../train/rl_step.ts";
 import type { Run } from "../train/run.ts";
-import { decodeGroup, encode, type GroupMessage, type PromptMessage } from "./messages.ts";
+import { rewardRange } from "../task/task.ts";
+import { admit, type AdmitContext, INNOCENT, type Reason } from "./admit.ts";
+import { encode, type GroupMessage, type PromptMessage } from "./messages.ts";
 import { type Cluster, prepareStreams, PROMPT_SUBJECT, queueDepth, retrying, TRAJECTORIES } from "./nats.ts";
 import { publishVersion } from "./weights.ts";
 import type { RunInfo } from "./worker.ts";
@@ -29,10 +36,18 @@ export class ClusterSource implements RolloutSource {
   /** Prompt ids whose group was dropped as stale: their late copies are duplicates too. */
   #droppedIds = new Set<string>();
   #prompts = new Map<string, PromptMessage>();
+  /** Every id each (step, group)'s prompt was published under (a replay gets a new one). */
+  #promptIds = new Map<string, Set<string>>();
   #published = new Set<number>();
+  #versions = new Set<number>();
   #version = -1;
   #wake: () => void = () => {};
-  #counts = { duplicates: 0, stale: 0 };
+  #counts = { duplicates: 0, stale: 0, rejected: 0 };
+  /** Refusals by reason (duplicates are #counts.duplicates), the reasons named on stderr, refusals per worker. */
+  #rejected = new Map<Reason, number>();
+  #named = new Set<Reason>();
+  #bad = new Map<string, number>();
+  #dropped = new Set<string>();
   #closed = false;
   #reader?: Promise<void>;
 
@@ -54,23 +69,55 @@ export class ClusterSource implements RolloutSource {
     const consumer = await this.cluster.js.consumers.get(TRAJECTORIES);
     const messages = await consumer.consume();
     const closed = () => this.#closed;
+    const c = this.run.config,
+      ctx: AdmitContext = {
+        runId: this.id,
+        vocabSize: this.run.host.config.vocabSize,
+        rewardRange: rewardRange(this.run.env.task, this.run.env.options),
+        maxBytes: c.cluster.max_message_bytes,
+        prompt: (step, group) => {
+          const key = `${step}-${group}`, message = this.#prompts.get(key);
+          return message && { message, ids: this.#promptIds.get(key)! };
+        },
+        published: (v) => this.#versions.has(v),
+        seen: (step, group, id) =>
+          this.#taken.has(`${step}-${group}`) || this.#groups.has(`${step}-${group}`) || this.#droppedIds.has(id),
+        dropped: (name) => this.#dropped.has(name),
+      };
     for await (const m of messages) {
       if (closed()) break;
-      let g: GroupMessage;
-      try {
-        g = decodeGroup(m.data);
-      } catch (e) {
-        this.run.rep.line(`Dropped an unreadable group message: ${(e as Error).message}`);
-        continue;
-      }
-      if (g.run !== this.id) continue;
-      const key = `${g.step}-${g.group}`;
-      if (this.#taken.has(key) || this.#groups.has(key) || this.#droppedIds.has(g.id)) {
-        this.#counts.duplicates++;
-        continue;
-      }
-      this.#groups.set(key, g);
-      this.#wake();
+      const v = admit(m.data, m.subject, ctx);
+      if (v.ok) {
+        this.#groups.set(`${v.group.step}-${v.group.group}`, v.group);
+        this.#wake();
+      } else this.#refuse(v.reason, v.detail, v.worker);
+    }
+  }
+
+  /** Counts a refused message, names its reason once, and drops a worker past cluster.max_bad_messages. */
+  #refuse(reason: Reason, detail: string, worker: string): void {
+    if (reason === "duplicate") {
+      this.#counts.duplicates++;
+      return;
+    }
+    this.#counts.rejected++;
+    this.#rejected.set(reason, (this.#rejected.get(reason) ?? 0) + 1);
+    if (!this.#named.has(reason)) {
+      this.#named.add(reason);
+      console.error(
+        `Refused a group message on worker ${worker}'s subject (${reason}: ${detail}); it will not train. Later ` +
+          `refusals for ${reason} are counted in metrics.jsonl (rejected_${reason}), not printed.`,
+      );
+    }
+    if (INNOCENT.has(reason) || this.#dropped.has(worker)) return;
+    const n = (this.#bad.get(worker) ?? 0) + 1;
+    this.#bad.set(worker, n);
+    if (n >= this.run.config.cluster.max_bad_messages) {
+      this.#dropped.add(worker);
+      console.error(
+        `Dropped worker ${worker} after ${n} refused messages (cluster.max_bad_messages): everything it sends is ` +
+          `refused from now on. If its credentials may be in the wrong hands: deno task cluster revoke ${worker}`,
+      );
     }
   }
 
@@ -88,6 +135,7 @@ export class ClusterSource implements RolloutSource {
       () => publishVersion(this.cluster, version, shaped, { keep, lora: lora?.settings }),
     );
     this.#version = version;
+    this.#versions.add(version);
     return { seconds: (performance.now() - t0) / 1000, bytes: info.bytes };
   }
 
@@ -113,7 +161,9 @@ export class ClusterSource implements RolloutSource {
   }
 
   async #publishPrompt(p: PromptMessage): Promise<void> {
-    this.#prompts.set(`${p.step}-${p.group}`, p);
+    const key = `${p.step}-${p.group}`;
+    this.#prompts.set(key, p);
+    this.#promptIds.set(key, (this.#promptIds.get(key) ?? new Set()).add(p.id));
     await retrying("Publishing a prompt", () => this.cluster.js.publish(PROMPT_SUBJECT, encode(p), { msgID: p.id }));
   }
 
@@ -122,7 +172,7 @@ export class ClusterSource implements RolloutSource {
     const published = await this.#publishVersion(step - 1);
     await this.prepare(step, specs, o);
     const groups = [...new Set(specs.map((s) => s.group))];
-    const counts0 = { ...this.#counts };
+    const counts0 = { ...this.#counts }, rejected0 = new Map(this.#rejected);
     const t0 = performance.now();
     let noted = t0, replayed = 0;
     const bound = this.run.config.rollout.max_staleness;
@@ -148,8 +198,11 @@ export class ClusterSource implements RolloutSource {
       if (performance.now() - noted > WAIT_NOTE_MS) {
         noted = performance.now();
         const have = groups.filter((g) => this.#groups.has(`${step}-${g}`)).length;
+        const refused = this.#counts.rejected > 0 ? ` (${this.#counts.rejected} messages refused so far)` : "";
         this.run.rep.line(
-          `Step ${step}: ${have} of ${groups.length} groups in after ${((noted - t0) / 1000).toFixed(0)} s; ` +
+          `Step ${step}: ${have} of ${groups.length} groups in after ${
+            ((noted - t0) / 1000).toFixed(0)
+          } s${refused}; ` +
             `is a worker running? deno task worker --cluster ${this.cluster.url}`,
         );
       }
@@ -169,12 +222,16 @@ export class ClusterSource implements RolloutSource {
       cluster_publish_s: published.seconds,
       ...(published.bytes === undefined ? {} : { cluster_version_bytes: published.bytes }),
       duplicates_dropped: this.#counts.duplicates - counts0.duplicates,
+      rejected: this.#counts.rejected - counts0.rejected,
       prompts_replayed: replayed,
       ...(depth ? { queue_pending: depth.pending, queue_playing: depth.playing } : {}),
       ...workerMetrics(played, step - 1),
     };
     // Groups dropped as stale before this step's rlStep sees them: rlStep adds its own drops to this count.
     if (this.#counts.stale > counts0.stale) metrics.stale_dropped = this.#counts.stale - counts0.stale;
+    for (const [reason, n] of this.#rejected) {
+      if (n > (rejected0.get(reason) ?? 0)) metrics[`rejected_${reason}`] = n - (rejected0.get(reason) ?? 0);
+    }
     const sum = (f: (m: GroupMessage) => number) => played.reduce((a, m) => a + f(m), 0);
     return {
       trajectories,

@@ -1,7 +1,8 @@
 /**
  * What travels over the cluster's streams, as JSON: a prompt group for a worker to play, and the group it played.
  * JSON keeps every number exact (a float64 prints as the shortest text that reads back to the same bits), so
- * sampler log-probabilities reach the learner as the worker computed them.
+ * sampler log-probabilities reach the learner as the worker computed them. A group message is read by the learner
+ * through admit.ts's checks, never trusted as sent.
  */
 import type { RolloutOptions } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
@@ -60,11 +61,6 @@ export function decodePrompt(bytes: Uint8Array): PromptMessage {
     "minVersion",
     "options",
   ]);
-}
-
-/** A group message from bytes. */
-export function decodeGroup(bytes: Uint8Array): GroupMessage {
-  return check(JSON.parse(dec.decode(bytes)), ["run", "id", "step", "group", "version", "worker", "trajectories"]);
 }
 
 function check<T>(value: Record<string, unknown>, keys: readonly string[]): T {

@@ -6,13 +6,21 @@
  *   `workers`, shared by every worker: a message goes to one worker, is acknowledged after its trajectories are
  *   published, and is delivered again after `cluster.ack_wait_s` without a heartbeat, at most `cluster.max_deliver`
  *   times. Message ids deduplicate republished prompts on the server.
- * - `CRUCIBLE_TRAJECTORIES` (subject crucible.trajectories): played groups; the learner reads them in order and
- *   drops a group it already has (a redelivered prompt played twice).
+ * - `CRUCIBLE_TRAJECTORIES` (subjects crucible.trajectories.WORKER): played groups, each on its worker's own subject
+ *   (with credentials, the server lets a worker publish on its own alone); the learner reads them in order, checks
+ *   each (admit.ts) and drops a group it already has (a redelivered prompt played twice).
  * - KV bucket `crucible`: `run` (the learner's config and run id) and `version` (the newest policy version, its
  *   object's name and SHA-256).
  * - Object store `crucible-weights`: one safetensors object per policy version (chunked by JetStream).
+ *
+ * The learner makes the streams and buckets; a worker only opens them (with credentials it may not make them).
+ * With credentials (credentials.ts) a member signs in with its nkey and, where the server speaks TLS, trusts the
+ * cluster's CA alone. Without them a server beyond loopback is refused here: a cluster anyone on the network can
+ * write to is one whose learner trains on whatever it is sent.
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { isLoopback } from "../env/server/access.ts";
+import { connectOptions, type Credentials, type Role } from "./credentials.ts";
 import { jetstream, type JetStreamClient, type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { type KV, Kvm } from "@nats-io/kv";
 import { type ObjectStore, Objm } from "@nats-io/obj";
@@ -20,6 +28,7 @@ import { type ObjectStore, Objm } from "@nats-io/obj";
 export const PROMPTS = "CRUCIBLE_PROMPTS";
 export const PROMPT_SUBJECT = "crucible.prompts";
 export const TRAJECTORIES = "CRUCIBLE_TRAJECTORIES";
+/** Worker NAME publishes its groups on `crucible.trajectories.NAME`. */
 export const TRAJECTORY_SUBJECT = "crucible.trajectories";
 export const WORKERS = "workers";
 export const KV_BUCKET = "crucible";
@@ -39,11 +48,37 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
+/** How a member connects: its name for the server's logs, its role, and its credentials (none: loopback only). */
+export interface ConnectOptions {
+  name?: string;
+  /** The learner makes the streams and buckets; a worker only opens them. Default the credentials' role, else learner. */
+  role?: Role;
+  creds?: Credentials;
+  /** Told, once connected without credentials, what that leaves open (noCredentialsNote). */
+  note?: (line: string) => void;
+}
+
+/** The line a member without credentials prints once: loopback only, and what that leaves open. */
+export function noCredentialsNote(url: string): string {
+  return `note: the cluster at ${url} is joined without credentials: it is on loopback, so only this machine can ` +
+    "reach it, and every process on this machine can join it (docs/security.md; cluster up --auth asks for them)";
+}
+
 /**
  * Connects to `url`, within a few seconds, and checks that JetStream is on. Errors say which of the two failed and
- * how to start a server; the client reconnects on its own after a server restart.
+ * how to start a server, or that the credentials were refused; the client reconnects on its own after a server
+ * restart. A URL beyond loopback without credentials is refused before connecting.
  */
-export async function connectCluster(url: string, o: { name?: string } = {}): Promise<Cluster> {
+export async function connectCluster(url: string, o: ConnectOptions = {}): Promise<Cluster> {
+  const role = o.role ?? o.creds?.role ?? "learner";
+  if (!o.creds && !isLoopback(hostOf(url))) {
+    throw new TypeError(
+      `The cluster at ${url} is beyond loopback: give this ${role} its credentials with --creds FILE (deno task ` +
+        `cluster up wrote them in its data directory's creds/, e.g. runs/nats/creds/${
+          role === "learner" ? "learner" : "worker-NAME"
+        }.creds)`,
+    );
+  }
   let nc: NatsConnection;
   try {
     nc = await connect({
@@ -52,17 +87,21 @@ export async function connectCluster(url: string, o: { name?: string } = {}): Pr
       timeout: 3000,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      ...(o.creds ? connectOptions(o.creds) : {}),
     });
   } catch (e) {
-    throw new Deno.errors.ConnectionRefused(
-      `No NATS server answers at ${url} (${(e as Error).message}); ${START_HINT}, then pass --cluster with its URL`,
-    );
+    throw connectError(url, e as Error, o.creds);
   }
   try {
     const jsm = await jetstreamManager(nc, { timeout: 3000 });
     const js = jetstream(nc, { timeout: 10_000 });
-    const kv = await new Kvm(js).create(KV_BUCKET, { history: 1 });
-    const weights = await new Objm(js).create(WEIGHTS_BUCKET);
+    const kv = role === "learner"
+      ? await new Kvm(js).create(KV_BUCKET, { history: 1 })
+      : await new Kvm(js).open(KV_BUCKET);
+    const weights = role === "learner"
+      ? await new Objm(js).create(WEIGHTS_BUCKET)
+      : await new Objm(js).open(WEIGHTS_BUCKET, false);
+    if (!o.creds) o.note?.(noCredentialsNote(url));
     return { url, nc, js, jsm, kv, weights, close: () => nc.drain().catch(() => nc.close()) };
   } catch (e) {
     await nc.close();
@@ -75,6 +114,43 @@ export async function connectCluster(url: string, o: { name?: string } = {}): Pr
     }
     throw e;
   }
+}
+
+function hostOf(url: string): string {
+  return URL.parse(url.replace(/^(nats|tls):/, "http:"))?.hostname ?? url;
+}
+
+/** A failed connect as the user can act on it: nothing there, credentials refused or missing, or a wrong server. */
+function connectError(url: string, e: Error, creds: Credentials | undefined): Error {
+  const m = `${e.message} ${(e.cause as Error | undefined)?.message ?? ""}`;
+  if (/authorization|authentication/i.test(m)) {
+    return new Deno.errors.PermissionDenied(
+      creds
+        ? `The NATS server at ${url} refused the credentials of ${creds.role} ${creds.name} (${e.message}): they ` +
+          "are not this cluster's, or the worker was revoked; use a file its cluster up wrote (DATA/creds)"
+        : `The NATS server at ${url} asks for credentials: pass --creds FILE (a file deno task cluster up wrote ` +
+          "in its data directory's creds/)",
+    );
+  }
+  // With a CA given, nats.js speaks TLS or nothing, on every connect and reconnect: a server at the cluster's address
+  // that offers no TLS is refused as one whose certificate does not chain to the CA is.
+  if (/does not support 'tls'/.test(m)) {
+    return new Deno.errors.PermissionDenied(
+      `The server at ${url} does not speak TLS, which this cluster's credentials require: it is not the cluster's ` +
+        "server (check the URL, and who answers at that address)",
+    );
+  }
+  if (/tls|certificate|self.signed|altname|ssl/i.test(m)) {
+    return new Deno.errors.PermissionDenied(
+      creds?.ca
+        ? `The NATS server at ${url} did not prove it is the cluster of these credentials (TLS: ${e.message}); ` +
+          "check the URL, or, for a name the certificate lacks, restart cluster up with --tls-name NAME"
+        : `The NATS server at ${url} requires TLS (${e.message}): pass --creds FILE, a file its cluster up wrote`,
+    );
+  }
+  return new Deno.errors.ConnectionRefused(
+    `No NATS server answers at ${url} (${e.message}); ${START_HINT}, then pass --cluster with its URL`,
+  );
 }
 
 /** The learner's streams and the workers' consumer, made or updated to the config, and emptied for a new run. */
@@ -99,7 +175,7 @@ export async function prepareStreams(
     await c.jsm.streams.purge(name);
   };
   await ensure(PROMPTS, PROMPT_SUBJECT, true);
-  await ensure(TRAJECTORIES, TRAJECTORY_SUBJECT, false);
+  await ensure(TRAJECTORIES, `${TRAJECTORY_SUBJECT}.*`, false);
   const consumer = {
     durable_name: WORKERS,
     ack_policy: "explicit",

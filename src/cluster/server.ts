@@ -2,8 +2,11 @@
  * A local NATS server with JetStream for the cluster (`deno task cluster up`, the cluster tests and `bench
  * cluster`): Debian's `nats-server` started on a data directory with a config file written beside it. Messages may
  * be up to 8 MB (a played group's trajectories; NATS's default is 1 MB). Port 0 asks the server for a free port,
- * read back from its log.
+ * read back from its log. With `auth` (auth.ts) the server admits only the cluster's members, each with its
+ * permissions, from `auth.conf` beside the config (rewritten and reloaded, SIGHUP, when members are added or
+ * revoked), and with `auth.tls` requires TLS of every client.
  */
+import { authConf, type Member } from "./auth.ts";
 
 /** A running server. */
 export interface NatsServer {
@@ -13,6 +16,10 @@ export interface NatsServer {
   /** Ends the server (SIGTERM, then SIGKILL after 5 s) and waits for it. */
   stop(): Promise<void>;
 }
+
+/** The largest message the server takes: a played group's trajectories fit; a larger publish is refused. */
+export const MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
+const MAX_PAYLOAD = "8MB";
 
 const INSTALL_HINT = "install it with: bash .ci/setup --cluster (or apt-get install nats-server)";
 
@@ -43,16 +50,22 @@ export async function startNatsServer(o: {
   binary?: string;
   /** false starts it without JetStream (a test of the error that case gives). */
   jetstream?: boolean;
+  /** The members it admits, and its TLS certificate and key files; default: anyone, in plain text. */
+  auth?: { members: readonly Member[]; tls?: { cert: string; key: string } };
 }): Promise<NatsServer> {
   const host = o.host ?? "127.0.0.1", binary = await natsServerBinary(o.binary);
   if (!binary) throw new Deno.errors.NotFound(`${o.binary ?? "nats-server"} is not installed; ${INSTALL_HINT}`);
   await Deno.mkdir(o.dataDir, { recursive: true });
   const conf = `${o.dataDir}/nats.conf`;
   const port = o.port === undefined || o.port === 0 ? -1 : o.port;
+  const tls = o.auth?.tls;
+  if (o.auth) await Deno.writeTextFile(`${o.dataDir}/auth.conf`, authConf(o.auth.members));
   await Deno.writeTextFile(
     conf,
-    `listen: "${host}:${port}"\nmax_payload: 8MB\n` +
-      (o.jetstream === false ? "" : `jetstream {\n  store_dir: "${o.dataDir}/jetstream"\n}\n`),
+    `listen: "${host}:${port}"\nmax_payload: ${MAX_PAYLOAD}\npid_file: "${o.dataDir}/nats.pid"\n` +
+      (o.jetstream === false ? "" : `jetstream {\n  store_dir: "${o.dataDir}/jetstream"\n}\n`) +
+      (tls ? `tls {\n  cert_file: "${tls.cert}"\n  key_file: "${tls.key}"\n  timeout: 5\n}\n` : "") +
+      (o.auth ? "include ./auth.conf\n" : ""),
   );
   const child = new Deno.Command(binary, { args: ["-c", conf], stdout: "null", stderr: "piped" }).spawn();
   const url = await listening(child, host);
@@ -75,6 +88,27 @@ export async function startNatsServer(o: {
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Admits `members` on the server running on `dataDir` (if one is): rewrites its auth.conf and has it reload (SIGHUP);
+ * clients whose member was removed are disconnected. Returns whether a running server was told.
+ */
+export async function reloadMembers(dataDir: string, members: readonly Member[]): Promise<boolean> {
+  const hasAuth = await Deno.stat(`${dataDir}/auth.conf`).then(() => true, () => false);
+  if (!hasAuth) return false;
+  await Deno.writeTextFile(`${dataDir}/auth.conf`, authConf(members));
+  const pid = Number(await Deno.readTextFile(`${dataDir}/nats.pid`).catch(() => ""));
+  if (!(pid > 0)) return false;
+  // Signal only the nats-server of this data directory: a stale pid file may name another process by now.
+  const cmdline = await Deno.readTextFile(`/proc/${pid}/cmdline`).catch(() => "");
+  if (!cmdline.includes("nats-server") || !cmdline.includes(`${dataDir}/nats.conf`)) return false;
+  try {
+    Deno.kill(pid, "SIGHUP");
+    return true;
+  } catch {
+    return false; // not running: the next start reads the file
+  }
 }
 
 /** Reads the server's log until it says where it listens for clients; the rest of the log is drained. */

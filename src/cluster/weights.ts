@@ -6,10 +6,17 @@
  * meant. A full fine-tuning run's version is every parameter; a LoRA run's is the adapter alone (its A and B, with
  * its rank, alpha and targets in the key), which a worker applies onto the frozen base it loaded itself. A large
  * full model (GBs) fits the object store too, at the cost of one copy per version on the server.
+ *
+ * A worker reads an object message by message (each chunk by its subject, from the sequence after the last one)
+ * rather than through the object store's own reader, which makes a consumer per read: a worker may make no
+ * consumer, because a consumer's deliver subject can be any subject, and auth.ts keeps each worker to its own.
  */
 import type { LoraSettings } from "../model/lora.ts";
-import { parseSafetensors, serializeSafetensors } from "../model/safetensors.ts";
-import type { Cluster } from "./nats.ts";
+import { type HostTensor, parseSafetensors, serializeSafetensors } from "../model/safetensors.ts";
+import { type Cluster, WEIGHTS_BUCKET } from "./nats.ts";
+
+/** Chunks of a weights object: well under the server's 8 MB messages, and few requests per version. */
+const CHUNK_BYTES = 1 << 20;
 
 /** The newest published version, as the KV key holds it. */
 export interface VersionInfo {
@@ -40,7 +47,7 @@ export async function publishVersion(
   const bytes = serializeSafetensors(tensors, { metadata: { crucible_policy_version: String(version) } });
   const info: VersionInfo = { version, object: `v${version}`, sha256: await sha256(bytes), bytes: bytes.byteLength };
   if (o.lora) info.lora = o.lora;
-  await c.weights.putBlob({ name: info.object }, bytes);
+  await c.weights.putBlob({ name: info.object, options: { max_chunk_size: CHUNK_BYTES } }, bytes);
   await c.kv.put("version", JSON.stringify(info));
   const old = version - (o.keep ?? 2);
   if (old >= 0) await c.weights.delete(`v${old}`).catch(() => {});
@@ -54,9 +61,35 @@ export async function latestVersion(c: Cluster): Promise<VersionInfo | null> {
   return JSON.parse(e.string()) as VersionInfo;
 }
 
-/** Fetches a version's parameters after checking its SHA-256; a mismatch is refused, naming the version. */
-export async function fetchVersion(c: Cluster, info: VersionInfo): Promise<Map<string, Float32Array>> {
-  const bytes = await c.weights.getBlob(info.object);
+/** The bytes of weights object `name`, read chunk by chunk (see the module header); null if it is gone. */
+export async function readObject(c: Cluster, name: string): Promise<Uint8Array | null> {
+  const info = await c.weights.info(name);
+  if (!info || info.deleted) return null;
+  const stream = `OBJ_${WEIGHTS_BUCKET}`, subject = `$O.${WEIGHTS_BUCKET}.C.${info.nuid}`;
+  const out = new Uint8Array(info.size);
+  let at = 0, seq = 0;
+  for (let i = 0; i < info.chunks; i++) {
+    // deno-lint-ignore no-explicit-any
+    const m = await c.jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as any);
+    if (!m || at + m.data.length > info.size) return null; // replaced while read: the caller reads the newest
+    out.set(m.data, at);
+    at += m.data.length;
+    seq = m.seq + 1;
+  }
+  return at === info.size ? out : null;
+}
+
+/**
+ * Fetches a version's parameters after checking its SHA-256, and with `expected` (the parameter table the worker's
+ * model has) that the tensors are exactly those, of those shapes, stored as f32, every value finite, and that the
+ * file says it is the version asked for; a TypeError names the version and what is wrong.
+ */
+export async function fetchVersion(
+  c: Cluster,
+  info: VersionInfo,
+  expected?: readonly { name: string; shape: readonly number[] }[],
+): Promise<Map<string, Float32Array>> {
+  const bytes = await readObject(c, info.object);
   if (!bytes) {
     throw new Deno.errors.NotFound(
       `Policy version ${info.version}: the weights object ${info.object} is gone from the object store ` +
@@ -70,6 +103,33 @@ export async function fetchVersion(c: Cluster, info: VersionInfo): Promise<Map<s
         `published ${info.sha256}; refusing to sample with corrupted weights (restart the learner to publish it again)`,
     );
   }
-  const { tensors } = parseSafetensors(bytes, `policy version ${info.version}`);
+  const { tensors, metadata } = parseSafetensors(bytes, `policy version ${info.version}`);
+  if (expected) checkTensors(info.version, tensors, metadata, expected);
   return new Map([...tensors].map(([name, t]) => [name, t.data]));
+}
+
+/** See fetchVersion: the checks of a version's tensors against the table a worker expects. */
+export function checkTensors(
+  version: number,
+  tensors: ReadonlyMap<string, HostTensor>,
+  metadata: Readonly<Record<string, string>>,
+  expected: readonly { name: string; shape: readonly number[] }[],
+): void {
+  const refuse = (what: string) =>
+    new TypeError(`Policy version ${version}: ${what}; refusing to sample with these weights`);
+  if (metadata.crucible_policy_version !== String(version)) {
+    throw refuse(`the file says it is version ${metadata.crucible_policy_version ?? "(none)"}`);
+  }
+  const names = new Set(expected.map((e) => e.name));
+  const extra = [...tensors.keys()].find((n) => !names.has(n));
+  if (extra !== undefined) throw refuse(`it holds ${extra}, which this model has not`);
+  for (const e of expected) {
+    const t = tensors.get(e.name);
+    if (!t) throw refuse(`it lacks ${e.name}`);
+    if (t.shape.join() !== e.shape.join()) throw refuse(`${e.name} has shape [${t.shape}], not [${e.shape}]`);
+    if (t.stored !== undefined && t.stored !== "f32") throw refuse(`${e.name} is stored as ${t.stored}, not f32`);
+    for (let i = 0; i < t.data.length; i++) {
+      if (!Number.isFinite(t.data[i])) throw refuse(`${e.name}[${i}] is ${t.data[i]}`);
+    }
+  }
 }

@@ -1,21 +1,25 @@
 /**
  * A rollout worker: takes prompt groups from the cluster's work queue, plays all episodes of each group on the
- * newest policy version it has (switching versions between groups, never inside one), publishes the group and only
- * then acknowledges the prompt. While it plays, it sends JetStream a heartbeat every third of the deadline, so a
- * slow group is not handed to another worker; a worker that dies stops the heartbeats and the prompt goes to the
- * next one after `cluster.ack_wait_s`. The run's config comes from the learner (KV key `run`); a worker started
+ * newest policy version it has (switching versions between groups, never inside one), publishes the group on its own
+ * subject (`crucible.trajectories.NAME`, the only one its credentials allow) and only then acknowledges the prompt.
+ * While it plays, it sends JetStream a heartbeat every third of the deadline, so a slow group is not handed to
+ * another worker; a worker that dies stops the heartbeats and the prompt goes to the next one after
+ * `cluster.ack_wait_s`. The run's config comes from the learner (KV key `run`); a worker started
  * with a config of its own is refused at connect when its task or model differs. A LoRA run's versions are adapters:
- * the worker puts the base it loaded on the GPU once (frozen, as the learner holds it) and swaps the adapter.
+ * the worker puts the base it loaded on the GPU once (frozen, as the learner holds it) and swaps the adapter. A
+ * version's tensors are checked against the model's parameter table (or the adapter's) before they reach the GPU.
  */
 import type { RunConfig } from "../config/schema.ts";
 import { getGpu, type Gpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
-import { LoraAdapters, type LoraSettings, loraTransformer } from "../model/lora.ts";
+import { LoraAdapters, type LoraSettings, loraTable, loraTransformer } from "../model/lora.ts";
+import { paramTable } from "../model/params.ts";
 import { Transformer } from "../model/transformer.ts";
 import { runRollouts } from "../rollout/agent.ts";
 import { faultPoint } from "../train/faults.ts";
 import { type HostModel, loadModel, openEnv, type RunEnv } from "../train/setup.ts";
 import type { Consumer, JsMsg } from "@nats-io/jetstream";
+import type { Credentials } from "./credentials.ts";
 import { decodePrompt, encode, type GroupMessage, type PromptMessage } from "./messages.ts";
 import { type Cluster, connectCluster, PROMPTS, retrying, TRAJECTORY_SUBJECT, WORKERS } from "./nats.ts";
 import { fetchVersion, latestVersion } from "./weights.ts";
@@ -54,6 +58,8 @@ export function checkSameRun(mine: RunConfig, learner: RunConfig): void {
 export interface WorkerOptions {
   url: string;
   name: string;
+  /** Its credentials (its name is theirs); none on loopback. */
+  creds?: Credentials;
   /** The worker's own config, if given: checked against the learner's. */
   config?: RunConfig;
   line: (text: string) => void;
@@ -74,7 +80,7 @@ interface Held {
 
 /** Runs a worker until `stop` says so; returns the groups it played. */
 export async function runWorker(o: WorkerOptions): Promise<number> {
-  const cl = await connectCluster(o.url, { name: o.name });
+  const cl = await connectCluster(o.url, { name: o.name, role: "worker", creds: o.creds, note: o.line });
   try {
     let run = await waitForRun(cl, o);
     if (o.config) checkSameRun(o.config, run.config);
@@ -135,7 +141,7 @@ async function playLoop(
           for (const [i, [msg, p]] of batch.entries()) {
             await retrying(
               "Publishing a group",
-              () => cl.js.publish(TRAJECTORY_SUBJECT, encode(groups[i]), { msgID: p.id }),
+              () => cl.js.publish(`${TRAJECTORY_SUBJECT}.${o.name}`, encode(groups[i]), { msgID: p.id }),
             );
             // A lost ack only means the prompt is played again; its group is then dropped as a duplicate.
             await msg.ackAck().catch(() => false);
@@ -247,7 +253,9 @@ async function ensurePolicy(
   }
   if (policy && policy.version >= info.version) return policy;
   const found = info;
-  const tensors = await retrying(`Fetching policy version ${found.version}`, () => fetchVersion(cl, found));
+  // The tensors a version must hold: the model's parameter table, or a LoRA run's adapter table.
+  const table = found.lora ? loraTable(w.host.config, found.lora) : paramTable(w.host.config);
+  const tensors = await retrying(`Fetching policy version ${found.version}`, () => fetchVersion(cl, found, table));
   release(policy);
   const c = w.run.config, gpu = await getGpu();
   const model = found.lora
@@ -297,7 +305,11 @@ function releaseBase(held: Held): void {
 }
 
 async function readRun(cl: Cluster): Promise<RunInfo | null> {
-  const e = await cl.kv.get("run");
+  // Before any learner connected, the bucket does not exist (a worker opens it, never makes it): no run yet.
+  const e = await cl.kv.get("run").catch((e) => {
+    if (/stream not found/i.test((e as Error).message)) return null;
+    throw e;
+  });
   if (!e || e.operation !== "PUT" || e.length === 0) return null;
   return JSON.parse(e.string()) as RunInfo;
 }

@@ -417,6 +417,10 @@ const Cluster = z.strictObject({
    * groups over more workers.
    */
   max_groups: int().default(0),
+  /** The largest group message the learner reads; a larger one is refused (`rejected_size`). The server's limit: 8 MB. */
+  max_message_bytes: int(1).default(8 * 1024 * 1024),
+  /** Refused messages (not counting duplicates and other runs') after which the learner drops their worker. */
+  max_bad_messages: int(1).default(10),
 });
 
 const Trainer = z.strictObject({

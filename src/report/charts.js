@@ -166,6 +166,37 @@ const GROUPS = [
       series: [e(anyPhase, "envFailures", "failures"), e(anyPhase, "episodes"), e(anyPhase, "tasks")],
     },
   ]],
+  ["Cluster (train --cluster)", [
+    {
+      // src/cluster/admit.ts's reasons; a run that refused nothing logs only `rejected`, 0.
+      title: "Group messages refused by the learner, by reason",
+      series: [
+        m("rl", "rejected", "all"),
+        ...[
+          "size",
+          "unreadable",
+          "schema",
+          "run",
+          "worker",
+          "prompt",
+          "version",
+          "token_ids",
+          "lengths",
+          "masks",
+          "logprobs",
+          "reward",
+        ].map((r) => m("rl", `rejected_${r}`, r)),
+      ],
+    },
+    {
+      title: "Groups dropped or played again",
+      series: [
+        m("rl", "duplicates_dropped", "duplicates"),
+        m("rl", "stale_dropped", "stale"),
+        m("rl", "prompts_replayed", "prompts replayed"),
+      ],
+    },
+  ]],
 ];
 
 /** Charts of the scalars no catalogue chart names: one per (file, phase, key); evaluations as test or pretrain. */

@@ -6,10 +6,21 @@
  * completion routes stream as server-sent events with `stream: true`. Requests run through one DecodeBatcher, so
  * concurrent requests share decode blocks. Errors use OpenAI's shape, `{error: {message, type, param, code}}`, and
  * name the field at fault. vLLM's `top_k` and `ignore_eos` extensions are accepted too.
+ *
+ * Who may call it is the environment servers' rule (src/env/server/access.ts): loopback asks no key unless given
+ * one; bound beyond loopback it will not start without a key, which every request carries as `Authorization: Bearer
+ * KEY` (a 401 without it); browser pages of other origins get a 403. Each client (its address, and its key when
+ * several are given) holds at most `perClient` requests in flight (a 429 past it), and a body past `maxBodyBytes` or
+ * slower than `bodyTimeoutMs` is refused (413, 408), all in OpenAI's error shape.
  */
+import { Access, ClientCounts } from "../env/server/access.ts";
+import { readBody } from "../env/server/guard.ts";
 import type { FinishReason } from "../model/generate.ts";
-import type { ChatMessage, Tokenizer } from "../model/tokenizer.ts";
+import type { Tokenizer } from "../model/tokenizer.ts";
 import type { DecodeBatcher } from "./batcher.ts";
+import { chatMessages, num, RequestError, stops, TextTracker, toolCalls } from "./request.ts";
+
+export { toolCalls } from "./request.ts";
 
 /** What the API serves. */
 export interface OpenAIOptions {
@@ -23,133 +34,33 @@ export interface OpenAIOptions {
   maxLen: number;
   /** Completion tokens when a request names none. */
   defaultMaxTokens?: number;
+  /** Requests one client may have in flight (decoding or waiting for a slot); more get a 429. Default 64. */
+  perClient?: number;
+  /** Largest request body, in bytes; more gets a 413. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Time for a request body to arrive, in milliseconds; then a 408. Default 10 s. */
+  bodyTimeoutMs?: number;
 }
 
-/** A bad request: status 400 with the field at fault. */
-class RequestError extends Error {
-  constructor(message: string, readonly param: string | null = null) {
-    super(message);
-  }
+/** Where and for whom the API is served. */
+export interface ServeAt {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1; beyond loopback `keys` must hold a key. */
+  hostname?: string;
+  /** Keys one of which every request must carry (serve-model --api-key, CRUCIBLE_API_KEY); default none. */
+  keys?: readonly string[];
 }
 
-const TOOL_CALL = /<tool_call>\s*([\s\S]*?)\s*<\/tool_call>/g;
-
-function errorResponse(status: number, message: string, param: string | null = null, type = "invalid_request_error") {
-  return Response.json({ error: { message, type, param, code: null } }, { status });
-}
-
-function num(body: Record<string, unknown>, key: string, dflt: number, lo: number, hi = Infinity): number {
-  const v = body[key];
-  if (v === undefined || v === null) return dflt;
-  if (typeof v !== "number" || !Number.isFinite(v) || v < lo || v > hi) {
-    throw new RequestError(`${key} must be a number in [${lo}, ${hi}], got ${JSON.stringify(v)}`, key);
-  }
-  return v;
-}
-
-function stops(body: Record<string, unknown>): string[] {
-  const s = body.stop;
-  if (s === undefined || s === null) return [];
-  const list = typeof s === "string" ? [s] : s;
-  if (!Array.isArray(list) || list.some((x) => typeof x !== "string" || x === "") || list.length > 4) {
-    throw new RequestError("stop must be a non-empty string or a list of up to 4 of them", "stop");
-  }
-  return list as string[];
-}
-
-/** A message's text: a string, or the text parts of a content list. */
-function contentText(c: unknown, at: string): string {
-  if (c === null || c === undefined) return "";
-  if (typeof c === "string") return c;
-  if (Array.isArray(c)) {
-    return c.map((p, i) => {
-      if (p?.type !== "text" || typeof p.text !== "string") {
-        throw new RequestError(
-          `${at}[${i}] must be a text part ({type: "text", text}); this model reads text only`,
-          at,
-        );
-      }
-      return p.text;
-    }).join("");
-  }
-  throw new RequestError(`${at} must be a string or a list of text parts`, at);
-}
-
-function chatMessages(body: Record<string, unknown>): ChatMessage[] {
-  const msgs = body.messages;
-  if (!Array.isArray(msgs) || msgs.length === 0) {
-    throw new RequestError("messages must be a non-empty list of {role, content}", "messages");
-  }
-  return msgs.map((m, i) => {
-    if (typeof m?.role !== "string") throw new RequestError(`messages[${i}].role must be a string`, "messages");
-    const out: Record<string, unknown> = { ...m, content: contentText(m.content, `messages[${i}].content`) };
-    // Templates read tool-call arguments as objects; OpenAI sends them as JSON text.
-    if (Array.isArray(m.tool_calls)) {
-      out.tool_calls = m.tool_calls.map((t: { function?: { name?: string; arguments?: unknown } }) => {
-        const args = t.function?.arguments;
-        let parsed = args;
-        if (typeof args === "string") {
-          try {
-            parsed = JSON.parse(args);
-          } catch {
-            parsed = args;
-          }
-        }
-        return { ...t, function: { ...t.function, arguments: parsed } };
-      });
-    }
-    return out as unknown as ChatMessage;
-  });
-}
-
-/** Splits a finished reply into text and OpenAI tool calls (Hermes/Qwen `<tool_call>` JSON blocks). */
-export function toolCalls(text: string): { content: string | null; calls: unknown[] } {
-  const calls: unknown[] = [];
-  const rest = text.replace(TOOL_CALL, (whole, json: string) => {
-    try {
-      const v = JSON.parse(json);
-      if (typeof v?.name !== "string") return whole;
-      calls.push({
-        id: `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`,
-        type: "function",
-        function: { name: v.name, arguments: JSON.stringify(v.arguments ?? v.parameters ?? {}) },
-      });
-      return "";
-    } catch {
-      return whole;
-    }
-  });
-  return { content: calls.length > 0 && rest.trim() === "" ? null : rest, calls };
-}
-
-/** Incremental text of a growing list of ids: what is safe to show, holding back a possible stop string's start. */
-class TextTracker {
-  ids: number[] = [];
-  shown = 0;
-  text = "";
-  stopAt = -1;
-  constructor(readonly tok: Tokenizer, readonly stopStrings: string[]) {}
-
-  /** Adds ids; returns the newly safe text. */
-  add(ids: number[], final: boolean): string {
-    this.ids.push(...ids);
-    this.text = this.tok.decode(this.ids, { skipSpecialTokens: true });
-    for (const s of this.stopStrings) {
-      const at = this.text.indexOf(s);
-      if (at >= 0 && (this.stopAt < 0 || at < this.stopAt)) this.stopAt = at;
-    }
-    if (this.stopAt >= 0) this.text = this.text.slice(0, this.stopAt);
-    let safe = this.text.length;
-    if (!final && this.stopAt < 0) {
-      // An unfinished UTF-8 sequence decodes as U+FFFD; a stop string may be starting at the end.
-      while (safe > this.shown && this.text[safe - 1] === "\uFFFD") safe--;
-      const hold = Math.max(0, ...this.stopStrings.map((s) => s.length - 1));
-      safe = Math.max(this.shown, safe - hold);
-    }
-    const out = this.text.slice(this.shown, safe);
-    this.shown = safe;
-    return out;
-  }
+function errorResponse(
+  status: number,
+  message: string,
+  param: string | null = null,
+  type = "invalid_request_error",
+  code: string | null = null,
+  headers: Record<string, string> = {},
+) {
+  return Response.json({ error: { message, type, param, code } }, { status, headers });
 }
 
 const finishName = (f: FinishReason | "cancelled" | undefined, stopped: boolean) =>
@@ -157,11 +68,23 @@ const finishName = (f: FinishReason | "cancelled" | undefined, stopped: boolean)
 
 let counter = 0;
 
-/** The request handler; `serveOpenAI` puts it on a port. */
-export function openAIHandler(o: OpenAIOptions): (req: Request) => Promise<Response> {
+/**
+ * The request handler; `serveOpenAI` puts it on a port. `client` is the TCP peer's address (quotas are per client);
+ * `access` decides who may call (default: anyone, as on loopback without a key).
+ */
+export function openAIHandler(
+  o: OpenAIOptions,
+  access: Access = new Access({ hostname: "127.0.0.1", title: "serve-model", keyFlag: "--api-key", keyEnv: KEY_ENV }),
+): (req: Request, client?: { address: string }) => Promise<Response> {
   const created = () => Math.floor(Date.now() / 1000);
-  return async (req) => {
+  const inFlight = new ClientCounts(), perClient = o.perClient ?? 64;
+  const limits = { maxBytes: o.maxBodyBytes ?? 1 << 20, timeoutMs: o.bodyTimeoutMs ?? 10_000 };
+  return async (req, peer) => {
     const url = new URL(req.url);
+    const who = access.check(req, peer?.address ?? "");
+    if ("status" in who) {
+      return errorResponse(who.status, who.message, null, "invalid_request_error", who.code, who.headers);
+    }
     try {
       if (req.method === "GET" && url.pathname === "/v1/models") {
         return Response.json({
@@ -179,16 +102,38 @@ export function openAIHandler(o: OpenAIOptions): (req: Request) => Promise<Respo
           "not_found_error",
         );
       }
+      if (inFlight.count(who.client) >= perClient) {
+        return errorResponse(
+          429,
+          `This client already has ${perClient} requests in flight, the most one client may (serve-model ` +
+            "--max-requests-per-client); send the next when one has finished.",
+          null,
+          "requests",
+          "rate_limit_exceeded",
+        );
+      }
+      const bytes = await readBody(req, limits);
+      if (!(bytes instanceof Uint8Array)) {
+        return errorResponse(bytes.status, bytes.message, null, "invalid_request_error", null, bytes.headers);
+      }
       let body: Record<string, unknown>;
       try {
-        body = await req.json();
+        body = JSON.parse(new TextDecoder().decode(bytes));
       } catch {
         throw new RequestError("The request body must be JSON");
       }
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
         throw new RequestError("The request body must be a JSON object");
       }
-      return await complete(o, body, chat, created());
+      inFlight.add(who.client);
+      let held = true;
+      const release = () => held && (held = false, inFlight.remove(who.client));
+      try {
+        return await complete(o, body, chat, created(), release);
+      } catch (e) {
+        release();
+        throw e;
+      }
     } catch (e) {
       if (e instanceof RequestError) return errorResponse(400, e.message, e.param);
       return errorResponse(500, (e as Error).message ?? String(e), null, "server_error");
@@ -196,11 +141,16 @@ export function openAIHandler(o: OpenAIOptions): (req: Request) => Promise<Respo
   };
 }
 
+/** The environment variable serve-model reads a key from. */
+export const KEY_ENV = "CRUCIBLE_API_KEY";
+
 async function complete(
   o: OpenAIOptions,
   body: Record<string, unknown>,
   chat: boolean,
   created: number,
+  /** Called once the request has left the batcher (its quota place is free again). */
+  release: () => void,
 ): Promise<Response> {
   if (num(body, "n", 1, 1, 1) !== 1) throw new RequestError("n must be 1", "n");
   const tools = body.tools;
@@ -263,7 +213,7 @@ async function complete(
   });
 
   if (body.stream !== true) {
-    await o.batcher.run(request(() => {}));
+    await o.batcher.run(request(() => {})).finally(release);
     if (!chat) {
       return Response.json({
         ...base,
@@ -305,7 +255,7 @@ async function complete(
       const onText = (s: string) => {
         if (!withTools && !signal.aborted) c.enqueue(chunk(chat ? { content: s } : s));
       };
-      o.batcher.run(request(onText)).then(() => {
+      o.batcher.run(request(onText)).finally(release).then(() => {
         if (signal.aborted) return; // the stream was cancelled: nothing more may be written
         let reason = finish ?? "stop";
         if (withTools) {
@@ -336,7 +286,8 @@ async function complete(
 }
 
 /**
- * Serves the API on `hostname:port` (port 0 picks a free one); returns its base URL (…/v1) and a shutdown.
+ * Serves the API on `hostname:port` (port 0 picks a free one); returns its base URL (…/v1) and a shutdown. Throws a
+ * RangeError, before anything listens, when bound beyond loopback without a key (see the module header).
  *
  * @example
  * ```ts
@@ -344,14 +295,23 @@ async function complete(
  * // new OpenAI({ baseURL: s.url, apiKey: "none" })
  * ```
  */
-export function serveOpenAI(
-  o: OpenAIOptions,
-  at: { port?: number; hostname?: string } = {},
-): { url: string; shutdown: () => Promise<void> } {
+export function serveOpenAI(o: OpenAIOptions, at: ServeAt = {}): { url: string; shutdown: () => Promise<void> } {
+  const hostname = at.hostname ?? "127.0.0.1";
+  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+  let origin = "";
+  const access = new Access({
+    hostname,
+    keys: at.keys,
+    title: "serve-model",
+    keyFlag: "--api-key",
+    keyEnv: KEY_ENV,
+    origin: () => origin,
+  });
+  const handler = openAIHandler(o, access);
   const server = Deno.serve(
-    { port: at.port ?? 0, hostname: at.hostname ?? "127.0.0.1", onListen: () => {} },
-    openAIHandler(o),
+    { port: at.port ?? 0, hostname, onListen: () => {} },
+    (req, info) => handler(req, { address: info.remoteAddr.hostname }),
   );
-  const host = at.hostname?.includes(":") ? `[${at.hostname}]` : (at.hostname ?? "127.0.0.1");
-  return { url: `http://${host}:${server.addr.port}/v1`, shutdown: () => server.shutdown() };
+  origin = `http://${host}:${server.addr.port}`;
+  return { url: `${origin}/v1`, shutdown: () => server.shutdown() };
 }

@@ -150,6 +150,11 @@ export interface Task {
   isSuccess(reward: number, info?: Readonly<Record<string, unknown>>): boolean;
   /** Default round limit of an episode. */
   readonly maxRounds: number;
+  /**
+   * The least and the most an episode's reward can be under `options` (a cluster's learner refuses a reward outside
+   * it); without it, {@linkcode DEFAULT_REWARD_RANGE}.
+   */
+  rewardRange?(options: TaskOptions): readonly [number, number];
   /** Built-in splits of task indices, where the task publishes them (else item files are needed). */
   readonly splits?: Readonly<Record<string, readonly number[]>>;
   /**
@@ -196,6 +201,14 @@ export interface Task {
   tools?(observation: string): OpeningTools | undefined;
   /** The words of a base model's card about this task's synthetic data, given the run's recipe. */
   baseModelWords?(recipe: PretrainRecipe): BaseModelWords;
+}
+
+/** The reward range of a task that declares none: AgentGym's rewards (SciWorld's score of -100 to 100 the widest). */
+export const DEFAULT_REWARD_RANGE: readonly [number, number] = [-100, 100];
+
+/** A task's reward range under `options`. */
+export function rewardRange(task: Task, options: TaskOptions): readonly [number, number] {
+  return task.rewardRange?.(options) ?? DEFAULT_REWARD_RANGE;
 }
 
 /** Upstream's evaluator: a final reward of 1, or 100 for SciWorld's score. */

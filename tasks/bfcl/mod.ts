@@ -63,6 +63,8 @@ export const bfcl: Task = {
   // that does not say it: a reward of 1 (BFCL's pass, EnvTuning's progress of 1).
   isSuccess: (reward, info) => typeof info?.passed === "boolean" ? info.passed : reward === 1,
   maxRounds: 60,
+  // BFCL's pass and EnvTuning's progress are in 0..1, its stage 1-2 format reward in 0..2 (rewards.ts).
+  rewardRange: (options) => [0, parseBfclOptions(options).rewards === "format" ? 2 : 1],
   // train/test: the generated tasks; bfcl: BFCL's own 800 multi-turn entries (4 categories x 200) when
   // task_options.data_dir holds them.
   splits: {

@@ -29,6 +29,8 @@ export const textcraft: Task = {
   parseAction: parseTextCraftAction,
   isSuccess: upstreamSuccess,
   maxRounds: 30,
+  // A step's reward is 1 on the step that crafts the goal, else 0.
+  rewardRange: () => [0, 1],
   splits: TEXTCRAFT_SPLITS,
   category: (index) => {
     const depth = depthOf(index);

@@ -7,7 +7,8 @@
  * an environment idle past the limit is gone for every later request, and a server that gets no requests holds no
  * timer. Touching an environment cannot keep it forever: one older than `maxAgeMs` is reaped however recently it was
  * used (a second map in order of creation, walked the same way). Each entry has an owner (the client that created
- * it), and the table counts live entries per owner so that the server can hold every client to a quota.
+ * it), and the table counts live entries per owner (access.ts's ClientCounts, as every server's quota does) so that
+ * the server can hold every client to a quota.
  *
  * @example
  * ```ts
@@ -16,6 +17,8 @@
  * console.log(table.get(id)); // "state"
  * ```
  */
+
+import { ClientCounts } from "./access.ts";
 
 /** Settings of a table. */
 export interface EnvTableOptions {
@@ -39,7 +42,7 @@ export class EnvTable<T> {
   readonly #entries = new Map<bigint, Entry<T>>();
   /** The same entries in order of creation. */
   readonly #byAge = new Map<bigint, Entry<T>>();
-  readonly #owned = new Map<string, number>();
+  readonly #owned = new ClientCounts();
   readonly #idleMs: number;
   readonly #maxAgeMs: number;
   readonly #now: () => number;
@@ -63,7 +66,7 @@ export class EnvTable<T> {
   /** Live entries of `owner`, after reaping. */
   owned(owner: string): number {
     this.reap();
-    return this.#owned.get(owner) ?? 0;
+    return this.#owned.count(owner);
   }
 
   /** Stores `value` under a fresh random id for `owner` (default "") and returns the id. */
@@ -74,7 +77,7 @@ export class EnvTable<T> {
     const now = this.#now(), entry = { value, touched: now, born: now, owner };
     this.#entries.set(id, entry);
     this.#byAge.set(id, entry);
-    this.#owned.set(owner, (this.#owned.get(owner) ?? 0) + 1);
+    this.#owned.add(owner);
     return id;
   }
 
@@ -116,9 +119,7 @@ export class EnvTable<T> {
     if (!entry) return false;
     this.#entries.delete(id);
     this.#byAge.delete(id);
-    const n = (this.#owned.get(entry.owner) ?? 1) - 1;
-    if (n > 0) this.#owned.set(entry.owner, n);
-    else this.#owned.delete(entry.owner);
+    this.#owned.remove(entry.owner);
     return true;
   }
 }

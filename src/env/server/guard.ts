@@ -1,9 +1,10 @@
 /**
- * What the game server (serve.ts) checks before a route sees a request, none of which a well-behaved AgentGym client
- * ever trips: browser requests from other origins (403), POST bodies that are not `application/json` (415), bodies over
- * the size limit (413) or slower than the body timeout (408, with `connection: close`, on which the listener drops
- * the socket), and malformed JSON (FastAPI's 422). No CORS header is ever sent, so a browser page can neither read an
- * answer nor get a preflight through.
+ * What the game server (serve.ts) checks of a request's body, none of which a well-behaved AgentGym client ever trips:
+ * POST bodies that are not `application/json` (415), bodies over the size limit (413) or slower than the body timeout
+ * (408, with `connection: close`, on which the listener drops the socket), and malformed JSON (FastAPI's 422).
+ * `readBody` is the limits alone, for servers that answer in another shape (serve-model). Keys, origins and quotas
+ * are access.ts's. No CORS header is ever sent, so a browser page can neither read an answer nor get a preflight
+ * through.
  */
 import { parseJson, toJson } from "./validate.ts";
 
@@ -15,23 +16,6 @@ export function json(value: unknown, status: number, headers: Record<string, str
 /** A plain-text response. */
 export function text(body: string, status: number): Response {
   return new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
-}
-
-/**
- * A 403 for a request a browser sent from a page of another origin: an `Origin` header other than `ownOrigin`, or a
- * `Sec-Fetch-Site` of `cross-site` or `same-site` (the only signal on a cross-origin `<img>` or form GET); undefined
- * for everything else. Clients outside browsers (Python, curl, Deno's fetch) send neither header.
- */
-export function refuseCrossOrigin(req: Request, ownOrigin: string): Response | undefined {
-  const origin = req.headers.get("origin");
-  if (origin !== null && origin !== ownOrigin) {
-    return json({ detail: `Cross-origin request refused: Origin ${origin} is not this server's ${ownOrigin}.` }, 403);
-  }
-  const site = req.headers.get("sec-fetch-site");
-  if (site === "cross-site" || site === "same-site") {
-    return json({ detail: `Cross-origin request refused: Sec-Fetch-Site is ${site}.` }, 403);
-  }
-  return undefined;
 }
 
 /** A 415 unless the request declares a JSON body (`application/json`, any parameters such as charset). */
@@ -52,10 +36,17 @@ export interface BodyLimits {
   timeoutMs: number;
 }
 
+/** A body refused by its limits: the status (413, 408 or 400), a message, and headers to send with it. */
+export interface BodyRefusal {
+  status: number;
+  message: string;
+  headers: Record<string, string>;
+}
+
 /** Reads and parses a JSON body: the value, undefined when the body is empty, or the error response. */
 export async function readJson(req: Request, limits: BodyLimits): Promise<unknown | Response> {
-  const bytes = await readBytes(req, limits);
-  if (bytes instanceof Response) return bytes;
+  const bytes = await readBody(req, limits);
+  if (!(bytes instanceof Uint8Array)) return json({ detail: bytes.message }, bytes.status, bytes.headers);
   if (bytes.length === 0) return undefined;
   try {
     return parseJson(new TextDecoder().decode(bytes));
@@ -71,9 +62,14 @@ export async function readJson(req: Request, limits: BodyLimits): Promise<unknow
   }
 }
 
-// Reads the body within the limits; on a refusal the rest of the body is cancelled.
-async function readBytes(req: Request, { maxBytes, timeoutMs }: BodyLimits): Promise<Uint8Array | Response> {
-  const tooLarge = () => json({ detail: `Request body is larger than the limit of ${maxBytes} bytes.` }, 413);
+/** Reads a body within the limits, or says why not; on a refusal the rest of the body is cancelled. */
+export async function readBody(req: Request, { maxBytes, timeoutMs }: BodyLimits): Promise<Uint8Array | BodyRefusal> {
+  const refuse = (status: number, message: string, headers: Record<string, string> = {}) => ({
+    status,
+    message,
+    headers,
+  });
+  const tooLarge = () => refuse(413, `Request body is larger than the limit of ${maxBytes} bytes.`);
   if (Number(req.headers.get("content-length") ?? "0") > maxBytes) return tooLarge();
   if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
@@ -84,10 +80,10 @@ async function readBytes(req: Request, { maxBytes, timeoutMs }: BodyLimits): Pro
   try {
     for (;;) {
       const next = await Promise.race([reader.read(), late]).catch((e) => e as Error);
-      if (next instanceof Error) return json({ detail: `Request body could not be read: ${next.message}` }, 400);
+      if (next instanceof Error) return refuse(400, `Request body could not be read: ${next.message}`);
       if (next === "late") {
         const detail = `Request body did not arrive within ${timeoutMs / 1000} s; send it whole, then close.`;
-        return json({ detail }, 408, { connection: "close" });
+        return refuse(408, detail, { connection: "close" });
       }
       if (next.done) break;
       size += next.value.length;

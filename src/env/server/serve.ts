@@ -20,11 +20,13 @@
  */
 import { EnvTable } from "./envs.ts";
 import { GameError, type ServedGame, type ServedReset, type ServedStep, type ServedTasks } from "./game.ts";
-import { json, readJson, refuseCrossOrigin, refuseNonJson, text } from "./guard.ts";
+import { Access } from "./access.ts";
+import { json, readJson, refuseNonJson, text } from "./guard.ts";
 import { listen } from "./listen.ts";
 import { checkBody, type Checked, checkQuery, type Field } from "./validate.ts";
 
 export type { ServedGame, ServedReset, ServedStep, ServedTasks } from "./game.ts";
+export { isLoopback } from "./access.ts";
 
 /** Server settings; all optional. */
 export interface GameServerOptions {
@@ -111,13 +113,20 @@ export type GameHandler = (req: Request, client?: { address: string }) => Promis
 export function gameHandler(newGame: () => ServedGame, options: GameServerOptions = {}): GameHandler {
   const maxEnvs = options.maxEnvs ?? 4096;
   const perClient = options.maxEnvsPerClient ?? Math.min(1024, maxEnvs);
-  const keys = typeof options.token === "string" ? [options.token] : [...(options.token ?? [])];
   const limits = { maxBytes: options.maxBodyBytes ?? 65536, timeoutMs: options.bodyTimeoutMs ?? 10_000 };
   const idleMs = options.idleMs ?? 30 * 60_000;
   const title = options.title ?? "game";
   const envs = new EnvTable<Env>({ idleMs, maxAgeMs: options.maxAgeMs ?? 6 * 3600_000 });
   const origin = options.origin ?? "";
-  const ownOrigin = typeof origin === "string" ? () => origin : origin;
+  // The bind rule is serveGames' (an embedded handler may sit behind any listener): loopback here.
+  const access = new Access({
+    hostname: "127.0.0.1",
+    keys: typeof options.token === "string" ? [options.token] : options.token,
+    title,
+    keyFlag: "serve --token",
+    keyEnv: "CRUCIBLE_ENV_TOKEN on both sides",
+    origin: typeof origin === "string" ? () => origin : origin,
+  });
   // Upstream's message first, so clients that match on it still do; then what may have happened.
   const reaped = idleMs > 0 ? `, unused for ${duration(idleMs)} and reaped,` : "";
   const notValid = (id: bigint) => ({
@@ -177,20 +186,9 @@ export function gameHandler(newGame: () => ServedGame, options: GameServerOption
   };
 
   return async (req: Request, client?: { address: string }): Promise<Response> => {
-    const refused = refuseCrossOrigin(req, ownOrigin());
-    if (refused) return refused;
-    const key = keys.length > 0 ? keyIndex(req, keys) : 0;
-    if (key < 0) {
-      return json(
-        {
-          detail: "This server needs a key: send the header Authorization: Bearer KEY, with the key the server was " +
-            "started with (serve --token, or CRUCIBLE_ENV_TOKEN on both sides).",
-        },
-        401,
-        { "www-authenticate": "Bearer" },
-      );
-    }
-    const owner = `${client?.address ?? ""}${keys.length > 1 ? ` key ${key}` : ""}`;
+    const who = access.check(req, client?.address ?? "");
+    if ("status" in who) return json({ detail: who.message }, who.status, who.headers);
+    const owner = who.client;
     const url = new URL(req.url);
     const route = `${req.method} ${url.pathname}`;
     // Without tasks to tell, /tasks does not exist, as on upstream's servers.
@@ -220,15 +218,13 @@ export async function serveGames(newGame: () => ServedGame, options: GameServerO
   // The origin (and the base of request URLs) needs the port; it is set before any request can be answered.
   let url = "";
   const handler = gameHandler(newGame, { ...options, origin: () => url });
-  const keys = typeof options.token === "string" ? [options.token] : options.token ?? [];
-  if (keys.some((k) => k.length < 16)) throw new RangeError("A server key must be at least 16 characters long");
-  if (!isLoopback(hostname) && keys.length === 0) {
-    throw new RangeError(
-      `Binding ${hostname}, beyond loopback, needs a key that every request must carry: pass --token KEY or set ` +
-        "CRUCIBLE_ENV_TOKEN (the trainer sends CRUCIBLE_ENV_TOKEN too), or bind 127.0.0.1.",
-    );
-  }
-  const title = options.title ?? "game";
+  const access = new Access({
+    hostname,
+    keys: typeof options.token === "string" ? [options.token] : options.token,
+    title: options.title ?? "game",
+    keyFlag: "--token",
+    keyEnv: "CRUCIBLE_ENV_TOKEN",
+  });
   const server = await listen(handler, () => url, {
     hostname,
     port: options.port ?? 0,
@@ -236,37 +232,14 @@ export async function serveGames(newGame: () => ServedGame, options: GameServerO
     requestTimeoutMs: headersTimeoutMs + bodyTimeoutMs + 1000,
   });
   url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${server.port}`;
-  if (!isLoopback(hostname)) {
-    (options.warn ?? console.error)(
-      `warning: ${title} is bound to ${hostname}, beyond loopback, so it accepts environments from the network: ` +
-        `anyone who can reach port ${server.port} and holds the key can create, step and close environments, and ` +
-        `the key travels unencrypted over HTTP. Bind 127.0.0.1 (the default) unless that is what you want.`,
-    );
-  }
+  const warning = access.bindWarning(server.port, "environments");
+  if (warning) (options.warn ?? console.error)(warning);
   return { url, port: server.port, shutdown: server.shutdown };
 }
 
 /** A game's reset answer as an observation and, where the game gives one, its `info`. */
 function resetReply(r: string | ServedReset): ServedReset {
   return typeof r === "string" ? { observation: r } : r;
-}
-
-/** The index of the key a request carries as `Authorization: Bearer KEY`, or -1; compared in constant time. */
-function keyIndex(req: Request, keys: readonly string[]): number {
-  const got = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
-  let found = -1;
-  keys.forEach((k, i) => {
-    let diff = k.length ^ got.length;
-    for (let j = 0; j < k.length; j++) diff |= k.charCodeAt(j) ^ got.charCodeAt(j % Math.max(1, got.length));
-    if (diff === 0) found = i;
-  });
-  return found;
-}
-
-/** Whether `hostname` is a loopback address or name (127.0.0.0/8, ::1, localhost). */
-export function isLoopback(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
-  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
 }
 
 function duration(ms: number): string {
