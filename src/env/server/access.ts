@@ -25,6 +25,7 @@
  * });
  * ```
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 
 /** Why a request is refused before any route sees it. */
 export interface Refusal {
@@ -146,18 +147,21 @@ export class Access {
 }
 
 /**
- * The index of the key a request carries as `Authorization: Bearer KEY`, or -1. Every key is compared over its whole
- * length whatever the guess, so the time taken tells nothing about how much of a guess was right.
+ * The index of the key a request carries as `Authorization: Bearer KEY`, or -1. Both sides are hashed with SHA-256
+ * and compared with `timingSafeEqual`, so every comparison is of 32 bytes whatever the guess's length, and the time
+ * taken tells nothing about how much of a guess was right. Every key is compared, the first match kept.
  */
 export function keyIndex(req: Request, keys: readonly string[]): number {
-  const got = /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
+  const got = digest(/^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization") ?? "")?.[1] ?? "");
   let found = -1;
   keys.forEach((k, i) => {
-    let diff = k.length ^ got.length;
-    for (let j = 0; j < k.length; j++) diff |= k.charCodeAt(j) ^ got.charCodeAt(j % Math.max(1, got.length));
-    if (diff === 0) found = i;
+    if (timingSafeEqual(digest(k), got) && found < 0) found = i;
   });
   return found;
+}
+
+function digest(text: string): Uint8Array {
+  return createHash("sha256").update(text).digest();
 }
 
 /**
