@@ -35,6 +35,8 @@ export interface ListenOptions {
   headersTimeoutMs: number;
   /** Time for a whole request, headers and body; a backstop behind the handler's own body timer. */
   requestTimeoutMs: number;
+  /** The server's name in its 405 and 500 messages ("TextCraft", "BFCL"); default "The server". */
+  name?: string;
 }
 
 /** A listening server. */
@@ -61,7 +63,7 @@ export async function listen(
     // How often node looks for connections past their header or request time; its default is 30 s.
     connectionsCheckingInterval: Math.max(50, Math.min(1000, options.headersTimeoutMs / 4)),
   } as http.ServerOptions, (req, res) => {
-    const done = answer(handler, base(), req, res).finally(() => inFlight.delete(done));
+    const done = answer(handler, base(), req, res, options.name ?? "The server").finally(() => inFlight.delete(done));
     inFlight.add(done);
   });
   await new Promise<void>((resolve, reject) => {
@@ -83,12 +85,18 @@ export async function listen(
   };
 }
 
-async function answer(handler: Handler, base: string, req: http.IncomingMessage, res: http.ServerResponse) {
+async function answer(
+  handler: Handler,
+  base: string,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  name: string,
+) {
   let response: Response;
   try {
     const method = req.method ?? "GET";
     if (FORBIDDEN.has(method.toUpperCase())) {
-      const detail = `Method ${method} is not served; TextCraft answers GET and POST.`;
+      const detail = `Method ${method} is not served; ${name} answers GET and POST.`;
       response = new Response(JSON.stringify({ detail }), {
         status: 405,
         headers: { "content-type": "application/json", allow: "GET, POST" },
@@ -102,7 +110,7 @@ async function answer(handler: Handler, base: string, req: http.IncomingMessage,
     response = await handler(new Request(url, { method, headers, body }), { address: req.socket.remoteAddress ?? "" });
   } catch (e) {
     // A bug of the server (client errors are answered before this): its stack for the operator, nothing to the client.
-    console.error(`TextCraft: ${req.method} ${req.url} failed:`, e);
+    console.error(`${name}: ${req.method} ${req.url} failed:`, e);
     response = new Response("Internal Server Error", { status: 500 });
   }
   await send(req, res, response);

@@ -230,6 +230,7 @@ export async function serveGames(newGame: () => ServedGame, options: GameServerO
     port: options.port ?? 0,
     headersTimeoutMs,
     requestTimeoutMs: headersTimeoutMs + bodyTimeoutMs + 1000,
+    name: options.title ?? "The server",
   });
   url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${server.port}`;
   const warning = access.bindWarning(server.port, "environments");
