@@ -158,3 +158,46 @@ Deno.test("total reward as upstream's test_get_reward", () => {
   assert.equal(info.w_price, 1 / 7);
   assert.equal(info.r_option, 2 / 3);
 });
+
+Deno.test("nouns: agreement with spaCy on goal.py's own title cases (measured, docs/webshop.md)", () => {
+  // Upstream's test_get_type_reward asserts these title scores with spaCy's en_core_web_sm. wink-nlp's tags give the
+  // scores below: the same branch of the type reward in all four (a query and category mismatch, so r_type follows
+  // the title score alone), the score itself within 0.12.
+  const cases: [string, string, number, number][] = [
+    [
+      "Mens D.O.N. Issue 2 Gca Basketball Sneakers Shoes Casual - Off White",
+      "PEAK High Top Mens Basketball Shoes Lou Williams Streetball Master Breathable Non Slip Outdoor Sneakers",
+      0.333,
+      4 / 9,
+    ],
+    [
+      "Saireed UL Listed 2 Prong Power Cord for JBL Bar 3.1 Bar 2.1 Channel 4K Ultra HD Soundbar Home Theater " +
+      "System Subwoofer",
+      "BRST AC Power Cord Outlet Socket Cable Plug Lead for Panasonic SC-HT830V DVD/VCR Combo Home Theater System",
+      0.3,
+      5 / 16,
+    ],
+    [
+      "Saireed UL Listed 2 Prong Power Cord for JBL Bar 3.1 Bar 2.1 Channel 4K Ultra HD Soundbar",
+      "BRST AC Power Cord Outlet Socket Cable Plug Lead for Panasonic SC-HT830V DVD/VCR Combo Home Theater System",
+      0.15,
+      2 / 12,
+    ],
+    [
+      "Rusticware 921ORB Kitchen and Bath Cabinet Knob",
+      "Minkissy 2pcs Stainless Steel Eyebrow Tweezers Blackhead Acne Remover Portable Makeup Tweezers (Silver)",
+      0,
+      0,
+    ],
+  ];
+  const branch = (t: number) => t === 0 ? 0 : t < 0.1 ? 0.1 : t > 0.2 ? 1 : 0.5;
+  for (const [wanted, bought, spacy, wink] of cases) {
+    const r = typeReward(
+      product({ name: bought, query: "q2", productCategory: "u › v › w" }),
+      goal({ name: wanted, query: "q1", productCategory: "x › y › z" }),
+    );
+    assert.equal(r.title_score, wink, wanted);
+    assert.equal(r.r_type, branch(spacy), wanted);
+    assert.ok(Math.abs(r.title_score - spacy) < 0.12, wanted);
+  }
+});

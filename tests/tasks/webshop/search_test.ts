@@ -1,13 +1,19 @@
 // WebShop's search (pyserini's BM25, k1 0.9, b 0.4, over Anserini's English analysis) against scores worked by hand
 // on a four-document catalogue, Lucene's one-byte length norm, the analyzer's steps, and ties broken by id.
 import assert from "node:assert/strict";
-import { analyze, encodedLength, SearchEngine } from "../../../tasks/webshop/search.ts";
+import { analyze, encodedLength, SearchEngine, tokenize } from "../../../tasks/webshop/search.ts";
 
 Deno.test("analysis: word segments, possessives, lower case, Lucene's stop words, Porter stems", () => {
   assert.deepEqual(analyze("The Men's RUNNING Shoes, for hiking"), ["men", "run", "shoe", "hike"]);
   assert.deepEqual(analyze("x-large 3.5 oz, 1,000 pcs"), ["x", "larg", "3.5", "oz", "1,000", "pc"]);
   assert.deepEqual(analyze("it is not such a thing"), ["thing"]);
   assert.deepEqual(analyze("relational conditional"), ["relat", "condit"]);
+});
+
+Deno.test("segmentation as Lucene's StandardTokenizer: letters across . and :, one token per ideograph, emoji", () => {
+  assert.deepEqual(tokenize("u.s.a. made a:b e.g. 3.5 a.1"), ["u.s.a", "made", "a:b", "e.g", "3.5", "a", "1"]);
+  assert.deepEqual(tokenize("日本語のテキスト"), ["日", "本", "語", "の", "テキスト"]);
+  assert.deepEqual(tokenize("😀 smile"), ["😀", "smile"]);
 });
 
 Deno.test("Lucene's length norm: exact below 24, four significant bits above", () => {
