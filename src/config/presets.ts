@@ -17,6 +17,7 @@ import textcraftSmoke from "../../configs/textcraft_smoke.yaml" with { type: "te
 import textcraftBase from "../../configs/textcraft_base.yaml" with { type: "text" };
 import webshop from "../../configs/webshop.yaml" with { type: "text" };
 import webshopQwen from "../../configs/webshop_qwen2.5.yaml" with { type: "text" };
+import webshopPretrain from "../../configs/webshop_pretrain.yaml" with { type: "text" };
 import type { ConfigSource } from "./load.ts";
 
 const PRESETS: Record<string, string> = {
@@ -27,6 +28,7 @@ const PRESETS: Record<string, string> = {
   textcraft_base: textcraftBase,
   webshop,
   "webshop_qwen2.5": webshopQwen,
+  webshop_pretrain: webshopPretrain,
   babyai,
   sciworld,
   bfcl,

@@ -9,7 +9,7 @@
  */
 import type { ServedTasks } from "../../src/env/server/serve.ts";
 import { type Catalog, loadCatalog, type RawAttributes, type RawHumanInstruction, type RawProduct } from "./catalog.ts";
-import { generateFiles, type GenerateOptions } from "./generated/generate.ts";
+import { GENERATED_SIZES, generateFiles, type GenerateOptions } from "./generated/generate.ts";
 import type { GoalKind } from "./goals.ts";
 import type { WebShopSource } from "./server.ts";
 import { buildWorld, type WebShopWorld } from "./world.ts";
@@ -18,7 +18,7 @@ import { buildWorld, type WebShopWorld } from "./world.ts";
 export type GoalChoice = GoalKind | "auto";
 
 /** The generated catalogue's settings (its seed and sizes are fixed, so its goal indices are stable). */
-export const GENERATED: Required<GenerateOptions> = { seed: 0, perKind: 8, instructed: 0.75, heldOut: 0.2 };
+export const GENERATED: Required<GenerateOptions> = { seed: 0, ...GENERATED_SIZES };
 
 const range = (lo: number, hi: number) => Array.from({ length: Math.max(0, hi - lo) }, (_, i) => lo + i);
 

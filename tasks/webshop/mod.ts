@@ -7,11 +7,12 @@
  */
 import { type Task, upstreamSuccess } from "../../src/task/task.ts";
 import { generatedSource, webShopSource } from "./data.ts";
-import { oracleEpisode } from "./oracle.ts";
 import { parseWebShopOptions } from "./options.ts";
 import { WEBSHOP_PROMPT, webShopAction } from "./prompt.ts";
-import { serveWebShop, type WebShopSource } from "./server.ts";
-import { webShopVocabulary } from "./vocabulary.ts";
+import type { WebShopSource } from "./server.ts";
+
+// The reward's tagger (wink-nlp's model, about 150 ms to load) comes in with the server, the oracle and the vocabulary,
+// imported when a hook first needs them, so that commands which never play WebShop do not load it.
 
 export { WEBSHOP_PROMPT, webShopAction };
 
@@ -42,12 +43,15 @@ export const webshop: Task = {
   async serve(options) {
     const o = parseWebShopOptions(options);
     served = await webShopSource(o.data_dir, o.goals);
+    const { serveWebShop } = await import("./server.ts");
     return await serveWebShop(served, { port: 0 });
   },
-  vocabulary: (prompt) => Promise.resolve(webShopVocabulary(generatedSource().world, prompt)),
+  vocabulary: async (prompt) => (await import("./vocabulary.ts")).webShopVocabulary(generatedSource().world, prompt),
   oracle: async (index, options) => {
     const o = parseWebShopOptions(options);
     const src = await webShopSource(o.data_dir, o.goals);
-    return oracleEpisode(src.world, index, o.reply_format).replies;
+    return (await import("./oracle.ts")).oracleEpisode(src.world, index, o.reply_format).replies;
   },
+  synthetic: async (options) =>
+    (await import("./synthetic.ts")).webShopSynthetic(parseWebShopOptions(options).reply_format),
 };

@@ -15,10 +15,12 @@ import type { WebShopWorld } from "./world.ts";
 /** How the oracle writes a reply: AgentGym's ReAct form, or the action line alone. */
 export type ReplyFormat = "react" | "action";
 
-/** A planned episode: its replies, the actions in them, and the reward it ends with. */
+/** A planned episode: its first page, its replies, the actions in them, the pages they bring, and its reward. */
 export interface OracleEpisode {
+  opening: string;
   replies: string[];
   actions: string[];
+  observations: string[];
   reward: number;
   /** Whether it bought (always, unless the goal is out of reach of every search). */
   done: boolean;
@@ -64,14 +66,15 @@ const THOUGHTS = {
 /** The oracle's episode for goal `index` of `world`. */
 export function oracleEpisode(world: WebShopWorld, index: number, format: ReplyFormat = "react"): OracleEpisode {
   const session = new WebShopSession(world, () => 0);
-  session.reset(index);
+  const opening = session.reset(index);
   const goal = session.goal;
-  const replies: string[] = [], actions: string[] = [];
+  const replies: string[] = [], actions: string[] = [], observations: string[] = [];
   let reward = 0, done = false;
   const act = (thought: keyof typeof THOUGHTS, action: string) => {
     replies.push(format === "react" ? `Thought:\n${THOUGHTS[thought]}\n\nAction:\n${action}` : `Action:\n${action}`);
     actions.push(action);
     const r = session.step(action);
+    observations.push(r.observation);
     reward = r.reward;
     done = r.done;
   };
@@ -80,13 +83,13 @@ export function oracleEpisode(world: WebShopWorld, index: number, format: ReplyF
   const listed = world.find(query.toLowerCase().split(" "), () => 0, 50);
   let rank = listed.findIndex((p) => p.asin === goal.asin);
   if (rank < 0) rank = bestListed(listed.slice(0, 10), goal, world);
-  if (rank < 0) return { replies, actions, reward, done };
+  if (rank < 0) return { opening, replies, actions, observations, reward, done };
   for (let page = 0; page < Math.floor(rank / 10); page++) act("next", "click[Next >]");
   const product = listed[rank];
   act("open", `click[${product.asin}]`);
   for (const { value } of optionClicks(product, goal)) act("option", `click[${value}]`);
   act("buy", "click[Buy Now]");
-  return { replies, actions, reward, done };
+  return { opening, replies, actions, observations, reward, done };
 }
 
 /** The index of the product in `listed` the reward rates best (with its best options), or -1 for none. */

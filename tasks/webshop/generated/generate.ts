@@ -22,6 +22,9 @@ export interface GeneratedFiles {
   testAsins: Set<string>;
 }
 
+/** The shipped catalogue's sizes (its seed is data.ts's). */
+export const GENERATED_SIZES = { perKind: 8, instructed: 0.75, heldOut: 0.2 } as const;
+
 /** Sizes of a generated catalogue. */
 export interface GenerateOptions {
   seed?: number;
@@ -33,9 +36,20 @@ export interface GenerateOptions {
   heldOut?: number;
 }
 
-// Letters after "B0": the asin is then three word-level tokens ("B", "0", "XKQMRTZA"), one of them a single letter run a
-// small model copies whole, where digits would split it into eight.
-const ASIN_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+/**
+ * The asins generated products draw from: "B0" and eight letters, so an asin is three word-level tokens ("B", "0",
+ * "XKQMRTZA"), one of them a letter run a small model copies whole (digits would split it into eight). Every world
+ * draws from this one pool, so the tiny model's vocabulary holds every asin any world can show, while which product
+ * an asin names changes from world to world.
+ */
+export const ASIN_POOL: readonly string[] = (() => {
+  const rng = new PyRandom(20221102);
+  const codes = new Set<string>();
+  while (codes.size < 600) {
+    codes.add("B0" + Array.from({ length: 8 }, () => "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[rng.randbelow(26)]).join(""));
+  }
+  return [...codes];
+})();
 const PHRASES = [
   "made to last",
   "for everyday use",
@@ -54,16 +68,15 @@ export function generateFiles(options: GenerateOptions = {}): GeneratedFiles {
   const products: RawProduct[] = [];
   const attributes: Record<string, RawAttributes> = {};
   const instructed: string[] = [];
-  const asins = new Set<string>();
+  if (KINDS.length * perKind > ASIN_POOL.length) {
+    throw new RangeError(`A generated catalogue holds at most ${ASIN_POOL.length} products, asked ${perKind} a kind`);
+  }
+  const asins = rng.sample(ASIN_POOL, KINDS.length * perKind);
   for (const kind of KINDS) {
     const brands = rng.sample(BRANDS, Math.min(perKind, BRANDS.length));
     const drawn: string[][] = [];
     for (let i = 0; i < perKind; i++) {
-      let asin = "";
-      while (asin === "" || asins.has(asin)) {
-        asin = "B0" + Array.from({ length: 8 }, () => rng.choice([...ASIN_LETTERS])).join("");
-      }
-      asins.add(asin);
+      const asin = asins[products.length];
       drawn.push(rng.sample(kind.attributes, 3 + rng.randbelow(3)));
       products.push(product(kind, asin, brands[i % brands.length], drawn[i], rng));
       attributes[asin] = { attributes: drawn[i] };
