@@ -6,6 +6,7 @@
  * vocabulary. `--env-url` to AgentGym's own WebShop server plays the same task with the same prompt.
  */
 import { type Task, upstreamSuccess } from "../../src/task/task.ts";
+import { webShopCardWords } from "./card.ts";
 import { generatedSource, webShopSource } from "./data.ts";
 import { parseWebShopOptions } from "./options.ts";
 import { WEBSHOP_PROMPT, webShopAction } from "./prompt.ts";
@@ -54,4 +55,5 @@ export const webshop: Task = {
   },
   synthetic: async (options) =>
     (await import("./synthetic.ts")).webShopSynthetic(parseWebShopOptions(options).reply_format),
+  baseModelWords: webShopCardWords,
 };
