@@ -145,7 +145,7 @@ export { ApiCallError, type ApiClass, CLASS_NAMES, functionDocs, newInstance } f
 export { executeCall, methodOwners, newInstances } from "./tasks/bfcl/execute.ts";
 export { parseCallList } from "./tasks/bfcl/literal.ts";
 export { jsonDumps, parsePyJson, pyDeepCopy, PyFloat, pyRepr, renderResult } from "./tasks/bfcl/classes/py.ts";
-export { PyRandom } from "./tasks/bfcl/classes/py_random.ts";
+export { PyRandom } from "./src/util/py_random.ts";
 
 // RL math.
 export {

@@ -8,7 +8,7 @@ import { sqlgym } from "./sqlgym.ts";
 import type { Task } from "../src/task/task.ts";
 import { textcraft } from "./textcraft/mod.ts";
 import { webarena } from "./webarena.ts";
-import { webshop } from "./webshop.ts";
+import { webshop } from "./webshop/mod.ts";
 
 /** The tasks, keyed by name (the same names as the adapters). */
 export const TASKS: Readonly<Record<string, Task>> = {

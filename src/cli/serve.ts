@@ -1,23 +1,33 @@
 /**
- * `deno task serve textcraft|bfcl [options]`: runs Crucible's own TextCraft or BFCL server until interrupted
- * (`--help` lists the options). Other environments are served by their upstream AgentGym servers.
+ * `deno task serve textcraft|bfcl|webshop [options]`: runs Crucible's own TextCraft, BFCL or WebShop server until
+ * interrupted (`--help` lists the options). Other environments are served by their upstream AgentGym servers.
  */
 import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
 import { keysFrom } from "../env/server/access.ts";
 import { serveBfcl } from "../../tasks/bfcl/server.ts";
+import { webShopSource } from "../../tasks/webshop/data.ts";
+import { serveWebShop, WEBSHOP_PORT } from "../../tasks/webshop/server.ts";
 
-const USAGE = `Usage: deno task serve textcraft|bfcl [options]
+const SERVED = ["textcraft", "bfcl", "webshop"];
 
-Serves Crucible's TextCraft with upstream AgentGym's routes, JSON shapes and observation strings; or BFCL's
+const USAGE = `Usage: deno task serve textcraft|bfcl|webshop [options]
+
+Serves Crucible's TextCraft with upstream AgentGym's routes, JSON shapes and observation strings; BFCL's
 multi-turn function calling over the same protocol (/step also answers an "info" object with the executed calls
-and, at each user turn's end, the checker's verdict).
+and, at each user turn's end, the checker's verdict); or WebShop over AgentGym's WebShop protocol (env_idx,
+search[...] and click[...] on WebShop's pages in text mode, WebShop's reward at Buy Now; docs/webshop.md).
 
 Options:
-  --port N              port to listen on; 0 picks a free one          (default 36001, bfcl 36002)
+  --port N              port to listen on; 0 picks a free one  (default 36001, bfcl 36002, webshop 36003)
   --data-dir DIR        bfcl: BFCL's data directory, laid out as gorilla's berkeley-function-call-
                         leaderboard/bfcl_eval/data/ (BFCL_v3_multi_turn_*.json or v4 names, with
-                        possible_answer/ and multi_turn_func_doc/); default: Crucible's generated tasks
+                        possible_answer/ and multi_turn_func_doc/); webshop: WebShop's data/ folder
+                        (items_shuffle_1000.json and items_ins_v2_1000.json, or the full
+                        items_shuffle.json and items_ins_v2.json; items_human_ins.json for human
+                        goals); default: Crucible's generated tasks or catalogue
+  --goals KIND          webshop with --data-dir: human, synthetic, or auto (human when
+                        items_human_ins.json is there; AgentGym's server uses synthetic)  (default auto)
   --host NAME           interface to bind; anything beyond loopback (127.0.0.1, ::1,
                         localhost) accepts environments from the network, warns, and
                         needs a key (--token or CRUCIBLE_ENV_TOKEN)                     (default 127.0.0.1)
@@ -42,6 +52,8 @@ Options:
 Examples:
   deno task serve textcraft
   deno task serve bfcl --data-dir ~/gorilla/berkeley-function-call-leaderboard/bfcl_eval/data
+  deno task serve webshop
+  deno task serve webshop --data-dir ~/WebShop/data --goals synthetic
   deno task serve textcraft --host 0.0.0.0 --token "$KEY" --idle-minutes 120
     (KEY=$(openssl rand -hex 16); the trainer then runs with CRUCIBLE_ENV_TOKEN="$KEY")`;
 
@@ -53,6 +65,7 @@ export async function main(args: string[]): Promise<void> {
     options: {
       port: { type: "string" },
       "data-dir": { type: "string" },
+      goals: { type: "string" },
       host: { type: "string", default: "127.0.0.1" },
       "max-envs": { type: "string" },
       "max-envs-per-client": { type: "string" },
@@ -67,18 +80,29 @@ export async function main(args: string[]): Promise<void> {
   });
   if (values.help) return console.log(USAGE);
   const name = positionals[0];
-  if (positionals.length !== 1 || (name !== "textcraft" && name !== "bfcl")) {
+  if (positionals.length !== 1 || !SERVED.includes(name)) {
     throw new RangeError(
-      `Only "textcraft" or "bfcl" can be served, got "${positionals.join(" ")}"; --help lists the options`,
+      `Only "textcraft", "bfcl" or "webshop" can be served, got "${positionals.join(" ")}"; --help lists the options`,
     );
   }
-  if (values["data-dir"] !== undefined && name !== "bfcl") {
-    throw new RangeError("--data-dir is a bfcl option; textcraft reads its own recipes");
+  if (values["data-dir"] !== undefined && name === "textcraft") {
+    throw new RangeError("--data-dir is a bfcl and webshop option; textcraft reads its own recipes");
+  }
+  const goals = values.goals ?? "auto";
+  if (values.goals !== undefined && (name !== "webshop" || values["data-dir"] === undefined)) {
+    throw new RangeError("--goals is a webshop option with --data-dir; the generated catalogue has synthetic goals");
+  }
+  if (goals !== "auto" && goals !== "human" && goals !== "synthetic") {
+    throw new RangeError(`--goals must be human, synthetic or auto, got "${goals}"`);
   }
   const int = { integer: true }, seconds = { lo: 0.001, hi: 3600 };
   const maxEnvs = numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, ...int });
   const options = {
-    port: numberFlag("--port", values.port, name === "bfcl" ? 36002 : 36001, { lo: 0, hi: 65535, ...int }),
+    port: numberFlag("--port", values.port, { bfcl: 36002, webshop: WEBSHOP_PORT }[name] ?? 36001, {
+      lo: 0,
+      hi: 65535,
+      ...int,
+    }),
     hostname: values.host,
     maxEnvs,
     maxEnvsPerClient: numberFlag("--max-envs-per-client", values["max-envs-per-client"], Math.min(1024, maxEnvs), {
@@ -94,6 +118,11 @@ export async function main(args: string[]): Promise<void> {
     maxBodyBytes: numberFlag("--max-body-bytes", values["max-body-bytes"], 65536, { lo: 1, hi: 1 << 30, ...int }),
   };
   if (dryRun(`would serve ${name} on ${options.hostname}:${options.port}`)) return;
+  if (name === "webshop") {
+    const source = await webShopSource(values["data-dir"], goals);
+    const server = await serveWebShop(source, options);
+    return console.log(`WebShop listening on ${server.url} (${source.tasks.about})`);
+  }
   const server = name === "bfcl"
     ? await serveBfcl({ ...options, dataDir: values["data-dir"] })
     : await serveTextCraft(options);

@@ -119,9 +119,11 @@ export async function main(args: string[]): Promise<void> {
       console.log(`Interrupted. Saved ${summary.lastCheckpoint}. Resume with: deno task train --resume ${runDir}`);
       Deno.exitCode = EXIT_STOPPED;
     } else {
+      const mean = (x?: EvalResult) => (x ? x.meanReward.toFixed(3) : "n/a");
       console.log(
         `Done in ${(summary.seconds / 60).toFixed(1)} min. Test success: ${pct(summary.sftEval)} after SFT, ` +
-          `${pct(summary.finalEval)} after RL. Run folder ${runDir}, report ${report}`,
+          `${pct(summary.finalEval)} after RL; mean reward ${mean(summary.sftEval)} after SFT, ` +
+          `${mean(summary.finalEval)} after RL. Run folder ${runDir}, report ${report}`,
       );
     }
   } finally {

@@ -16,6 +16,8 @@ import textcraftPretrain from "../../configs/textcraft_pretrain.yaml" with { typ
 import textcraftSmoke from "../../configs/textcraft_smoke.yaml" with { type: "text" };
 import textcraftBase from "../../configs/textcraft_base.yaml" with { type: "text" };
 import webshop from "../../configs/webshop.yaml" with { type: "text" };
+import webshopQwen from "../../configs/webshop_qwen2.5.yaml" with { type: "text" };
+import webshopPretrain from "../../configs/webshop_pretrain.yaml" with { type: "text" };
 import type { ConfigSource } from "./load.ts";
 
 const PRESETS: Record<string, string> = {
@@ -25,6 +27,8 @@ const PRESETS: Record<string, string> = {
   textcraft_pretrain: textcraftPretrain,
   textcraft_base: textcraftBase,
   webshop,
+  "webshop_qwen2.5": webshopQwen,
+  webshop_pretrain: webshopPretrain,
   babyai,
   sciworld,
   bfcl,

@@ -95,7 +95,10 @@ export async function sftPhase(run: Run): Promise<boolean> {
   // LoRA's reference is the base with the adapter off, not a saved checkpoint.
   state.reference = run.learner.model.lora ? null : "checkpoints/sft-final";
   await run.save(undefined, "sft-final");
-  run.rep.line(`After SFT: test success ${(100 * sftEval.avg).toFixed(1)}% ${coverage(sftEval)}`);
+  run.rep.line(
+    `After SFT: test success ${(100 * sftEval.avg).toFixed(1)}% ${coverage(sftEval)}, mean reward ` +
+      sftEval.meanReward.toFixed(3),
+  );
   return true;
 }
 

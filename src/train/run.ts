@@ -300,7 +300,7 @@ async function evaluateRun(run: Run, phase: string, step: number): Promise<EvalR
   bar.done(
     `success ${(100 * result.avg).toFixed(1)}% ${coverage(result)}${
       apart ? `, over ${result.episodes} played of ${total} episodes (${apart})` : ""
-    }`,
+    }, mean reward ${result.meanReward.toFixed(3)}`,
   );
   if (result.episodes === 0 && result.envFailures === 0) {
     throw new RangeError(

@@ -101,7 +101,9 @@ const FAKES: Record<string, {
     },
     first: "WebShop [SEP] Instruction: [SEP] buy socks [SEP] Search",
     step: { observation: "results", reward: 0.5, done: true },
-    closes: false,
+    // Posted always (Crucible's server frees the environment); this fake, as upstream's server, answers 404, which
+    // the adapter takes as closed.
+    closes: true,
     idField: "env_idx",
     resetArg: "session_id",
   },

@@ -91,6 +91,7 @@ const CREATE: Record<string, Field> = {
 const RESET: Record<string, Field> = { ...ID, data_idx: { type: "int", required: false, default: 0n } };
 const STEP: Record<string, Field> = { ...ID, action: { type: "str", required: true } };
 const MODELS: Record<string, Record<string, Field>> = {
+  "GET /": {},
   "POST /create": CREATE,
   "POST /reset": RESET,
   "POST /step": STEP,
@@ -101,52 +102,75 @@ const MODELS: Record<string, Record<string, Field>> = {
   "POST /close": ID,
   "GET /tasks": {},
 };
-const PATHS = new Set(Object.keys(MODELS).concat("GET /").map((r) => r.split(" ")[1]));
 
 /** The request handler of a game server, as `serveGames` runs it. */
 export type GameHandler = (req: Request, client?: { address: string }) => Promise<Response>;
+
+/**
+ * One protocol's routes, for `routeHandler`: each route's request model (query fields for GET, body fields for POST;
+ * `null` for a POST whose body is never read, as AgentGym WebShop's bodyless `/create`), and the answer of a request
+ * that passed validation: a value sent as JSON with status 200, or a `Response` sent as it is. `GET /` is always
+ * routed; `GET /tasks` is routed only when the server is given tasks.
+ */
+export interface RouteTable {
+  models: Readonly<Record<string, Readonly<Record<string, Field>> | null>>;
+  answer(route: string, input: Record<string, unknown>, owner: string): unknown;
+}
+
+/**
+ * Why `/create` must refuse a new environment for `owner` (too many live, in all or for that client), or undefined.
+ * Shared by the protocols so every server holds its clients to the same quota.
+ */
+export function quotaRefusal(
+  envs: EnvTable<unknown>,
+  owner: string,
+  limits: { maxEnvs: number; perClient: number },
+): string | undefined {
+  if (envs.size >= limits.maxEnvs) {
+    return `Too many live environments (${envs.size} of ${limits.maxEnvs}); close some with /close first.`;
+  }
+  const held = envs.owned(owner);
+  if (held >= limits.perClient) {
+    return `Too many live environments for this client (${held} of ${limits.perClient} per client); close some ` +
+      "with /close first.";
+  }
+  return undefined;
+}
+
+/** The text that names an id no live environment has, and why that may be (`idleMs`: the server's idle limit). */
+export function unknownIdText(id: bigint, idleMs: number): string {
+  const reaped = idleMs > 0 ? `, unused for ${duration(idleMs)} and reaped,` : "";
+  return `The id ${id} is not valid. No live environment has it: it was closed${reaped} or created by an earlier ` +
+    `run of a server that has restarted since (ids are random and never reused). Create a new environment.`;
+}
+
+/** The settings every protocol's handler reads: the limits of `GameServerOptions` with their defaults filled. */
+export function serverLimits(options: GameServerOptions) {
+  const maxEnvs = options.maxEnvs ?? 4096;
+  return {
+    maxEnvs,
+    perClient: options.maxEnvsPerClient ?? Math.min(1024, maxEnvs),
+    idleMs: options.idleMs ?? 30 * 60_000,
+    maxAgeMs: options.maxAgeMs ?? 6 * 3600_000,
+  };
+}
 
 /**
  * Builds the request handler (exported for in-process tests and for embedding in another server) over `newGame`'s
  * games, one per environment.
  */
 export function gameHandler(newGame: () => ServedGame, options: GameServerOptions = {}): GameHandler {
-  const maxEnvs = options.maxEnvs ?? 4096;
-  const perClient = options.maxEnvsPerClient ?? Math.min(1024, maxEnvs);
-  const limits = { maxBytes: options.maxBodyBytes ?? 65536, timeoutMs: options.bodyTimeoutMs ?? 10_000 };
-  const idleMs = options.idleMs ?? 30 * 60_000;
+  const { maxEnvs, perClient, idleMs, maxAgeMs } = serverLimits(options);
   const title = options.title ?? "game";
-  const envs = new EnvTable<Env>({ idleMs, maxAgeMs: options.maxAgeMs ?? 6 * 3600_000 });
-  const origin = options.origin ?? "";
-  // The bind rule is serveGames' (an embedded handler may sit behind any listener): loopback here.
-  const access = new Access({
-    hostname: "127.0.0.1",
-    keys: typeof options.token === "string" ? [options.token] : options.token,
-    title,
-    keyFlag: "serve --token",
-    keyEnv: "CRUCIBLE_ENV_TOKEN on both sides",
-    origin: typeof origin === "string" ? () => origin : origin,
-  });
+  const envs = new EnvTable<Env>({ idleMs, maxAgeMs });
   // Upstream's message first, so clients that match on it still do; then what may have happened.
-  const reaped = idleMs > 0 ? `, unused for ${duration(idleMs)} and reaped,` : "";
-  const notValid = (id: bigint) => ({
-    error: `The id ${id} is not valid. No live environment has it: it was closed${reaped} or created by an earlier ` +
-      `run of a server that has restarted since (ids are random and never reused). Create a new environment.`,
-  });
+  const notValid = (id: bigint) => ({ error: unknownIdText(id, idleMs) });
 
   const routes: Record<string, (input: Record<string, unknown>, owner: string) => unknown> = {
     "GET /": () => `This is environment ${title}.`,
     "POST /create": (_, owner) => {
-      if (envs.size >= maxEnvs) {
-        return { error: `Too many live environments (${envs.size} of ${maxEnvs}); close some with /close first.` };
-      }
-      const held = envs.owned(owner);
-      if (held >= perClient) {
-        return {
-          error: `Too many live environments for this client (${held} of ${perClient} per client); close some ` +
-            "with /close first.",
-        };
-      }
+      const refused = quotaRefusal(envs, owner, { maxEnvs, perClient });
+      if (refused) return { error: refused };
       const game = newGame();
       const env: Env = { game, info: { observation: "", done: false, reward: 0, deleted: false } };
       const id = envs.add(env, owner);
@@ -183,7 +207,32 @@ export function gameHandler(newGame: () => ServedGame, options: GameServerOption
     "GET /detail": ({ id }) => envs.get(id as bigint)?.info ?? notValid(id as bigint),
     "POST /close": ({ id }) => envs.delete(id as bigint),
     "GET /tasks": () => options.tasks,
+    // Upstream's wrapper has no get_commands or get_goal, so these routes always fail inside the handler.
+    "GET /commands": () => text("Internal Server Error", 500),
+    "GET /goal": () => text("Internal Server Error", 500),
   };
+  return routeHandler({ models: MODELS, answer: (route, input, owner) => routes[route](input, owner) }, options);
+}
+
+/**
+ * The request handler of `table`'s protocol with every guard of the game server: same-origin requests only, the key
+ * when there are keys, JSON bodies within the size and time limits, 404 and 405 as FastAPI answers them, and 422 for
+ * a request that does not fit its route's model.
+ */
+export function routeHandler(table: RouteTable, options: GameServerOptions = {}): GameHandler {
+  const limits = { maxBytes: options.maxBodyBytes ?? 65536, timeoutMs: options.bodyTimeoutMs ?? 10_000 };
+  const origin = options.origin ?? "";
+  // The bind rule is serveHandler's (an embedded handler may sit behind any listener): loopback here.
+  const access = new Access({
+    hostname: "127.0.0.1",
+    keys: typeof options.token === "string" ? [options.token] : options.token,
+    title: options.title ?? "game",
+    keyFlag: "serve --token",
+    keyEnv: "CRUCIBLE_ENV_TOKEN on both sides",
+    origin: typeof origin === "string" ? () => origin : origin,
+  });
+  const MODELS = table.models;
+  const PATHS = new Set(Object.keys(MODELS).concat("GET /").map((r) => r.split(" ")[1]));
 
   return async (req: Request, client?: { address: string }): Promise<Response> => {
     const who = access.check(req, client?.address ?? "");
@@ -197,27 +246,40 @@ export function gameHandler(newGame: () => ServedGame, options: GameServerOption
       return PATHS.has(url.pathname) ? json({ detail: "Method Not Allowed" }, 405) : json({ detail: "Not Found" }, 404);
     }
     let checked: Checked = { ok: true, values: {} };
-    if (req.method === "GET" && route in MODELS) checked = checkQuery(url.searchParams, MODELS[route]);
-    else if (req.method === "POST") {
+    const model = MODELS[route];
+    if (req.method === "GET" && model) checked = checkQuery(url.searchParams, model);
+    else if (req.method === "POST" && model) {
       const body = refuseNonJson(req) ?? await readJson(req, limits);
       if (body instanceof Response) return body;
-      checked = checkBody(body, MODELS[route]);
-    }
+      checked = checkBody(body, model);
+    } else await req.body?.cancel();
     if (!checked.ok) return json({ detail: checked.problems }, 422);
-    // Upstream's wrapper has no get_commands or get_goal, so these routes always fail inside the handler.
-    if (route === "GET /commands" || route === "GET /goal") return text("Internal Server Error", 500);
-    return json(routes[route](checked.values, owner), 200);
+    const answer = route in MODELS
+      ? table.answer(route, checked.values, owner)
+      : `This is environment ${options.title ?? "game"}.`;
+    return answer instanceof Response ? answer : json(answer, 200);
   };
 }
 
 /** Starts a server of `newGame`'s games and resolves once it listens; warns (see `warn`) when bound beyond loopback. */
-export async function serveGames(newGame: () => ServedGame, options: GameServerOptions = {}): Promise<GameServer> {
+export function serveGames(newGame: () => ServedGame, options: GameServerOptions = {}): Promise<GameServer> {
+  return serveHandler((o) => gameHandler(newGame, o), options);
+}
+
+/**
+ * Starts a server of the handler `makeHandler` builds from `options` (with the server's own origin filled in) and
+ * resolves once it listens; warns (see `warn`) when bound beyond loopback, and refuses to bind beyond it without a key.
+ */
+export async function serveHandler(
+  makeHandler: (options: GameServerOptions) => GameHandler,
+  options: GameServerOptions = {},
+): Promise<GameServer> {
   const hostname = options.hostname ?? "127.0.0.1";
   const headersTimeoutMs = options.headersTimeoutMs ?? 10_000;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
   // The origin (and the base of request URLs) needs the port; it is set before any request can be answered.
   let url = "";
-  const handler = gameHandler(newGame, { ...options, origin: () => url });
+  const handler = makeHandler({ ...options, origin: () => url });
   const access = new Access({
     hostname,
     keys: typeof options.token === "string" ? [options.token] : options.token,

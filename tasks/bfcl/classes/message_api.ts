@@ -8,7 +8,7 @@
  */
 import { type MethodSpec, PyApiBase } from "./base.ts";
 import { dictEntries, hashKey, pyDeepCopy, pyEq, pyLower, pyStr, toPlain, truthy } from "./py.ts";
-import { PyRandom } from "./py_random.ts";
+import { PyRandom } from "../../../src/util/py_random.ts";
 
 const DEFAULT_USERS: [string, string][] = [["Alice", "USR001"], ["Bob", "USR002"], ["Catherine", "USR003"], [
   "Daniel",

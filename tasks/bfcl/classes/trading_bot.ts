@@ -30,7 +30,7 @@ import {
   toPlain,
   truthy,
 } from "./py.ts";
-import { PyRandom } from "./py_random.ts";
+import { PyRandom } from "../../../src/util/py_random.ts";
 
 type Rec = Record<string, unknown>;
 

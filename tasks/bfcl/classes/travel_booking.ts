@@ -27,7 +27,7 @@ import {
   pyTypeName,
   toPlain,
 } from "./py.ts";
-import { PyRandom } from "./py_random.ts";
+import { PyRandom } from "../../../src/util/py_random.ts";
 
 type Rec = Record<string, unknown>;
 

@@ -27,7 +27,7 @@ import {
   toPlain,
   truthy,
 } from "./py.ts";
-import { PyRandom } from "./py_random.ts";
+import { PyRandom } from "../../../src/util/py_random.ts";
 
 const F = (x: number) => new PyFloat(x);
 

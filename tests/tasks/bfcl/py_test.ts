@@ -16,7 +16,7 @@ import {
   pyRound,
   renderResult,
 } from "../../../tasks/bfcl/classes/py.ts";
-import { PyRandom } from "../../../tasks/bfcl/classes/py_random.ts";
+import { PyRandom } from "../../../src/util/py_random.ts";
 
 // python3 -c 'import random
 // for s in [1, 42, 200191, 1053520, 141053]:

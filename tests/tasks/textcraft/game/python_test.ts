@@ -27,7 +27,8 @@ Deno.test("a count past Python's digit limit is the server's error, not an obser
 });
 
 Deno.test("serve refuses unknown environments and bad ports with the usage", async () => {
-  await assert.rejects(main(["webshop"]), /Only "textcraft" or "bfcl" can be served/);
-  await assert.rejects(main(["textcraft", "--data-dir", "x"]), /--data-dir is a bfcl option/);
+  await assert.rejects(main(["sciworld"]), /Only "textcraft", "bfcl" or "webshop" can be served/);
+  await assert.rejects(main(["textcraft", "--data-dir", "x"]), /--data-dir is a bfcl and webshop option/);
+  await assert.rejects(main(["webshop", "--goals", "human"]), /--goals is a webshop option with --data-dir/);
   await assert.rejects(main(["textcraft", "--port", "70000"]), /--port must be an integer in \[0, 65535\]/);
 });

@@ -1,0 +1,34 @@
+/**
+ * WebShop's own settings, under `task_options` in a run config (`--data-dir` on `deno task serve webshop`). The
+ * trainer passes them through unread; this module checks them, so an unknown key or a bad value stops the run with
+ * the key.
+ */
+import { z } from "zod";
+
+const Schema = z.strictObject({
+  /** WebShop's data/ folder (items_shuffle_1000.json, items_ins_v2_1000.json, items_human_ins.json); null: generated. */
+  data_dir: z.string().min(1).nullable().default(null),
+  /** With data_dir: human goals (items_human_ins.json), synthetic ones, or human when that file is there. */
+  goals: z.enum(["auto", "human", "synthetic"]).default("auto"),
+  /** The oracle's replies: AgentGym's "Thought: ... Action: ..." (react), or the action line alone (action). */
+  reply_format: z.enum(["react", "action"]).default("react"),
+});
+
+/** WebShop's task options, defaults filled. */
+export type WebShopOptions = z.infer<typeof Schema>;
+
+/** The option keys, for error messages. */
+export const WEBSHOP_OPTION_KEYS = Object.keys(Schema.shape);
+
+/** Checks `task_options` for WebShop; errors name the key and the valid keys. */
+export function parseWebShopOptions(raw: unknown): WebShopOptions {
+  const r = Schema.safeParse(raw ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  if (issue.code === "unrecognized_keys") {
+    throw new TypeError(
+      `Unknown WebShop option "task_options.${issue.keys[0]}"; the options are ${WEBSHOP_OPTION_KEYS.join(", ")}`,
+    );
+  }
+  throw new TypeError(`WebShop option "task_options.${issue.path.join(".")}": ${issue.message}`);
+}

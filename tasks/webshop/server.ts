@@ -1,0 +1,120 @@
+/**
+ * Crucible's WebShop server: AgentGym's WebShop protocol (agentenv-webshop's server.py) over the game server's
+ * plumbing (src/env/server: random ids, per-client quota, idle and age reaping, body and header limits and timeouts,
+ * a key beyond loopback, no stack traces), on port 36003 by default.
+ *
+ * | route | request | answer |
+ * |---|---|---|
+ * | `GET /` | | `"ok"` |
+ * | `POST /create` | no body | the new environment's id, a bare int (reset to a goal drawn by weight, as upstream) |
+ * | `POST /reset` | `{env_idx, session_id?}` | `[observation, null]`: goal `session_id` (mod the goal count) |
+ * | `POST /step` | `{env_idx, action}` | `{state, reward, done, info}`: `info` null but on a purchase (its reward parts) |
+ * | `GET /observation?env_idx=` | | the current page's text |
+ * | `GET /available_actions?env_idx=` | | `{has_search_bar, clickables}` |
+ * | `GET /instruction_text?env_idx=` | | the instruction heading's text |
+ * | `POST /close` | `{env_idx}` | `true`, or `false` for an id not live (beyond upstream, which has no close) |
+ * | `GET /tasks` | | the goal count, the splits and each goal's labels (beyond upstream) |
+ *
+ * Not served: upstream's `/list_envs` (it would hand every client the others' ids) and `/state` (the page's HTML,
+ * which Crucible never renders). An id no live environment has is a 404 naming it (upstream: a KeyError's 500); a
+ * full server or client quota a 429. Requests run one at a time; every environment owns its session, and all share
+ * the read-only world (catalogue, goals, search index).
+ *
+ * @example
+ * ```ts
+ * const server = await serveWebShop(generatedSource(), { port: 0 }); // data.ts
+ * const id = await (await fetch(`${server.url}/create`, { method: "POST" })).json();
+ * // POST /reset {env_idx: id, session_id: 3}; POST /step {env_idx: id, action: "search[red shoes]"}
+ * await server.shutdown();
+ * ```
+ */
+import { EnvTable } from "../../src/env/server/envs.ts";
+import { json } from "../../src/env/server/guard.ts";
+import {
+  type GameHandler,
+  type GameServer,
+  type GameServerOptions,
+  quotaRefusal,
+  routeHandler,
+  type ServedTasks,
+  serveHandler,
+  serverLimits,
+  unknownIdText,
+} from "../../src/env/server/serve.ts";
+import type { Field } from "../../src/env/server/validate.ts";
+import { WebShopSession } from "./episode.ts";
+import { weightedIndex } from "./goals.ts";
+import type { WebShopWorld } from "./world.ts";
+
+/** The port Crucible's WebShop server listens on by default (TextCraft 36001, BFCL 36002). */
+export const WEBSHOP_PORT = 36003;
+
+const ENV: Record<string, Field> = { env_idx: { type: "int", required: true } };
+const MODELS: Record<string, Record<string, Field> | null> = {
+  "GET /": {},
+  "POST /create": null,
+  "POST /reset": { ...ENV, session_id: { type: "int", required: false, default: null } },
+  "POST /step": { ...ENV, action: { type: "str", required: true } },
+  "GET /observation": ENV,
+  "GET /available_actions": ENV,
+  "GET /instruction_text": ENV,
+  "POST /close": ENV,
+  "GET /tasks": {},
+};
+
+/** What a WebShop server serves: the world, and what `GET /tasks` says about its goals. */
+export interface WebShopSource {
+  world: WebShopWorld;
+  tasks: ServedTasks;
+}
+
+/** The request handler over `source` (exported for in-process tests and embedding). */
+export function webShopHandler(source: WebShopSource, options: GameServerOptions = {}): GameHandler {
+  const { maxEnvs, perClient, idleMs, maxAgeMs } = serverLimits(options);
+  const envs = new EnvTable<WebShopSession>({ idleMs, maxAgeMs });
+  const { world } = source;
+  const unknown = (id: bigint) => json({ detail: unknownIdText(id, idleMs) }, 404);
+  const draw = () => weightedIndex(world.goals, Math.random());
+  const n = BigInt(Math.max(1, world.goals.length));
+  const goalIndex = (id: bigint) => Number(((id % n) + n) % n);
+  const withEnv = (id: unknown, f: (s: WebShopSession) => unknown) => {
+    const s = envs.get(id as bigint);
+    return s ? f(s) : unknown(id as bigint);
+  };
+  const routes: Record<string, (input: Record<string, unknown>, owner: string) => unknown> = {
+    "GET /": () => "ok",
+    "POST /create": (_, owner) => {
+      const refused = quotaRefusal(envs, owner, { maxEnvs, perClient });
+      if (refused) return json({ detail: refused }, 429);
+      const session = new WebShopSession(world);
+      session.reset(draw());
+      return envs.add(session, owner);
+    },
+    "POST /reset": ({ env_idx, session_id }) =>
+      withEnv(env_idx, (s) => [s.reset(session_id === null ? draw() : goalIndex(session_id as bigint)), null]),
+    "POST /step": ({ env_idx, action }) =>
+      withEnv(env_idx, (s) => {
+        const r = s.step(action as string);
+        return { state: r.observation, reward: r.reward, done: r.done, info: r.info ?? null };
+      }),
+    "GET /observation": ({ env_idx }) => withEnv(env_idx, (s) => s.observation),
+    "GET /available_actions": ({ env_idx }) => withEnv(env_idx, (s) => s.availableActions()),
+    "GET /instruction_text": ({ env_idx }) =>
+      withEnv(env_idx, (s) => s.instructionText() ?? json({ detail: "The done page has no instruction text." }, 404)),
+    "POST /close": ({ env_idx }) => envs.delete(env_idx as bigint),
+    "GET /tasks": () => source.tasks,
+  };
+  return routeHandler({ models: MODELS, answer: (route, input, owner) => routes[route](input, owner) }, {
+    ...options,
+    tasks: source.tasks,
+  });
+}
+
+/** Starts a WebShop server over `source` and resolves once it listens. */
+export function serveWebShop(source: WebShopSource, options: GameServerOptions = {}): Promise<GameServer> {
+  return serveHandler((o) => webShopHandler(source, o), {
+    ...options,
+    port: options.port ?? WEBSHOP_PORT,
+    title: "WebShop",
+  });
+}
