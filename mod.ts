@@ -177,9 +177,9 @@ export { type RolloutOptions, runRollouts, type Sampler } from "./src/rollout/ag
 export { ScriptedSampler } from "./src/rollout/scripted.ts";
 export { ChatRenderer } from "./src/rollout/chat.ts";
 export { trainable, type Trajectory } from "./src/rollout/trajectory.ts";
-export { AdamW, ADAMW_DEFAULTS, type AdamwConfig } from "./src/train/optimizer.ts";
+export { AdamW, ADAMW_DEFAULTS, type AdamwConfig } from "./src/update/optimizer.ts";
 export { nllGrad } from "./src/train/nll.ts";
-export { policyLossHead } from "./src/train/policy_head.ts";
+export { policyLossHead } from "./src/update/policy_head.ts";
 export { rlStep, stepMetrics } from "./src/train/rl_step.ts";
 export { type EvalResult, evaluate } from "./src/train/eval.ts";
 export { type Reporter, type RunSummary, runTraining } from "./src/train/run.ts";

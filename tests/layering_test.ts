@@ -1,10 +1,11 @@
 // The house's floors, checked on Deno's own module graph (`deno info --json`): data flows one way,
-// cli -> bench -> cluster/pretrain/command -> train/report/play/serve -> the task registry -> rollout/onnx/tasks ->
-// model/rl/task -> env/ops -> gpu -> util/config, and a few rooms are closed even to the floors above them. Tasks are
-// plug-ins on top of src/: a task (tasks/<name>/) imports src/'s Task interface (src/task/), its environment (src/env/)
-// and utilities, never the model or the GPU; src/ below the entry floor reaches the tasks only through their registry,
-// tasks/mod.ts, and the Task hooks; only the entry floor (src/cli, src/bench, mod.ts, the play page's script) names a
-// task's own modules. Every module of src/ and tasks/ must be reachable from an entry point, so no code sits unused.
+// cli -> bench -> cluster/pretrain/command -> train/report/play/serve -> update -> the task registry ->
+// rollout/onnx/tasks -> model/rl/task -> env/ops -> gpu -> util/config, and a few rooms are closed even to the floors
+// above them. Tasks are plug-ins on top of src/: a task (tasks/<name>/) imports src/'s Task interface (src/task/), its
+// environment (src/env/) and utilities, never the model or the GPU; src/ below the entry floor reaches the tasks only
+// through their registry, tasks/mod.ts, and the Task hooks; only the entry floor (src/cli, src/bench, mod.ts, the play
+// page's script) names a task's own modules. Every module of src/ and tasks/ must be reachable from an entry point, so
+// no code sits unused.
 import assert from "node:assert/strict";
 import { runDeno } from "./subprocess.ts";
 
@@ -24,17 +25,19 @@ const ENTRIES = [
  * first prefix that matches decides, so a module named here stands apart from its folder.
  */
 const FLOORS: [string, number][] = [
-  ["src/cli/", 9],
+  ["src/cli/", 10],
   // The play page's browser script: an entry of its own (bundled, never imported), so on the entry floor.
-  ["src/play/app.ts", 9],
-  ["src/bench/", 8],
-  ["src/cluster/", 7],
-  ["src/pretrain/", 7],
-  ["src/command/", 7],
-  ["src/train/", 6],
-  ["src/report/", 6],
-  ["src/play/", 6],
-  ["src/serve/", 6],
+  ["src/play/app.ts", 10],
+  ["src/bench/", 9],
+  ["src/cluster/", 8],
+  ["src/pretrain/", 8],
+  ["src/command/", 8],
+  ["src/train/", 7],
+  ["src/report/", 7],
+  ["src/play/", 7],
+  ["src/serve/", 7],
+  // The learner and its updates on the GPU: what a run's phases drive, below the run itself.
+  ["src/update/", 6],
   // The task registry: the one door from src/ into tasks/ below the entry floor.
   ["tasks/mod.ts", 5],
   ["src/rollout/", 4],
@@ -62,7 +65,16 @@ const CLOSED: [string, string, string, string?][] = [
   ["src/rl/", "src/gpu/", "the RL math runs on plain arrays, with no GPU"],
   ["src/rl/", "src/model/", "the RL math runs on plain arrays, with no model"],
   ...["src/model/", "src/ops/", "src/gpu/", "src/rl/"].map((to): [string, string, string] => ["tasks/", to, NO_MODEL]),
-  ...["src/train/", "src/pretrain/", "src/report/", "src/cluster/", "src/serve/", "src/play/", "src/command/"].map(
+  ...[
+    "src/train/",
+    "src/update/",
+    "src/pretrain/",
+    "src/report/",
+    "src/cluster/",
+    "src/serve/",
+    "src/play/",
+    "src/command/",
+  ].map(
     (from): [string, string, string, string] => [from, "tasks/", REGISTRY_ONLY, "tasks/mod.ts"],
   ),
 ];

@@ -28,7 +28,7 @@ import { TensorSet, uploadParam } from "../model/weights.ts";
 import { resolveConfig } from "../config/load.ts";
 import { configSource } from "../config/presets.ts";
 import { nllGrad } from "../train/nll.ts";
-import { AdamW, ADAMW_DEFAULTS } from "../train/optimizer.ts";
+import { AdamW, ADAMW_DEFAULTS } from "../update/optimizer.ts";
 import { loadModel } from "../train/setup.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { tokenIds } from "./inputs.ts";

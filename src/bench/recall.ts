@@ -28,7 +28,7 @@ import { PackedInputs, packSequences } from "../model/packing.ts";
 import { parseTinySpec, type TinySpec } from "../model/tiny.ts";
 import { Transformer } from "../model/transformer.ts";
 import { TensorSet } from "../model/weights.ts";
-import { AdamW } from "../train/optimizer.ts";
+import { AdamW } from "../update/optimizer.ts";
 import { nllGrad } from "../train/nll.ts";
 import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
 import { terminalReporter } from "../command/progress.ts";

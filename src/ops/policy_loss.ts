@@ -2,7 +2,7 @@
  * The actor's per-token loss on the GPU (shaders/policy_loss.wgsl): from each token's logp and entropy and
  * its inputs (old logp, reference logp, advantage, aggregation weight), dlogp, dentropy and per-token statistics.
  * The formula and its CPU definition live in src/rl/policy_loss.ts, which resolves the settings this kernel
- * takes as numbers; src/train/policy_head.ts runs it inside the LM head pass.
+ * takes as numbers; src/update/policy_head.ts runs it inside the LM head pass.
  *
  * The host uploads one [T, 4] tensor per packed batch; the weights are the whole mini-batch's, so micro-batch
  * gradients add up to the mini-batch's.

@@ -20,9 +20,9 @@ import {
 } from "../train/checkpoint.ts";
 import { type AgentSettings, agentSettings } from "../train/agent_settings.ts";
 import { coverage, type EvalResult, evaluate } from "../train/eval.ts";
-import { createLearner, type Learner, phaseOptimizer, SkipGuard } from "../train/learner.ts";
+import { createLearner, type Learner, phaseOptimizer, SkipGuard } from "../update/learner.ts";
 import { RunLog } from "../train/metrics.ts";
-import type { AdamW } from "../train/optimizer.ts";
+import type { AdamW } from "../update/optimizer.ts";
 import {
   type CopyAccuracy,
   copyAccuracy,

@@ -7,7 +7,7 @@
  * with w_t the aggregation weights of the whole mini-batch (aggregationWeights, 0 on mask-0 tokens), pg_t the
  * clipped surrogate, kl_t the KL estimator against the reference and H_t the entropy of the temperature-scaled
  * logits. Tokens are flat [T] arrays: the rows of a packed batch laid end to end. The fused GPU kernel
- * (src/ops/policy_loss.ts, run by src/train/policy_head.ts) computes the same per token and is tested against
+ * (src/ops/policy_loss.ts, run by src/update/policy_head.ts) computes the same per token and is tested against
  * policyObjective. Gradients follow PyTorch's conventions at clamps (a clamp passes the gradient on its closed
  * interval), so they match what verl's autograd computes.
  */

@@ -14,7 +14,7 @@ import type { Tokenizer } from "../model/tokenizer.ts";
 import type { LoraAdapters } from "../model/lora.ts";
 import { bindAdapter, isAdapterDir, loadAdapterDir, saveAdapterDir } from "../model/peft.ts";
 import type { TensorSet } from "../model/weights.ts";
-import type { AdamW } from "./optimizer.ts";
+import type { AdamW } from "../update/optimizer.ts";
 import type { HostModel } from "./setup.ts";
 import { AGENT_FILE, type AgentSettings } from "./agent_settings.ts";
 import { faultPoint } from "./faults.ts";

@@ -16,7 +16,7 @@ import {
 import { saveModelDir } from "../model/model_dir.ts";
 import { bindAdapter, loadAdapterDir, mergeAdapter } from "../model/peft.ts";
 import { AGENT_FILE, agentSettings } from "./agent_settings.ts";
-import type { Learner } from "./learner.ts";
+import type { Learner } from "../update/learner.ts";
 import type { Run } from "./run.ts";
 
 /** verl's default lora_alpha. */

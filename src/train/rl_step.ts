@@ -5,7 +5,7 @@
  */
 import type { RunConfig } from "../config/schema.ts";
 import type { Generator } from "../model/generate.ts";
-import type { Critic, CriticStep } from "./critic.ts";
+import type { Critic, CriticStep } from "../update/critic.ts";
 import type { Transformer } from "../model/transformer.ts";
 import { type EpisodeSpec, type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
 import { roundsAt, type RoundsSchedule } from "../rollout/scheduler.ts";
@@ -22,10 +22,10 @@ import {
 import { faultPoint } from "./faults.ts";
 import { rolloutOptions } from "../rollout/options.ts";
 import { boundStaleness, tisMetrics, tisWeights } from "../rl/off_policy.ts";
-import type { Learner } from "./learner.ts";
-import type { AdamW } from "./optimizer.ts";
-import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "./rl_update.ts";
-import { fromPositions, sequenceLogprobs } from "./sequences.ts";
+import type { Learner } from "../update/learner.ts";
+import type { AdamW } from "../update/optimizer.ts";
+import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "../update/rl_update.ts";
+import { fromPositions, sequenceLogprobs } from "../update/sequences.ts";
 
 /** What a step works with. */
 export interface RlStepContext {

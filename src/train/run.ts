@@ -22,13 +22,13 @@ import {
   type TrainerState,
 } from "./checkpoint.ts";
 import { agentSettings } from "./agent_settings.ts";
-import type { Critic } from "./critic.ts";
+import type { Critic } from "../update/critic.ts";
 import { errorMix, mixText } from "./budget.ts";
 import { coverage, type EvalResult, evaluate } from "./eval.ts";
-import { createLearner, type Learner } from "./learner.ts";
+import { createLearner, type Learner } from "../update/learner.ts";
 import { checkpointAdapter, loraLine, runLora, saveMerged } from "./lora.ts";
 import { RunLog } from "./metrics.ts";
-import type { AdamW } from "./optimizer.ts";
+import type { AdamW } from "../update/optimizer.ts";
 import { rlPhase, sftPhase } from "./phases.ts";
 import { rolloutOptions } from "../rollout/options.ts";
 import type { RolloutSource } from "./rl_step.ts";

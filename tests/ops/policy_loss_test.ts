@@ -4,7 +4,7 @@ import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { headPass } from "../../src/model/head.ts";
 import { aggregationWeights } from "../../src/rl/aggregation.ts";
 import { POLICY_STATS, policyLossForward, uploadPolicyInputs } from "../../src/ops/policy_loss.ts";
-import { policyLossHead } from "../../src/train/policy_head.ts";
+import { policyLossHead } from "../../src/update/policy_head.ts";
 import {
   policyKernelSettings,
   type PolicyLossSettings,

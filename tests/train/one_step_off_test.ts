@@ -16,7 +16,7 @@ import { Transformer } from "../../src/model/transformer.ts";
 import { runLora } from "../../src/train/lora.ts";
 import { AHEAD_FILE, type AheadRecord } from "../../src/train/one_step_off.ts";
 import { type Reporter, runTraining } from "../../src/train/run.ts";
-import { fromPositions, sequenceLogprobs } from "../../src/train/sequences.ts";
+import { fromPositions, sequenceLogprobs } from "../../src/update/sequences.ts";
 import { configuredTask, loadModel } from "../../src/train/setup.ts";
 import type { Trajectory } from "../../src/rollout/trajectory.ts";
 import { noGpu } from "../no_gpu.ts";

@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 import { parseModelConfig } from "../../src/model/config.ts";
 import { initParams } from "../../src/model/init.ts";
-import { createLearner } from "../../src/train/learner.ts";
-import { AdamW } from "../../src/train/optimizer.ts";
-import { liveFirst, rlUpdate, type UpdateSequence } from "../../src/train/rl_update.ts";
+import { createLearner } from "../../src/update/learner.ts";
+import { AdamW } from "../../src/update/optimizer.ts";
+import { liveFirst, rlUpdate, type UpdateSequence } from "../../src/update/rl_update.ts";
 import { Rng } from "../../src/util/random.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
 
