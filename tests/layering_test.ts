@@ -1,10 +1,11 @@
 // The house's floors, checked on Deno's own module graph (`deno info --json`): data flows one way,
-// cli -> bench -> cluster/pretrain/command -> train/report/play/serve -> update -> the task registry ->
+// cli/bench -> cluster/pretrain/command -> train/report/play/serve -> update -> the task registry ->
 // rollout/onnx/tasks -> model/rl/task -> env/ops -> gpu -> util/config, and a few rooms are closed even to the floors
 // above them. Tasks are plug-ins on top of src/: a task (tasks/<name>/) imports src/'s Task interface (src/task/), its
 // environment (src/env/) and utilities, never the model or the GPU; src/ below the entry floor reaches the tasks only
-// through their registry, tasks/mod.ts, and the Task hooks; only the entry floor (src/cli, src/bench, mod.ts, the play
-// page's script) names a task's own modules. Every module of src/ and tasks/ must be reachable from an entry point, so
+// through their registry, tasks/mod.ts, and the Task hooks; only the entry floor (src/cli, bench/, mod.ts, the play
+// page's script) names a task's own modules. The benchmarks (bench/) are tools beside the product: nothing the program
+// or the library runs reaches them. Every module of src/, tasks/ and bench/ must be reachable from an entry point, so
 // no code sits unused.
 import assert from "node:assert/strict";
 import { runDeno } from "./subprocess.ts";
@@ -18,7 +19,11 @@ const ENTRIES = [
   "src/cli/build.ts",
   "tasks/textcraft/game/facts_gen.ts",
   "src/play/app.ts",
+  "bench/main.ts",
 ];
+
+/** The product's entry points: what `deno task ...` (but bench), the bundle and the library run. */
+const PRODUCT = ENTRIES.filter((e) => !e.startsWith("bench/"));
 
 /**
  * Floors by folder (or module), highest first; a module may import its own folder and folders on lower floors. The
@@ -28,7 +33,8 @@ const FLOORS: [string, number][] = [
   ["src/cli/", 10],
   // The play page's browser script: an entry of its own (bundled, never imported), so on the entry floor.
   ["src/play/app.ts", 10],
-  ["src/bench/", 9],
+  // The benchmarks' own entry floor, beside the program's: neither imports the other.
+  ["bench/", 10],
   ["src/cluster/", 8],
   ["src/pretrain/", 8],
   ["src/command/", 8],
@@ -83,10 +89,10 @@ function floorOf(path: string): [string, number] | undefined {
   return FLOORS.find(([dir]) => path.startsWith(dir));
 }
 
-/** Our modules and the modules each imports (code and type imports alike). */
-async function graph(): Promise<Map<string, Set<string>>> {
+/** Our modules reached from `entries` and the modules each imports (code and type imports alike). */
+async function graph(entries: readonly string[] = ENTRIES): Promise<Map<string, Set<string>>> {
   const edges = new Map<string, Set<string>>();
-  for (const entry of ENTRIES) {
+  for (const entry of entries) {
     const out = await runDeno(["info", "--json", "--lock=tests/deno.lock", entry]);
     assert.equal(out.code, 0, `deno info ${entry}`);
     const info = JSON.parse(out.out);
@@ -141,7 +147,7 @@ Deno.test("the layering check itself catches an upward import, a sideways one an
     ["src/rollout/agent.ts", new Set(["tasks/mod.ts", "src/task/task.ts"])],
     ["tasks/textcraft/oracle.ts", new Set(["src/model/tokenizer.ts", "src/env/client.ts", "tasks/mod.ts"])],
     ["src/rl/advantages.ts", new Set(["src/gpu/tensor.ts"])],
-    ["src/cli/play.ts", new Set(["tasks/textcraft/game/server.ts", "src/bench/train.ts"])],
+    ["src/cli/play.ts", new Set(["tasks/textcraft/game/server.ts", "bench/train.ts"])],
     ["src/cluster/worker.ts", new Set(["src/pretrain/run.ts"])],
   ]);
   assert.deepEqual(violations(edges), [
@@ -153,14 +159,21 @@ Deno.test("the layering check itself catches an upward import, a sideways one an
     `tasks/textcraft/oracle.ts -> src/model/tokenizer.ts (${NO_MODEL})`,
     "tasks/textcraft/oracle.ts -> tasks/mod.ts (tasks/ may not import tasks/mod.ts)",
     "src/rl/advantages.ts -> src/gpu/tensor.ts (the RL math runs on plain arrays, with no GPU)",
+    "src/cli/play.ts -> bench/train.ts (src/cli/ may not import bench/)",
     "src/cluster/worker.ts -> src/pretrain/run.ts (src/cluster/ may not import src/pretrain/)",
   ]);
 });
 
-Deno.test("every module of src/ and tasks/ is reachable from an entry point", async () => {
+Deno.test("nothing the program or the library runs reaches the benchmarks (bench/)", async () => {
+  const reached = [...(await graph(PRODUCT)).keys()];
+  assert.ok(reached.includes("src/train/run.ts"), "the product's graph was read");
+  assert.deepEqual(reached.filter((m) => m.startsWith("bench/")), []);
+});
+
+Deno.test("every module of src/, tasks/ and bench/ is reachable from an entry point", async () => {
   const reached = new Set((await graph()).keys());
   const unused: string[] = [];
-  for (const dir of ["src", "tasks"]) {
+  for (const dir of ["src", "tasks", "bench"]) {
     const walk = async (d: string) => {
       for await (const e of Deno.readDir(`${ROOT}${d}`)) {
         const p = `${d}/${e.name}`;

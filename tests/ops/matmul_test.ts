@@ -12,8 +12,8 @@ import {
 import { assertClose, maxAbs } from "../reference/check.ts";
 import { biasGradRef, matmulRef } from "../reference/matmul.ts";
 import { roundF16, uniformArray } from "../reference/random.ts";
-import { benchCases } from "../../src/bench/cases.ts";
-import { measureCase } from "../../src/bench/measure.ts";
+import { benchCases } from "../../bench/cases.ts";
+import { measureCase } from "../../bench/measure.ts";
 import { noF16, noGpu, testGpu } from "../no_gpu.ts";
 
 // Shapes that are multiples of no block size: partial blocks along every edge, and K below and above one tile.

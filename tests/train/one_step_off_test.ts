@@ -20,7 +20,7 @@ import { fromPositions, sequenceLogprobs } from "../../src/update/sequences.ts";
 import { configuredTask, loadModel } from "../../src/train/setup.ts";
 import type { Trajectory } from "../../src/rollout/trajectory.ts";
 import { noGpu } from "../no_gpu.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
 
 const QUIET: Reporter = { bar: () => ({ tick() {}, done() {} }), line() {} };
 

@@ -8,7 +8,7 @@ import { oracleReply } from "../../tasks/textcraft/formats.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { tree, withTextCraft } from "../env/helpers.ts";
 import { parseTextCraftOptions } from "../../tasks/textcraft/options.ts";
-import { faultProxy, flaky } from "../../src/bench/fault_proxy.ts";
+import { faultProxy, flaky } from "../../bench/fault_proxy.ts";
 
 const tok = wordTokenizer(textCraftCorpus(tree, [textcraft.prompt.user, textcraft.prompt.assistant, "Action: x"]));
 const stop = tok.id("<|im_end|>");

@@ -10,7 +10,7 @@ import { type Reporter, runTraining } from "../../src/train/run.ts";
 import { idToName } from "../../tasks/textcraft/game/python.ts";
 import { TEXTCRAFT_SPLITS } from "../../tasks/textcraft/mod.ts";
 import { parseOpening } from "../../tasks/textcraft/stack.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
 import { tree } from "../env/helpers.ts";
 import { noGpu } from "../no_gpu.ts";
 
