@@ -182,6 +182,7 @@ export { nllGrad } from "./src/train/nll.ts";
 export { policyLossHead } from "./src/update/policy_head.ts";
 export { rlStep, stepMetrics } from "./src/train/rl_step.ts";
 export { type EvalResult, evaluate } from "./src/train/eval.ts";
-export { type Reporter, type RunSummary, runTraining } from "./src/train/run.ts";
+export { runTraining } from "./src/train/run.ts";
+export type { Reporter, RunSummary } from "./src/train/types.ts";
 export { type PretrainSummary, runPretraining } from "./src/pretrain/run.ts";
 export { writeReport } from "./src/report/write.ts";

@@ -10,9 +10,10 @@ import { configSource } from "../src/config/presets.ts";
 import { getGpu } from "../src/gpu/device.ts";
 import { coverage, type EvalResult } from "../src/train/eval.ts";
 import { writeReport } from "../src/report/write.ts";
-import { type Reporter, runTraining } from "../src/train/run.ts";
+import { runTraining } from "../src/train/run.ts";
 import { terminalReporter } from "../src/command/progress.ts";
 import { dryRun, parseFlags } from "../src/command/args.ts";
+import type { Reporter } from "../src/train/types.ts";
 
 /** Usage text of the `train` subcommand. */
 export const TRAIN_USAGE = "Usage: deno task bench train [--json] [--run-dir DIR] [--no-extra] [key.path=value ...]\n" +

@@ -186,6 +186,63 @@ Deno.test("every module of src/, tasks/ and bench/ is reachable from an entry po
   assert.deepEqual(unused.sort(), [], "modules nothing imports");
 });
 
+/**
+ * The import circles among the modules `inside` accepts (code and type imports alike): the strongly connected
+ * components of more than one module, each sorted, by Tarjan's algorithm.
+ */
+export function circles(edges: ReadonlyMap<string, ReadonlySet<string>>, inside: (m: string) => boolean): string[][] {
+  let next = 0;
+  const index = new Map<string, number>(),
+    low = new Map<string, number>(),
+    stack: string[] = [],
+    on = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    on.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!inside(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const part: string[] = [];
+    for (let w = ""; w !== v;) {
+      w = stack.pop()!;
+      on.delete(w);
+      part.push(w);
+    }
+    if (part.length > 1) out.push(part.sort());
+  };
+  for (const v of edges.keys()) if (inside(v) && !index.has(v)) visit(v);
+  return out;
+}
+
+const RUN_ROOMS = (m: string) => m.startsWith("src/train/") || m.startsWith("src/update/");
+
+Deno.test("src/train and src/update import one another in no circle: the run's types live in src/train/types.ts", async () => {
+  const edges = await graph();
+  assert.ok([...edges.keys()].filter(RUN_ROOMS).length > 20, "the run's modules were read");
+  assert.deepEqual(circles(edges, RUN_ROOMS), []);
+});
+
+Deno.test("the circle check finds a circle through types and ignores one outside the rooms it checks", () => {
+  const edges = new Map([
+    ["src/train/run.ts", new Set(["src/train/phases.ts", "src/train/types.ts"])],
+    ["src/train/phases.ts", new Set(["src/train/types.ts", "src/update/critic.ts"])],
+    ["src/update/critic.ts", new Set(["src/train/run.ts"])],
+    ["src/train/types.ts", new Set(["src/model/a.ts"])],
+    ["src/model/a.ts", new Set(["src/model/b.ts"])],
+    ["src/model/b.ts", new Set(["src/model/a.ts"])],
+  ]);
+  assert.deepEqual(circles(edges, RUN_ROOMS), [["src/train/phases.ts", "src/train/run.ts", "src/update/critic.ts"]]);
+  assert.deepEqual(circles(edges, () => true).length, 2);
+});
+
 Deno.test("every folder of src/ is a room on a floor, and the README's map of the code names exactly the rooms", async () => {
   const rooms = FLOORS.map(([dir]) => dir).filter((d) => d.endsWith("/") || d === "tasks/mod.ts");
   const folders: string[] = [];

@@ -10,14 +10,7 @@ import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import type { EnvClient } from "../env/client.ts";
 import type { Task, TextEpisode } from "../task/task.ts";
-import {
-  checkpointName,
-  hostFromCheckpoint,
-  type LoadedCheckpoint,
-  loadLatestCheckpoint,
-  saveCheckpoint,
-  type TrainerState,
-} from "../train/checkpoint.ts";
+import { checkpointName, hostFromCheckpoint, loadLatestCheckpoint, saveCheckpoint } from "../train/checkpoint.ts";
 import { type AgentSettings, agentSettings } from "../train/agent_settings.ts";
 import { coverage, type EvalResult, evaluate } from "../train/eval.ts";
 import { createLearner, type Learner, phaseOptimizer, SkipGuard } from "../update/learner.ts";
@@ -33,10 +26,10 @@ import {
   recoveryCount,
 } from "./data.ts";
 import { rolloutOptions } from "../rollout/options.ts";
-import type { RunOptions } from "../train/run.ts";
 import { lrAt } from "../rl/schedule.ts";
-import { configuredTask, type HostModel, loadModel } from "../train/setup.ts";
+import { configuredTask, loadModel } from "../train/setup.ts";
 import { supervisedStep } from "../train/sft.ts";
+import type { HostModel, LoadedCheckpoint, RunOptions, TrainerState } from "../train/types.ts";
 
 /** Options of {@linkcode runPretraining}. */
 export interface PretrainOptions extends RunOptions {

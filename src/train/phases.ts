@@ -20,7 +20,6 @@ import { roundsAt } from "../rollout/scheduler.ts";
 import { divergeAt, Rollbacks, SpikeCheck } from "./rollback.ts";
 import { groupRewards, rlStep, type RlStepContext, scheduleOf, stepMetrics, stepSpecs } from "./rl_step.ts";
 import { rolloutOptions } from "../rollout/options.ts";
-import type { Run } from "./run.ts";
 import { checkEnv, servedCategory } from "./setup.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import { lrAt } from "../rl/schedule.ts";
@@ -28,6 +27,7 @@ import type { TrainSequence } from "../update/sequences.ts";
 import { runSft, sftEpochs, sftPlan } from "./sft.ts";
 import { EnvFailed, RunDiverged, RunStopped } from "./stops.ts";
 import { agentGymSequences, augmentedEpochs, oracleEpisodes, textEpisode } from "./sft_data.ts";
+import type { Run } from "./types.ts";
 
 /** Supervised warm start; false when interrupted (a checkpoint `sft-latest` is saved to resume from). */
 export async function sftPhase(run: Run): Promise<boolean> {

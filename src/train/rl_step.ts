@@ -26,6 +26,7 @@ import type { Learner } from "../update/learner.ts";
 import type { AdamW } from "../update/optimizer.ts";
 import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "../update/rl_update.ts";
 import { fromPositions, sequenceLogprobs } from "../update/sequences.ts";
+import type { PlayedStep, RolloutSource } from "./types.ts";
 
 /** What a step works with. */
 export interface RlStepContext {
@@ -43,31 +44,6 @@ export interface RlStepContext {
   onEpisode?: (t: Trajectory) => void;
   /** Where the step's episodes are played; absent: in this process, on the learner's own weights. */
   source?: RolloutSource;
-}
-
-/**
- * Plays a step's episodes somewhere else (a cluster's workers, the one-step-off sampler): every episode of `specs`, each group whole, sampled
- * by a policy version at most rollout.max_staleness behind the learner's (version step − 1 for step `step`).
- */
-export interface RolloutSource {
-  play(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<PlayedStep>;
-  /** Publishes a later step's episodes ahead of its play (rollout.max_staleness > 0): they play during updates. */
-  prepare?(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<void>;
-  /** Steps whose episodes `prepare` takes ahead; default rollout.max_staleness. */
-  readonly ahead?: number;
-  /** Files a checkpoint keeps for the source (episodes played ahead), by name; may wait for them. */
-  checkpoint?(): Promise<Record<string, unknown> | undefined>;
-  /** Ends the source's connections. */
-  close?(): Promise<void>;
-}
-
-/** What a rollout source played for one step. */
-export interface PlayedStep {
-  trajectories: Trajectory[];
-  /** Sampling time on the workers, summed (prefill, decode) and their environment time. */
-  seconds: { prefill: number; decode: number; env: number };
-  /** The source's own numbers (waiting, queue depth, drops), added to the step's metrics. */
-  metrics: Record<string, number>;
 }
 
 /** A step's outcome: its trajectories and the numbers of its update. */

@@ -8,16 +8,12 @@ import { parse } from "yaml";
 import type { RunConfig } from "../config/schema.ts";
 import { envClient } from "../env/adapters/mod.ts";
 import type { TaskSet } from "../env/adapter.ts";
-import type { EnvClient } from "../env/client.ts";
 import { resolveModel } from "../model/hub.ts";
 import { loadModelDir, stopTokenIds } from "../model/model_dir.ts";
-import type { ModelConfig } from "../model/config.ts";
 import { buildTinyModel, TINY_SHAPES, tinySpecOf } from "../model/tiny.ts";
-import type { SaveDType } from "../model/safetensors.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import { wordTokenizer } from "../model/word_tokenizer.ts";
 import { readAgentSettings } from "./agent_settings.ts";
-import type { Reporter } from "./run.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { readItemIds } from "../task/splits.ts";
 import {
@@ -28,20 +24,7 @@ import {
   type TaskOptions,
   type TaskVocabulary,
 } from "../task/task.ts";
-
-/** The environment side of a run. */
-export interface RunEnv {
-  /** The task, with the run's prompt. */
-  task: Task;
-  /** The task's checked options (config task_options). */
-  options: TaskOptions;
-  client: EnvClient;
-  /** The embedded server, when the run started one. */
-  server?: EmbeddedServer;
-  /** The task's synthetic RL worlds, which the embedded server plays beside its tasks (data.synthetic_prompts). */
-  worlds?: RlWorlds;
-  close(): Promise<void>;
-}
+import type { HostModel, Reporter, RunEnv } from "./types.ts";
 
 /**
  * The task of a config with its prompt and its checked options. The prompt is the config's (inline or from a
@@ -235,18 +218,6 @@ export function startServerHint(task: Task, url: string | undefined): string {
   }
   return `Start AgentGym's ${task.env} server there (its agentenv-${task.env} package: \`${task.env} --host ` +
     `127.0.0.1 --port ${port}\`), or pass the URL of one that runs with --env-url URL (config env.urls).`;
-}
-
-/** A model's host-side parts. */
-export interface HostModel {
-  config: ModelConfig;
-  /** The dtype its weights were stored in. */
-  dtype: SaveDType;
-  tensors: Map<string, Float32Array>;
-  tokenizer: Tokenizer;
-  stopIds: number[];
-  /** Where it came from, for the run log. */
-  source: string;
 }
 
 /** Loads the configured model: a Hugging Face directory, or the built-in tiny model over the task's vocabulary. */
