@@ -168,7 +168,7 @@ export {
   policySurrogate,
 } from "./src/rl/policy_loss.ts";
 export { valueLoss } from "./src/rl/value_loss.ts";
-export { checkSchedule, roundsAt, type RoundsSchedule } from "./src/rollout/scheduler.ts";
+export { checkSchedule, roundsAt, type RoundsSchedule } from "./src/rl/rounds.ts";
 
 // Training.
 export { resolveConfig } from "./src/config/load.ts";

@@ -16,7 +16,7 @@ import { phaseOptimizer, SkipGuard, trainable } from "../update/learner.ts";
 import type { AdamW } from "../update/optimizer.ts";
 import { AHEAD_FILE, type AheadRecord, OneStepOff } from "./one_step_off.ts";
 import { byCategory, nextPrompts, recordSignal, signalPrompts, withWorlds } from "../rl/prompts.ts";
-import { roundsAt } from "../rollout/scheduler.ts";
+import { roundsAt } from "../rl/rounds.ts";
 import { divergeAt, Rollbacks, SpikeCheck } from "./rollback.ts";
 import { groupRewards, rlStep, type RlStepContext, scheduleOf, stepMetrics, stepSpecs } from "./rl_step.ts";
 import { rolloutOptions } from "../rollout/options.ts";

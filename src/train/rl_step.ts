@@ -8,7 +8,7 @@ import type { Generator } from "../model/generate.ts";
 import type { Critic, CriticStep } from "../update/critic.ts";
 import type { Transformer } from "../model/transformer.ts";
 import { type EpisodeSpec, type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
-import { roundsAt, type RoundsSchedule } from "../rollout/scheduler.ts";
+import { roundsAt, type RoundsSchedule } from "../rl/rounds.ts";
 import { trainable, type Trajectory } from "../rollout/trajectory.ts";
 import {
   broadcastAdvantages,

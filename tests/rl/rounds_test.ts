@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { checkSchedule, roundsAt } from "../../src/rollout/scheduler.ts";
+import { checkSchedule, roundsAt } from "../../src/rl/rounds.ts";
 
 Deno.test("ScalingInter with K = 100 and [10, 20, 30]: steps 1-100 use 10, 101-200 use 20, 201 on use 30", () => {
   const s = { type: "scaling_inter" as const, rounds: [10, 20, 30], stepsPerStage: 100 };
