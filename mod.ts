@@ -165,8 +165,8 @@ export {
   type PolicyLossSettings,
   policyMetrics,
   policyObjective,
-  policySurrogate,
 } from "./src/rl/policy_loss.ts";
+export { type ClipSettings, policySurrogate, type SurrogateTerm } from "./src/rl/surrogate.ts";
 export { valueLoss } from "./src/rl/value_loss.ts";
 export { checkSchedule, roundsAt, type RoundsSchedule } from "./src/rl/rounds.ts";
 

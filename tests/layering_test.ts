@@ -1,12 +1,12 @@
 // The house's floors, checked on Deno's own module graph (`deno info --json`): data flows one way,
 // cli/bench -> cluster/pretrain/command -> train/report/play/serve -> update -> the task registry ->
-// rollout/onnx/tasks -> model/rl/task -> env/ops -> gpu -> util/config, and a few rooms are closed even to the floors
-// above them. Tasks are plug-ins on top of src/: a task (tasks/<name>/) imports src/'s Task interface (src/task/), its
-// environment (src/env/) and utilities, never the model or the GPU; src/ below the entry floor reaches the tasks only
-// through their registry, tasks/mod.ts, and the Task hooks; only the entry floor (src/cli, bench/, mod.ts, the play
-// page's script) names a task's own modules. The benchmarks (bench/) are tools beside the product: nothing the program
-// or the library runs reaches them. Every module of src/, tasks/ and bench/ must be reachable from an entry point, so
-// no code sits unused.
+// rollout/onnx/tasks -> config -> model/rl/task -> env/ops -> gpu -> util, and a few rooms are closed even to the
+// floors above them. Tasks are plug-ins on top of src/: a task (tasks/<name>/) imports src/'s Task interface
+// (src/task/), its environment (src/env/) and utilities, never the model or the GPU; src/ below the entry floor
+// reaches the tasks only through their registry, tasks/mod.ts, and the Task hooks; only the entry floor (src/cli,
+// bench/, mod.ts, the play page's script) names a task's own modules. The benchmarks (bench/) are tools beside the
+// product: nothing the program or the library runs reaches them. Every module of src/, tasks/ and bench/ must be
+// reachable from an entry point, so no code sits unused.
 import assert from "node:assert/strict";
 import { runDeno } from "./subprocess.ts";
 
@@ -30,25 +30,28 @@ const PRODUCT = ENTRIES.filter((e) => !e.startsWith("bench/"));
  * first prefix that matches decides, so a module named here stands apart from its folder.
  */
 const FLOORS: [string, number][] = [
-  ["src/cli/", 10],
+  ["src/cli/", 11],
   // The play page's browser script: an entry of its own (bundled, never imported), so on the entry floor.
-  ["src/play/app.ts", 10],
+  ["src/play/app.ts", 11],
   // The benchmarks' own entry floor, beside the program's: neither imports the other.
-  ["bench/", 10],
-  ["src/cluster/", 8],
-  ["src/pretrain/", 8],
-  ["src/command/", 8],
-  ["src/train/", 7],
-  ["src/report/", 7],
-  ["src/play/", 7],
-  ["src/serve/", 7],
+  ["bench/", 11],
+  ["src/cluster/", 9],
+  ["src/pretrain/", 9],
+  ["src/command/", 9],
+  ["src/train/", 8],
+  ["src/report/", 8],
+  ["src/play/", 8],
+  ["src/serve/", 8],
   // The learner and its updates on the GPU: what a run's phases drive, below the run itself.
-  ["src/update/", 6],
+  ["src/update/", 7],
   // The task registry: the one door from src/ into tasks/ below the entry floor.
-  ["tasks/mod.ts", 5],
-  ["src/rollout/", 4],
-  ["src/onnx/", 4],
-  ["tasks/", 4],
+  ["tasks/mod.ts", 6],
+  ["src/rollout/", 5],
+  ["src/onnx/", 5],
+  ["tasks/", 5],
+  // The run config composes the settings of the rooms below it: the RL algorithms it names are those src/rl
+  // registers, the KV cache's element types the model's.
+  ["src/config/", 4],
   ["src/model/", 3],
   ["src/rl/", 3],
   ["src/task/", 3],
@@ -56,7 +59,6 @@ const FLOORS: [string, number][] = [
   ["src/ops/", 2],
   ["src/gpu/", 1],
   ["src/util/", 0],
-  ["src/config/", 0],
 ];
 
 const REGISTRY_ONLY =

@@ -1,8 +1,9 @@
 /**
  * The actor's per-token loss on the GPU (shaders/policy_loss.wgsl): from each token's logp and entropy and
  * its inputs (old logp, reference logp, advantage, aggregation weight), dlogp, dentropy and per-token statistics.
- * The formula and its CPU definition live in src/rl/policy_loss.ts, which resolves the settings this kernel
- * takes as numbers; src/update/policy_head.ts runs it inside the LM head pass.
+ * The formula and its CPU definition live in src/rl (surrogate.ts, policy_loss.ts), which resolves the settings
+ * this kernel takes as numbers; src/rl/policy_losses.ts names this kernel as the vanilla loss's GPU side, and
+ * src/update/policy_head.ts runs a loss's kernel inside the LM head pass.
  *
  * The host uploads one [T, 4] tensor per packed batch; the weights are the whole mini-batch's, so micro-batch
  * gradients add up to the mini-batch's.
@@ -104,7 +105,14 @@ export interface PolicyLossArgs {
   stats: Tensor;
 }
 
-/** Records the fused per-token loss: dlogp, dentropy and statistics of T tokens. */
+/**
+ * A policy loss's GPU side: records, for T tokens, a fused per-token loss whose surrogate is the loss's own, with the
+ * KL and entropy terms and the statistics POLICY_STATS, writing dlogp, dentropy and stats. The registry of policy
+ * losses (src/rl/policy_losses.ts) names one per loss.
+ */
+export type PolicyLossKernel = (batch: Batch, args: PolicyLossArgs, k: PolicyKernelSettings) => void;
+
+/** Records the fused per-token loss with PPO's clipped surrogate (verl's vanilla): dlogp, dentropy and statistics. */
 export function policyLossForward(batch: Batch, args: PolicyLossArgs, k: PolicyKernelSettings): void {
   const T = args.logp.size;
   const S = POLICY_STATS.length;

@@ -16,13 +16,14 @@ import { phaseOptimizer, SkipGuard, trainable } from "../update/learner.ts";
 import type { AdamW } from "../update/optimizer.ts";
 import { AHEAD_FILE, type AheadRecord, OneStepOff } from "./one_step_off.ts";
 import { byCategory, nextPrompts, recordSignal, signalPrompts, withWorlds } from "../rl/prompts.ts";
-import { roundsAt } from "../rl/rounds.ts";
+import { roundsAt, scheduleOf } from "../rl/rounds.ts";
 import { divergeAt, Rollbacks, SpikeCheck } from "./rollback.ts";
-import { groupRewards, rlStep, type RlStepContext, scheduleOf, stepMetrics, stepSpecs } from "./rl_step.ts";
+import { groupRewards, rlStep, type RlStepContext, stepMetrics, stepSpecs } from "./rl_step.ts";
 import { rolloutOptions } from "../rollout/options.ts";
 import { checkEnv, servedCategory } from "./setup.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import { lrAt } from "../rl/schedule.ts";
+import { advantageEstimator } from "../rl/estimators.ts";
 import type { TrainSequence } from "../update/sequences.ts";
 import { runSft, sftEpochs, sftPlan } from "./sft.ts";
 import { EnvFailed, RunDiverged, RunStopped } from "./stops.ts";
@@ -198,7 +199,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
   const stepsTotal = c.trainer.total_steps;
   const optimizerStepsTotal = stepsTotal * c.actor.ppo_epochs *
     Math.ceil(c.data.train_batch_size / c.actor.ppo_mini_batch_size);
-  run.critic = c.algorithm.adv_estimator === "gae" ? await startCritic(run) : undefined;
+  run.critic = advantageEstimator(c.algorithm.adv_estimator).critic ? await startCritic(run) : undefined;
   if (!run.source && c.rollout.max_staleness > 0 && state.rlStep < stepsTotal) run.source = await oneStepOff(run);
   const ctx: RlStepContext = {
     config: c,
@@ -330,7 +331,7 @@ function aheadOf(
   return async (step) => {
     const mine = draw(step);
     for (let s = step + 1; s <= Math.min(step + k, c.trainer.total_steps); s++) {
-      const options = rolloutOptions(c, roundsAt(scheduleOf(c), s), run.host.stopIds);
+      const options = rolloutOptions(c, roundsAt(scheduleOf(c.algorithm.rounds_ctrl), s), run.host.stopIds);
       await source.prepare!(s, stepSpecs(c, s, draw(s)), options);
     }
     return mine;

@@ -8,17 +8,9 @@ import type { Generator } from "../model/generate.ts";
 import type { Critic, CriticStep } from "../update/critic.ts";
 import type { Transformer } from "../model/transformer.ts";
 import { type EpisodeSpec, type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
-import { roundsAt, type RoundsSchedule } from "../rl/rounds.ts";
+import { roundsAt, scheduleOf } from "../rl/rounds.ts";
 import { trainable, type Trajectory } from "../rollout/trajectory.ts";
-import {
-  broadcastAdvantages,
-  gaeAdvantages,
-  grpoAdvantages,
-  outcomeRewards,
-  reinforceBaselineAdvantages,
-  reinforcePlusPlusAdvantages,
-  rlooAdvantages,
-} from "../rl/advantages.ts";
+import { advantageEstimator, type EstimatorInput } from "../rl/estimators.ts";
 import { faultPoint } from "./faults.ts";
 import { rolloutOptions } from "../rollout/options.ts";
 import { boundStaleness, tisMetrics, tisWeights } from "../rl/off_policy.ts";
@@ -61,14 +53,6 @@ export interface RlStepResult {
   seconds: { rollout: number; prefill: number; decode: number; env: number; logprobs: number; update: number };
 }
 
-/** The round schedule of a config. */
-export function scheduleOf(c: RunConfig): RoundsSchedule {
-  const r = c.algorithm.rounds_ctrl;
-  return r.type === "fixed"
-    ? { type: "fixed", rounds: r.rounds[r.rounds.length - 1] }
-    : { type: "scaling_inter", rounds: r.rounds, stepsPerStage: r.steps_scaling_inter };
-}
-
 /** Seed of episode k of step `step`: distinct per episode, and the same after a resume. */
 export function episodeSeed(base: number, step: number, k: number): number {
   return (Math.imul(base, 1000003) + Math.imul(step, 7919) + k) | 0;
@@ -85,7 +69,7 @@ export function stepSpecs(c: RunConfig, step: number, prompts: readonly number[]
 /** Plays and learns from one step's prompts. */
 export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly number[]): Promise<RlStepResult> {
   const c = ctx.config;
-  const rounds = roundsAt(scheduleOf(c), step);
+  const rounds = roundsAt(scheduleOf(c.algorithm.rounds_ctrl), step);
   const t0 = performance.now();
   const specs = stepSpecs(c, step, prompts);
   const played = ctx.source
@@ -168,6 +152,7 @@ function actorUpdate(ctx: RlStepContext, seqs: readonly UpdateSequence[]): Promi
     temperature: samplingTemperature(ctx.config),
     lr: ctx.lr,
     loss: {
+      loss: a.policy_loss,
       clipLow: a.clip_ratio_low,
       clipHigh: a.clip_ratio_high,
       clipC: a.clip_ratio_c,
@@ -219,25 +204,17 @@ async function updateSequences(
     advantages: [],
     oldLogp: t.logprobs,
   }));
-  if (c.algorithm.adv_estimator === "gae") {
-    if (!ctx.critic) throw new RangeError("algorithm.adv_estimator=gae needs a critic");
-    // The critic values each response token from the state before it; GAE runs over the trainable tokens only.
-    const values = await ctx.critic.values(seqs);
-    const gae = gaeAdvantages(
-      outcomeRewards(train.map((t) => advantageScore(c, t)), seqs.map((q) => q.mask)),
-      values,
-      seqs.map((q) => q.mask),
-      {
-        gamma: c.algorithm.gamma,
-        lambda: c.algorithm.lam,
-      },
-    );
-    seqs.forEach((q, i) =>
-      Object.assign(q, { advantages: gae.advantages[i], oldValues: values[i], returns: gae.returns[i] })
-    );
-  } else {
-    const advantages = tokenAdvantages(c, train);
-    seqs.forEach((q, i) => (q.advantages = advantages[i]));
+  const estimator = advantageEstimator(c.algorithm.adv_estimator);
+  if (estimator.critic && !ctx.critic) {
+    throw new RangeError(`algorithm.adv_estimator=${estimator.name} needs a critic`);
+  }
+  // The critic values each response token from the state before it; its estimator runs over the trainable tokens.
+  const values = estimator.critic ? await ctx.critic!.values(seqs) : undefined;
+  const estimated = estimator.estimate({ ...advantageInput(c, train), values }, c.algorithm);
+  seqs.forEach((q, i) => (q.advantages = estimated.advantages[i]));
+  if (values) {
+    if (!estimated.returns) throw new TypeError(`${estimator.name} trains a critic but gave it no returns`);
+    seqs.forEach((q, i) => Object.assign(q, { oldValues: values[i], returns: estimated.returns![i] }));
   }
   const lp = { temperature: samplingTemperature(c), maxTokens: c.actor.ppo_micro_batch_tokens };
   if (c.actor.recompute_old_logprob) {
@@ -262,26 +239,25 @@ async function updateSequences(
   return seqs;
 }
 
-/** Per-response-token advantages of the trainable trajectories (the reward sits on the last sampled token). */
-export function tokenAdvantages(c: RunConfig, train: readonly Trajectory[]): number[][] {
-  const scores = train.map((t) => advantageScore(c, t));
-  const groups = train.map((t) => t.group);
-  const masks = train.map((t) => t.mask);
-  switch (c.algorithm.adv_estimator) {
-    case "grpo":
-      return broadcastAdvantages(
-        grpoAdvantages(scores, groups, { normalizeByStd: c.algorithm.norm_adv_by_std_in_grpo }),
-        masks,
-      );
-    case "rloo":
-      return broadcastAdvantages(rlooAdvantages(scores, groups), masks);
-    case "reinforce_plus_plus":
-      return reinforcePlusPlusAdvantages(outcomeRewards(scores, masks), masks, { gamma: c.algorithm.gamma }).advantages;
-    case "reinforce_plus_plus_baseline":
-      return reinforceBaselineAdvantages(scores, groups, masks);
-    case "gae":
-      throw new RangeError("GAE's advantages need the critic's values: they are computed in the RL step");
+/** What an advantage estimator sees of the trainable trajectories: their scores, groups and masks. */
+function advantageInput(c: Pick<RunConfig, "algorithm">, train: readonly Trajectory[]): EstimatorInput {
+  return {
+    scores: train.map((t) => advantageScore(c, t)),
+    groups: train.map((t) => t.group),
+    masks: train.map((t) => t.mask),
+  };
+}
+
+/**
+ * Per-response-token advantages of the trainable trajectories (the reward sits on the last sampled token), by the
+ * configured estimator; one that needs a critic's values (gae) is refused: the RL step computes those.
+ */
+export function tokenAdvantages(c: Pick<RunConfig, "algorithm">, train: readonly Trajectory[]): number[][] {
+  const estimator = advantageEstimator(c.algorithm.adv_estimator);
+  if (estimator.critic) {
+    throw new RangeError(`${estimator.name}'s advantages need the critic's values: they are computed in the RL step`);
   }
+  return estimator.estimate(advantageInput(c, train), c.algorithm).advantages;
 }
 
 /**

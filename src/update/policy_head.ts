@@ -1,14 +1,16 @@
 /**
  * The actor's loss inside the LM head pass: for each chunk of rows the head records logp and entropy, then the
- * policy-loss kernel (src/ops/policy_loss.ts) turns them into dlogp and dentropy and per-token statistics before
- * the head's backward consumes the chunk. The formula it computes is policyObjective (src/rl/policy_loss.ts).
+ * configured policy loss's kernel (its GPU side, named by src/rl/policy_losses.ts; vanilla's is
+ * src/ops/policy_loss.ts) turns them into dlogp and dentropy and per-token statistics before the head's backward
+ * consumes the chunk. The formula it computes is policyObjective (src/rl/policy_loss.ts).
  */
 import type { Batch } from "../gpu/batch.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
 import type { HeadChunk, HeadChunkGrad, HeadGrad } from "../model/head.ts";
-import { POLICY_STATS, policyLossForward } from "../ops/policy_loss.ts";
-import { policyKernelSettings, type PolicyLossSettings } from "../rl/policy_loss.ts";
+import { POLICY_STATS } from "../ops/policy_loss.ts";
+import { policyKernelSettings, type PolicyLossSettings, policyLossSettings } from "../rl/policy_loss.ts";
+import { policyLoss } from "../rl/policy_losses.ts";
 
 export { uploadPolicyInputs } from "../ops/policy_loss.ts";
 
@@ -45,6 +47,7 @@ export function policyLossHead(gpu: Gpu, inputs: Tensor, settings: PolicyLossSet
   const T = inputs.shape[0];
   const S = POLICY_STATS.length;
   const k = policyKernelSettings(settings); // fails here, not mid-recording
+  const kernel = policyLoss(policyLossSettings(settings).loss).kernel;
   const dlogp = empty(gpu, [T], "f32", "dlogp");
   const dentropy = empty(gpu, [T], "f32", "dentropy");
   const stats = empty(gpu, [T, S], "f32", "policy stats");
@@ -54,7 +57,7 @@ export function policyLossHead(gpu: Gpu, inputs: Tensor, settings: PolicyLossSet
       throw new RangeError(`Head chunk [${start}, ${start + count}) is outside the policy inputs of ${T} tokens`);
     }
     const out = { dlogp: dlogp.view(start, [count]), dentropy: dentropy.view(start, [count]) };
-    policyLossForward(batch, {
+    kernel(batch, {
       logp: chunk.logp,
       entropy: chunk.entropy,
       inputs: inputs.view(start * 4, [count, 4]),
