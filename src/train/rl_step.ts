@@ -12,6 +12,7 @@ import { roundsAt, scheduleOf } from "../rl/rounds.ts";
 import { trainable, type Trajectory } from "../rollout/trajectory.ts";
 import { advantageEstimator, type EstimatorInput } from "../rl/estimators.ts";
 import { faultPoint } from "./faults.ts";
+import { logprobTemperature } from "../util/temperature.ts";
 import { rolloutOptions } from "../rollout/options.ts";
 import { boundStaleness, tisMetrics, tisWeights } from "../rl/off_policy.ts";
 import type { Learner } from "../update/learner.ts";
@@ -149,7 +150,7 @@ function actorUpdate(ctx: RlStepContext, seqs: readonly UpdateSequence[]): Promi
     miniBatchGroups: a.ppo_mini_batch_size,
     microBatchTokens: a.ppo_micro_batch_tokens,
     lossAggMode: a.loss_agg_mode,
-    temperature: samplingTemperature(ctx.config),
+    temperature: logprobTemperature(ctx.config.rollout.temperature),
     lr: ctx.lr,
     loss: {
       loss: a.policy_loss,
@@ -184,11 +185,6 @@ async function criticUpdates(ctx: RlStepContext, seqs: readonly UpdateSequence[]
   return out;
 }
 
-/** The temperature the policy sampled at (greedy counts as 1), which the update's log-probabilities use too. */
-function samplingTemperature(c: RunConfig): number {
-  return c.rollout.temperature > 0 ? c.rollout.temperature : 1;
-}
-
 /** The trainable episodes as update sequences: advantages, behaviour and reference log-probabilities. */
 async function updateSequences(
   ctx: RlStepContext,
@@ -216,7 +212,7 @@ async function updateSequences(
     if (!estimated.returns) throw new TypeError(`${estimator.name} trains a critic but gave it no returns`);
     seqs.forEach((q, i) => Object.assign(q, { oldValues: values[i], returns: estimated.returns![i] }));
   }
-  const lp = { temperature: samplingTemperature(c), maxTokens: c.actor.ppo_micro_batch_tokens };
+  const lp = { temperature: logprobTemperature(c.rollout.temperature), maxTokens: c.actor.ppo_micro_batch_tokens };
   if (c.actor.recompute_old_logprob) {
     const old = await sequenceLogprobs(ctx.learner.gpu, ctx.learner.model, seqs, lp);
     seqs.forEach((q, i) => (q.oldLogp = fromPositions(q, old[i])));
