@@ -132,7 +132,7 @@ export { DIMENSION_LETTERS, type DimensionLetter } from "./src/model/shapes.ts";
 
 // Environments and tasks.
 export { EnvClient, type EnvSession } from "./src/env/client.ts";
-export { ADAPTERS, envClient, type EnvName } from "./src/env/adapters/mod.ts";
+export { ADAPTERS, envClient, type EnvName } from "./tasks/mod.ts";
 export { EnvError, isEnvError } from "./src/env/errors.ts";
 export { serveTextCraft } from "./tasks/textcraft/game/server.ts";
 export { getTask, type Task, TASKS } from "./tasks/mod.ts";

@@ -1,11 +1,12 @@
 /** WebShop: find and buy the product an instruction describes. */
+import { webshopAdapter } from "../src/env/adapters/webshop.ts";
 import { lastAction } from "./alfworld.ts";
 import { type Task, upstreamSuccess } from "../src/task/task.ts";
 
 /** The WebShop task. 6 rounds, as AgentGym's AgentEvol scripts run it. */
 export const webshop: Task = {
   name: "webshop",
-  env: "webshop",
+  adapter: webshopAdapter,
   prompt: {
     user: "You are shopping on the web and will be told what to buy. Each round you receive an observation and " +
       "the available actions, and answer with one action that follows the instruction. Use search when a search " +

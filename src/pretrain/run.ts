@@ -5,10 +5,9 @@
  * `minutes` ends the run early with a checkpoint, so hours of pretraining can be spread over sessions.
  */
 import { stringify } from "yaml";
-import { envClient } from "../env/adapters/mod.ts";
+import { EnvClient } from "../env/client.ts";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
-import type { EnvClient } from "../env/client.ts";
 import type { Task, TextEpisode } from "../task/task.ts";
 import { checkpointName, hostFromCheckpoint, loadLatestCheckpoint, saveCheckpoint } from "../train/checkpoint.ts";
 import { type AgentSettings, agentSettings } from "../train/agent_settings.ts";
@@ -77,7 +76,7 @@ export async function runPretraining(o: PretrainOptions): Promise<PretrainSummar
     heldOut: heldOut.map((e) => e.opening),
   });
   const server = await synthetic.serve(p.eval_seed);
-  const client = envClient(task.env, { urls: [server.url] });
+  const client = new EnvClient(task.adapter, { urls: [server.url] });
   const session: Session = {
     o,
     agent: agentSettings(c, task, options),

@@ -3,7 +3,7 @@
  * the model's text becomes an action, what counts as success, the default round limit and the task splits.
  */
 import type { ActionParse } from "../env/client.ts";
-import type { EnvName } from "../env/adapters/mod.ts";
+import type { Adapter } from "../env/adapter.ts";
 import type { Rng } from "../util/random.ts";
 
 /** The conversation start: the user's instructions and the assistant's acknowledgement. */
@@ -137,8 +137,11 @@ export interface BaseModelWords {
 export interface Task {
   /** The task's name, also its item-id prefix (`textcraft_12`). */
   readonly name: string;
-  /** The adapter that talks to its server. */
-  readonly env: EnvName;
+  /**
+   * The protocol its servers speak (src/env/adapters/<env>.ts), whose name is the environment's: tasks/mod.ts lists
+   * the environments from the tasks' adapters.
+   */
+  readonly adapter: Adapter;
   /** Crucible's own wording of the upstream instructions; see `loadPrompt` to use another. */
   readonly prompt: Prompt;
   /** The model's text -> the action to send, or a local reply. */

@@ -6,8 +6,8 @@
  */
 import { parse } from "yaml";
 import type { RunConfig } from "../config/schema.ts";
-import { envClient } from "../env/adapters/mod.ts";
 import type { TaskSet } from "../env/adapter.ts";
+import { EnvClient } from "../env/client.ts";
 import { resolveModel } from "../model/hub.ts";
 import { loadModelDir, stopTokenIds } from "../model/model_dir.ts";
 import { buildTinyModel, TINY_SHAPES, tinySpecOf } from "../model/tiny.ts";
@@ -110,14 +110,15 @@ export async function openEnv(c: RunConfig): Promise<RunEnv> {
     urls = [server.url];
   } else if (urls.length === 0) {
     if (!task.serve) {
+      const env = task.adapter.name;
       throw new RangeError(
-        `Crucible has no embedded ${task.env} server; start the ${task.env} AgentGym server and pass --env-url URL`,
+        `Crucible has no embedded ${env} server; start the ${env} AgentGym server and pass --env-url URL`,
       );
     }
     server = await task.serve(options);
     urls = [server.url];
   }
-  const client = envClient(task.env, {
+  const client = new EnvClient(task.adapter, {
     urls,
     timeoutMs: c.env.timeout_ms,
     retries: c.env.retries,
@@ -150,8 +151,8 @@ async function rlWorlds(c: RunConfig, task: Task, options: TaskOptions): Promise
   }
   if (c.env.urls.length > 0) {
     throw new RangeError(
-      `${key} plays synthetic worlds on Crucible's embedded ${task.env} server, and env.urls (--env-url) names ` +
-        `external servers, which know only the task's own tasks. Leave out --env-url (env.urls) to use the ` +
+      `${key} plays synthetic worlds on Crucible's embedded ${task.adapter.name} server, and env.urls (--env-url) ` +
+        `names external servers, which know only the task's own tasks. Leave out --env-url (env.urls) to use the ` +
         `embedded server, or set data.synthetic_prompts.share=0.`,
     );
   }
@@ -203,7 +204,7 @@ export async function checkEnv(env: RunEnv): Promise<void> {
   } catch (e) {
     const urls = env.client.transport.health().map((h) => h.url);
     throw new Error(
-      `The ${env.task.env} server at ${urls.join(", ")} does not answer (${(e as Error).message}). ` +
+      `The ${env.task.adapter.name} server at ${urls.join(", ")} does not answer (${(e as Error).message}). ` +
         startServerHint(env.task, urls[0]),
     );
   }
@@ -211,12 +212,12 @@ export async function checkEnv(env: RunEnv): Promise<void> {
 
 /** How to get a server of `task`'s environment answering at `url`: the command that starts one, or its absence. */
 export function startServerHint(task: Task, url: string | undefined): string {
-  const port = url ? (URL.parse(url)?.port || "PORT") : "PORT";
+  const port = url ? (URL.parse(url)?.port || "PORT") : "PORT", env = task.adapter.name;
   if (task.serve) {
-    return `Start one there with \`deno task serve ${task.env} --port ${port}\` (in another terminal), or leave ` +
-      `out --env-url (config env.urls) and the run starts Crucible's embedded ${task.env} server itself.`;
+    return `Start one there with \`deno task serve ${env} --port ${port}\` (in another terminal), or leave ` +
+      `out --env-url (config env.urls) and the run starts Crucible's embedded ${env} server itself.`;
   }
-  return `Start AgentGym's ${task.env} server there (its agentenv-${task.env} package: \`${task.env} --host ` +
+  return `Start AgentGym's ${env} server there (its agentenv-${env} package: \`${env} --host ` +
     `127.0.0.1 --port ${port}\`), or pass the URL of one that runs with --env-url URL (config env.urls).`;
 }
 
@@ -284,7 +285,7 @@ export async function splitIndices(
   const file = which === "train" ? c.data.train_items : c.data.test_items;
   const name = which === "train" ? c.data.train_split : c.data.test_split;
   const what = file ? `data.${which}_items=${file}` : `split "${name}" (data.${which}_split)`;
-  const held = served && `the ${task.env} server holds ${served.count} tasks` +
+  const held = served && `the ${task.adapter.name} server holds ${served.count} tasks` +
       (served.about ? ` (${served.about})` : "") +
       (served.splits ? `, in splits ${Object.keys(served.splits).join(", ")}` : "");
   const check = (indices: number[]): number[] => {

@@ -2,7 +2,7 @@
 // reward measurably: seeded, with a margin, through the real rollout, policy-loss kernel, update and AdamW.
 import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
-import { envClient } from "../../src/env/adapters/mod.ts";
+import { envClient } from "../../tasks/mod.ts";
 import { Generator } from "../../src/model/generate.ts";
 import { initParams } from "../../src/model/init.ts";
 import { parseModelConfig } from "../../src/model/config.ts";

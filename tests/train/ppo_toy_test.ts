@@ -2,7 +2,7 @@
 // better arm within a few dozen steps, through the real rollout, critic, GAE, value loss and policy loss.
 import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
-import { envClient } from "../../src/env/adapters/mod.ts";
+import { envClient } from "../../tasks/mod.ts";
 import { Generator } from "../../src/model/generate.ts";
 import { initParams } from "../../src/model/init.ts";
 import { parseModelConfig } from "../../src/model/config.ts";

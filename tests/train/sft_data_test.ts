@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { envClient } from "../../src/env/adapters/mod.ts";
+import { envClient } from "../../tasks/mod.ts";
 import { solveTask } from "../../tasks/textcraft/oracle.ts";
 import { textCraftCorpus } from "../../tasks/textcraft/vocabulary.ts";
 import { wordTokenizer } from "../../src/model/word_tokenizer.ts";

@@ -16,11 +16,10 @@ import { appendEpisodes } from "../../../src/train/metrics.ts";
 import { groupRewards } from "../../../src/train/rl_step.ts";
 import { newInstance } from "../../../tasks/bfcl/classes/api.ts";
 import { DOC_FILES } from "../../../tasks/bfcl/classes/docs.ts";
-import { envClient } from "../../../src/env/adapters/mod.ts";
 import { generateEntries } from "../../../tasks/bfcl/generator.ts";
 import { serveBfcl } from "../../../tasks/bfcl/server.ts";
 import { GENERATED_DOCS } from "../../../tasks/bfcl/tool_docs.ts";
-import { TASKS } from "../../../tasks/mod.ts";
+import { envClient, TASKS } from "../../../tasks/mod.ts";
 import { get as getJson, playScripts, post as postJson } from "../../env/helpers.ts";
 
 const bfcl = TASKS.bfcl;
