@@ -18,7 +18,7 @@ import { AHEAD_FILE, type AheadRecord, OneStepOff } from "./one_step_off.ts";
 import { byCategory, nextPrompts, recordSignal, signalPrompts, withWorlds } from "../rl/prompts.ts";
 import { roundsAt, scheduleOf } from "../rl/rounds.ts";
 import { divergeAt, Rollbacks, SpikeCheck } from "./rollback.ts";
-import { groupRewards, rlStep, type RlStepContext, stepMetrics, stepSpecs } from "./rl_step.ts";
+import { rlStep, type RlStepContext, stepSpecs } from "./rl_step.ts";
 import { rolloutOptions } from "../rollout/options.ts";
 import { checkEnv, servedCategory } from "./setup.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
@@ -29,6 +29,7 @@ import { runSft, sftEpochs, sftPlan } from "./sft.ts";
 import { EnvFailed, RunDiverged, RunStopped } from "./stops.ts";
 import { agentGymSequences, augmentedEpochs, oracleEpisodes, textEpisode } from "./sft_data.ts";
 import type { Run } from "./types.ts";
+import { groupRewards, stepMetrics } from "./step_metrics.ts";
 
 /** Supervised warm start; false when interrupted (a checkpoint `sft-latest` is saved to resume from). */
 export async function sftPhase(run: Run): Promise<boolean> {
@@ -474,7 +475,7 @@ function percent(v: number | undefined, digits: number): string {
   return v === undefined ? "–" : `${(100 * v).toFixed(digits)}%`;
 }
 
-/** The step's numbers by kind of prompt (data.synthetic_prompts; rl_step.ts kindMetrics), when it has them. */
+/** The step's numbers by kind of prompt (data.synthetic_prompts; step_metrics.ts kindMetrics), when it has them. */
 function kinds(m: Record<string, number>): string {
   const of = (kind: string) =>
     `${kind} reward ${fixed(m[`${kind}_reward_mean`], 3)} success ${percent(m[`${kind}_success_rate`], 1)}`;

@@ -9,9 +9,10 @@ import { parseModelConfig } from "../../src/model/config.ts";
 import { wordTokenizer } from "../../src/model/word_tokenizer.ts";
 import { createLearner } from "../../src/update/learner.ts";
 import { AdamW } from "../../src/update/optimizer.ts";
-import { rlStep, stepMetrics } from "../../src/train/rl_step.ts";
+import { rlStep } from "../../src/train/rl_step.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
 import { oneRoundServer, oneRoundTask } from "./one_round.ts";
+import { stepMetrics } from "../../src/train/step_metrics.ts";
 
 const WORDS = ["yes", "no", "maybe", "perhaps", "never", "always"];
 

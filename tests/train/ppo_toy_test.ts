@@ -10,9 +10,10 @@ import { wordTokenizer } from "../../src/model/word_tokenizer.ts";
 import { Critic } from "../../src/update/critic.ts";
 import { createLearner } from "../../src/update/learner.ts";
 import { AdamW } from "../../src/update/optimizer.ts";
-import { rlStep, stepMetrics } from "../../src/train/rl_step.ts";
+import { rlStep } from "../../src/train/rl_step.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
 import { oneRoundServer, oneRoundTask } from "./one_round.ts";
+import { stepMetrics } from "../../src/train/step_metrics.ts";
 
 const ARMS: Record<string, number> = { left: 1, right: 0.3 };
 
