@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 
 const ROOT = new URL("../", import.meta.url);
 const OUTSIDE =
-  /(?<![\w/])(?:rl|agentgym|pretraining|function-calling|webgpu)\.md\b|\bspec(?:'s)? (?:sections? |table )?\d|\bspec (?:section|table)\b/i;
+  /(?<![\w/-])(?:rl|agentgym|pretraining|function-calling|webgpu)\.md\b|\bspec(?:'s)? (?:sections? |table )?\d|\bspec (?:section|table)\b/i;
 
 /** The comment part of a line of TypeScript or WGSL (after `//`, or a JSDoc/block line starting with `*`). */
 export function commentOf(line: string): string | undefined {
@@ -39,6 +39,7 @@ Deno.test("the citation rule flags the spec's notes and sections, and passes rep
   assert.ok(cites(" * upstream's rules (spec section 3.2)"));
   assert.ok(cites(" * see webgpu.md"));
   assert.ok(!cites(" * see docs/webgpu.md and docs/kernel-timings.md"));
+  assert.ok(!cites(" * a new estimator: docs/extending-rl.md, or extending-rl.md"));
   assert.ok(!cites('const name = "rl.md";'));
 });
 

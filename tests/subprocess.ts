@@ -1,9 +1,10 @@
 /**
  * Runs Deno as a user runs Crucible's tasks: a subprocess at the repository root, its output captured. `CLI` runs
- * `deno run -A src/cli/main.ts` as `deno task NAME` does; `TASK_FLAGS` run the program under tests/deno.lock (which
- * also pins onnxruntime-web and the protobuf package) and Deno's global package cache; the ONNX command lines re-run
- * themselves under src/onnx/deno.lock (src/command/onnx_lock.ts). The one place the tests start Deno: the cluster tests'
- * learner and workers, the servers and the interrupted runs come from `spawnCli`, the rest from `runDeno`/`runCli`.
+ * `deno run -A src/cli/main.ts` as `deno task NAME` does (`BENCH` bench/main.ts, as `deno task bench`);
+ * `TASK_FLAGS` run the program under tests/deno.lock (which also pins onnxruntime-web and the protobuf package) and
+ * Deno's global package cache; the ONNX command lines re-run themselves under src/onnx/deno.lock
+ * (src/command/onnx_lock.ts). The one place the tests start Deno: the cluster tests' learner and workers, the
+ * servers and the interrupted runs come from `spawnCli`, the rest from `runDeno`/`runCli`.
  */
 
 const ROOT = new URL("../", import.meta.url).pathname;

@@ -492,7 +492,11 @@ const Trainer = z.strictObject({
   loss_spike_rise: num().min(0).default(5),
 });
 
-/** The whole run configuration. */
+/**
+ * The whole run configuration's schema. Every key's meaning, type and default: `deno task config --explain KEY`.
+ *
+ * @ignore
+ */
 export const RunConfig = z.strictObject({
   /** The environment task: textcraft, babyai, sciworld, webshop, ... */
   task: z.string().default("textcraft"),
@@ -522,5 +526,9 @@ export const RunConfig = z.strictObject({
   cluster: Cluster.default(Cluster.parse({})),
 });
 
-/** A resolved run configuration. */
+/**
+ * A resolved run configuration (`deno task config` prints one; `--explain KEY` says what a key means).
+ *
+ * @ignore
+ */
 export type RunConfig = z.infer<typeof RunConfig>;

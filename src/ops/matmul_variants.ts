@@ -8,14 +8,17 @@ import type { Gpu } from "../gpu/device.ts";
 
 /** A block shape of the matmul shader (see the header of shaders/matmul_forward.wgsl). */
 export interface MatmulVariant {
+  /** The variant's name in tuning tables and benchmarks (e.g. `reg 4x4`). */
   name: string;
   /** "reg": register blocks straight from storage; "tile": shared-memory tiles; "gemv": split-K for few rows. */
   kind: "reg" | "tile" | "gemv";
   /** reg: rows x columns of C per invocation (RM x CN); tile: TM x TN; gemv: rows per workgroup (GM) x 1. */
   tm: number;
+  /** Columns of the block (CN, TN; 1 for gemv). */
   tn: number;
   /** Workgroup size x, y. reg: 0 x 1, the adapter's subgroup size decides; gemv: GX x GY. */
   wx: number;
+  /** Workgroup size y. */
   wy: number;
   /** K depth of a shared-memory tile (tile kind; 0 otherwise). */
   bk: number;

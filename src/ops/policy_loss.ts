@@ -57,10 +57,15 @@ export interface PolicyKernelSettings {
   klCode: number;
   /** The value of the estimator with the gradient of k2. */
   straightThrough: boolean;
+  /** ε_low: the ratio is clipped below at 1 − clipLow. */
   clipLow: number;
+  /** ε_high: the ratio is clipped above at 1 + clipHigh. */
   clipHigh: number;
+  /** The dual clip's constant c > 1 for negative advantages. */
   clipC: number;
+  /** c_KL, the KL term's weight. */
   klCoef: number;
+  /** c_H, the entropy bonus's weight. */
   entropyCoef: number;
 }
 
@@ -69,9 +74,11 @@ export const POLICY_INPUTS = ["oldLogp", "refLogp", "advantage", "weight"] as co
 
 /** Host arrays of {@linkcode uploadPolicyInputs}, each [T] (a packed batch's tokens end to end). */
 export interface PolicyInputArrays {
+  /** Behaviour log-probabilities (the sampler's, or recomputed by the learner). */
   oldLogp: ArrayLike<number>;
   /** Omitted without a reference model (klKind "none"): uploaded as zeros. */
   refLogp?: ArrayLike<number>;
+  /** Each token's advantage. */
   advantages: ArrayLike<number>;
   /** Aggregation weights of the mini-batch, 0 on mask-0 tokens. */
   weights: ArrayLike<number>;
@@ -95,11 +102,13 @@ export function uploadPolicyInputs(gpu: Gpu, a: PolicyInputArrays): Tensor {
 export interface PolicyLossArgs {
   /** [T] f32, the model's outputs. */
   logp: Tensor;
+  /** [T] f32, the model's entropies. */
   entropy: Tensor;
   /** [T, 4] f32 from uploadPolicyInputs. */
   inputs: Tensor;
   /** [T] f32 outputs (written). */
   dlogp: Tensor;
+  /** [T] f32 output (written): d loss / d entropy. */
   dentropy: Tensor;
   /** [T, 8] f32 output (written), columns POLICY_STATS. */
   stats: Tensor;

@@ -38,13 +38,19 @@ export interface PretrainOptions extends RunOptions {
 
 /** What a pretraining session did. */
 export interface PretrainSummary {
+  /** The run folder. */
   runDir: string;
   /** Optimizer steps done in all (of config pretrain.steps). */
   step: number;
+  /** Whether every step of pretrain.steps is done (false when a stop request ended the session). */
   finished: boolean;
+  /** Wall time of this session. */
   seconds: number;
+  /** The latest held-out evaluation. */
   lastEval?: EvalResult;
+  /** The latest copy-string accuracies, where the task's curriculum has copy strings. */
   copy?: CopyAccuracy;
+  /** The latest checkpoint's folder. */
   lastCheckpoint?: string;
 }
 

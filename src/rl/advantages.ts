@@ -172,7 +172,9 @@ function checkRewardPlacement(name: string, rewards: Rows, masks: Rows): void {
 
 /** Advantages and returns per token, both 0 where the mask is 0. */
 export interface TokenAdvantages {
+  /** Per token: the advantage. */
   advantages: number[][];
+  /** Per token: the return (GAE's critic targets; REINFORCE++'s reward-to-go). */
   returns: number[][];
 }
 

@@ -35,14 +35,19 @@ export interface EstimatorInput {
  * new estimator reads by name (declared in src/config/schema.ts, listed in its entry's `keys`).
  */
 export interface AlgorithmSettings {
+  /** algorithm.gamma: the discount per trainable transition. */
   readonly gamma: number;
+  /** algorithm.lam: GAE's λ. */
   readonly lam: number;
+  /** algorithm.norm_adv_by_std_in_grpo: GRPO divides by its group's std. */
   readonly norm_adv_by_std_in_grpo: boolean;
+  /** Any other key of the section, which a registered estimator reads by name. */
   readonly [key: string]: unknown;
 }
 
 /** Per episode, per response token: the advantages (0 on observations), and the returns a critic learns. */
 export interface EstimatedAdvantages {
+  /** Per episode, per response token: the advantage (0 on observations). */
   advantages: number[][];
   /** The critic's targets, from an estimator that needs one (`critic`). */
   returns?: number[][];
@@ -111,8 +116,8 @@ export const ADVANTAGE_ESTIMATORS: Registry<AdvantageEstimator> = new Registry<A
  *
  * @example
  * ```ts
- * const grpo = advantageEstimator("grpo");
- * grpo.estimate({ scores: [1, 0], groups: [0, 0], masks: [[1], [1]] }, { gamma: 1, lam: 1, norm_adv_by_std_in_grpo: true });
+ * const settings = { gamma: 1, lam: 1, norm_adv_by_std_in_grpo: true };
+ * advantageEstimator("grpo").estimate({ scores: [1, 0], groups: [0, 0], masks: [[1], [1]] }, settings);
  * // { advantages: [[0.7071], [-0.7071]] }
  * ```
  */

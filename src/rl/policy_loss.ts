@@ -137,11 +137,13 @@ export function policyKernelSettings(settings: PolicyLossSettings = {}): PolicyK
 export interface PolicyTokens {
   /** Current log-probabilities (temperature-scaled logits), the model's output. */
   logp: ArrayLike<number>;
+  /** Entropies of the temperature-scaled distributions, the model's output. */
   entropy: ArrayLike<number>;
   /** Behaviour log-probabilities (recomputed by the actor before the update). */
   oldLogp: ArrayLike<number>;
   /** Reference log-probabilities; ignored when klKind is "none". */
   refLogp: ArrayLike<number>;
+  /** Each token's advantage. */
   advantages: ArrayLike<number>;
   /** Aggregation weights w_t, 0 on masked tokens, whose other inputs are then never read. */
   weights: ArrayLike<number>;
@@ -149,9 +151,13 @@ export interface PolicyTokens {
 
 /** The objective of a packed batch: its value, gradients [T] and statistics [T, 8] (see POLICY_STATS). */
 export interface PolicyObjective {
+  /** L, summed over the tokens. */
   loss: number;
+  /** [T] d L / d logp. */
   dlogp: Float64Array;
+  /** [T] d L / d entropy. */
   dentropy: Float64Array;
+  /** [T, 8] per-token statistics, columns POLICY_STATS. */
   stats: Float64Array;
 }
 
@@ -195,13 +201,19 @@ export interface PolicyMetrics {
   loss: number;
   /** Aggregated surrogate Σ w·pg, KL Σ w·kl and entropy Σ w·H. */
   pgLoss: number;
+  /** Σ w·kl, the aggregated KL estimate (a measurement only with a reference policy). */
   klLoss: number;
+  /** Σ w·H, the aggregated entropy. */
   entropy: number;
   /** Masked means over the trained tokens. */
   pgClipfrac: number;
+  /** Share of trained tokens where the dual clip was active (verl's pg_clipfrac_lower). */
   pgClipfracLower: number;
+  /** Mean ratio ρ over the trained tokens. */
   ratioMean: number;
+  /** Mean of oldLogp − logp over the trained tokens (verl's ppo_kl). */
   ppoKl: number;
+  /** Trained tokens (weight ≠ 0) counted. */
   tokens: number;
 }
 

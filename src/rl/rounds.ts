@@ -12,6 +12,7 @@ export type RoundsSchedule =
 
 /** The config's round control (algorithm.rounds_ctrl), as scheduleOf reads it. */
 export interface RoundsControl {
+  /** fixed keeps the last of `rounds`; scaling_inter_stepwise stages them (AgentGym-RL's ScalingInter). */
   type: "fixed" | "scaling_inter_stepwise";
   /** Rounds per stage; fixed keeps the last. */
   rounds: readonly number[];

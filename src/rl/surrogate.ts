@@ -17,7 +17,9 @@ export interface ClipSettings {
 
 /** One token's surrogate loss, its derivative with respect to logp, and what the metrics count. */
 export interface SurrogateTerm {
+  /** The token's surrogate loss. */
   loss: number;
+  /** d loss / d logp. */
   grad: number;
   /** ρ = exp(clamp(logp − oldLogp, −20, 20)). */
   ratio: number;

@@ -25,17 +25,23 @@ import type { PlayedStep, RolloutSource } from "./types.ts";
 
 /** What a step works with. */
 export interface RlStepContext {
+  /** The run's configuration. */
   config: RunConfig;
+  /** Where episodes are played in this process: the sampler, tokenizer, environment client and task. */
   rollout: RolloutContext;
+  /** The policy being trained, with its gradient buffers. */
   learner: Learner;
   /** The frozen reference policy for the KL loss, if used. */
   reference?: Transformer;
   /** PPO's critic (algorithm.adv_estimator=gae). */
   critic?: Critic;
+  /** The policy's optimizer. */
   opt: AdamW;
+  /** Ids that end an assistant turn. */
   stopIds: number[];
   /** Learning rate by 1-based optimizer step. */
   lr: (optimizerStep: number) => number;
+  /** Called as each episode played here ends (progress bars). */
   onEpisode?: (t: Trajectory) => void;
   /** Where the step's episodes are played; absent: in this process, on the learner's own weights. */
   source?: RolloutSource;
@@ -43,12 +49,15 @@ export interface RlStepContext {
 
 /** A step's outcome: its trajectories and the numbers of its update. */
 export interface RlStepResult {
+  /** Every episode the step played (stale ones dropped). */
   trajectories: Trajectory[];
   /** True when most episodes failed in the environment: no update was made and the step does not count. */
   aborted?: boolean;
   /** The critic's updates (PPO with GAE). */
   critic?: CriticStep[];
+  /** The round limit of the step (the schedule's). */
   rounds: number;
+  /** One result per optimizer step of the policy. */
   updates: MiniBatchResult[];
   /** Numbers beside the update's: off-policy corrections and a rollout source's own. */
   extra?: Record<string, number>;

@@ -144,6 +144,7 @@ export interface ResumedAdapter {
  * for step `step`).
  */
 export interface RolloutSource {
+  /** Plays step `step`'s episodes and resolves when all are back. */
   play(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<PlayedStep>;
   /** Publishes a later step's episodes ahead of its play (rollout.max_staleness > 0): they play during updates. */
   prepare?(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<void>;
@@ -157,6 +158,7 @@ export interface RolloutSource {
 
 /** What a rollout source played for one step. */
 export interface PlayedStep {
+  /** The episodes played, each with the policy version that sampled it. */
   trajectories: Trajectory[];
   /** Sampling time on the workers, summed (prefill, decode) and their environment time. */
   seconds: { prefill: number; decode: number; env: number };
@@ -166,24 +168,38 @@ export interface PlayedStep {
 
 /** Options of runTraining (run.ts). */
 export interface RunOptions {
+  /** The resolved run configuration. */
   config: RunConfig;
+  /** The run folder (created; a resumed run's must exist). */
   runDir: string;
+  /** Continue from the folder's latest checkpoint. */
   resume: boolean;
+  /** Progress bars and lines. */
   reporter: Reporter;
   /** Polled between steps: true asks the run to save and stop. */
   stopRequested: () => boolean;
   /** Resume even when the checkpoint's optimizer state is missing, with fresh moments. */
   freshOptimizer?: boolean;
-  /** Where RL plays its episodes (train --cluster), made once the run's learner exists; default this process. */
+  /**
+   * Where RL plays its episodes (train --cluster), made once the run's learner exists; default this process.
+   *
+   * @ignore
+   */
   source?: (run: Run) => Promise<RolloutSource>;
 }
 
 /** What a run reports at the end. */
 export interface RunSummary {
+  /** The run folder. */
   runDir: string;
+  /** Whether a stop request ended the run before its last step (a checkpoint was saved). */
   interrupted: boolean;
+  /** The evaluation after the SFT warm start, when there was one. */
   sftEval?: EvalResult;
+  /** The final evaluation, when the run finished. */
   finalEval?: EvalResult;
+  /** Wall time of this session. */
   seconds: number;
+  /** The latest checkpoint's folder. */
   lastCheckpoint?: string;
 }

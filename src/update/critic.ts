@@ -20,10 +20,13 @@ import { valueLoss } from "../rl/value_loss.ts";
 
 /** What one critic update did. */
 export interface CriticStep {
+  /** The aggregated clipped value loss. */
   valueLoss: number;
   /** verl's vf_clipfrac: the share of tokens whose clipped branch was larger. */
   clipfrac: number;
+  /** The critic's gradient norm before clipping. */
   gradNorm: number;
+  /** False when the gradient norm was not finite and the step was skipped. */
   applied: boolean;
 }
 
@@ -34,8 +37,11 @@ export function criticConfig(actor: ModelConfig): ModelConfig {
 
 /** A critic over a learner's model. */
 export class Critic {
+  /** The value model: the backbone (its own copy, or the actor's) with a value head. */
   readonly model: Transformer;
+  /** Its gradient buffers. */
   readonly grads: TensorSet;
+  /** Its optimizer (critic.lr, critic.weight_decay, critic.grad_clip). */
   readonly opt: AdamW;
 
   /**

@@ -13,8 +13,11 @@ import { AdamW } from "./optimizer.ts";
 
 /** A model with gradient buffers. */
 export interface Learner {
+  /** The device it lives on. */
   gpu: Gpu;
+  /** The model being trained (with its LoRA adapter, when it has one). */
   model: Transformer;
+  /** Gradient buffers of what trains: every parameter, or the adapter's A and B. */
   grads: TensorSet;
 }
 

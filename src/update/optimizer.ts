@@ -16,19 +16,26 @@ import { sameLayout, TensorSet } from "../model/weights.ts";
 
 /** AdamW hyperparameters (learning rate given per step, from the schedule). */
 export interface AdamwConfig {
+  /** β1, the first moment's decay. */
   beta1: number;
+  /** β2, the second moment's decay. */
   beta2: number;
+  /** ε added to the second moment's root. */
   eps: number;
+  /** Decoupled weight decay, applied to the tensors the parameter table marks (matrices). */
   weightDecay: number;
   /** Clip the global gradient norm to this; 0 turns clipping off. */
   maxGradNorm: number;
 }
 
+/** PyTorch's AdamW defaults (weight decay 0.01) with the gradient norm clipped at 1. */
 export const ADAMW_DEFAULTS: AdamwConfig = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1 };
 
 /** What one step's statistics say, read back by the caller. */
 export interface StepStats {
+  /** The global gradient norm before clipping. */
   gradNorm: number;
+  /** The factor the gradients were scaled by: min(1, maxGradNorm / norm). */
   clipScale: number;
   /** False when the gradient norm was not finite: the GPU left parameters and moments untouched. */
   applied: boolean;
@@ -36,13 +43,16 @@ export interface StepStats {
 
 /** The optimizer state: moments shaped like the parameters, and the count of applied updates. */
 export class AdamW {
+  /** First moments, f32, shaped like the parameters. */
   readonly m: TensorSet;
+  /** Second moments, f32, shaped like the parameters. */
   readonly v: TensorSet;
   /** [4] f32 from gradNorm: norm, clip scale, finite flag. */
   readonly stats: Tensor;
   /** Updates applied so far (skipped steps do not count: bias correction follows applied updates). */
   step = 0;
 
+  /** An optimizer over `params` with their gradients `grads` and zero moments. */
   constructor(
     readonly gpu: Gpu,
     readonly params: TensorSet,
@@ -128,6 +138,7 @@ export class AdamW {
     this.step = step;
   }
 
+  /** Frees the moments and the statistics tensor (not the parameters or gradients). */
   release(): void {
     this.m.release();
     this.v.release();

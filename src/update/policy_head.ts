@@ -20,6 +20,7 @@ export interface PolicyLossHead {
   grad: HeadGrad;
   /** [T] f32 gradients, read by the head's backward chunk by chunk. */
   dlogp: Tensor;
+  /** [T] f32 gradients with respect to the entropy, read as dlogp is. */
   dentropy: Tensor;
   /** [T, 8] f32 statistics (POLICY_STATS): read back once per step and sum with policyMetrics. */
   stats: Tensor;

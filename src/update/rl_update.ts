@@ -18,10 +18,13 @@ export interface UpdateSequence extends TrainSequence {
   group: number;
   /** Per response token. */
   advantages: number[];
+  /** Per response token: the behaviour log-probability. */
   oldLogp: number[];
+  /** Per response token: the reference policy's log-probability, with a KL term. */
   refLogp?: number[];
   /** PPO with a critic: the critic's values before the update, and the GAE returns it learns. */
   oldValues?: number[];
+  /** Per response token: the returns the critic learns. */
   returns?: number[];
 }
 
@@ -42,8 +45,11 @@ export interface UpdateSettings {
 
 /** What one optimizer step did. */
 export interface MiniBatchResult extends PolicyMetrics {
+  /** The gradient norm before clipping. */
   gradNorm: number;
+  /** False when the gradient norm was not finite and the step was skipped. */
   applied: boolean;
+  /** The learning rate of the step. */
   lr: number;
   /** Micro-batches whose gradient is exactly 0 (every advantage 0, no KL or entropy term): not computed. */
   skipped: number;

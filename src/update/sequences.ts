@@ -12,6 +12,7 @@ import { PackedInputs, packSequences } from "../model/packing.ts";
 export interface TrainSequence {
   /** Prompt then response ids. */
   ids: number[];
+  /** How many of `ids` are the prompt's. */
   promptLength: number;
   /** Per response token: 1 sampled, 0 observation. */
   mask: number[];

@@ -77,7 +77,7 @@ function episodes(rewards: number[]): Trajectory[] {
   }));
 }
 
-Deno.test("an estimator registered here is accepted by the config, listed, and picked up by name by the RL step", () => {
+Deno.test("an estimator registered here is accepted by the config, listed, and picked up by name by the step", () => {
   // Advantage = the score times algorithm.gamma on every trained token: nothing like any built-in one.
   const scaled: AdvantageEstimator = {
     name: "test_scaled_score",
@@ -104,7 +104,10 @@ Deno.test("an estimator registered here is accepted by the config, listed, and p
 Deno.test("an unknown estimator is refused when the config is read, naming the registered ones", () => {
   assert.throws(
     () => config(["algorithm.adv_estimator=ppo"]),
-    /config key "algorithm\.adv_estimator": is "ppo", which is no registered advantage estimator; registered: grpo, rloo, reinforce_plus_plus, reinforce_plus_plus_baseline, gae/,
+    new RegExp(
+      'config key "algorithm\\.adv_estimator": is "ppo", which is no registered advantage estimator; ' +
+        "registered: grpo, rloo, reinforce_plus_plus, reinforce_plus_plus_baseline, gae",
+    ),
   );
   assert.throws(
     () => advantageEstimator("ppo"),

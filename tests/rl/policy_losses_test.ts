@@ -19,7 +19,7 @@ const TOKENS = {
   weights: [0.5, 0.25, 0.25],
 };
 
-Deno.test("the vanilla loss is PPO's clipped surrogate with its kernel, and the default of the config and settings", () => {
+Deno.test("the vanilla loss is PPO's clipped surrogate with its kernel, and the default of config and settings", () => {
   const v = policyLoss("vanilla");
   assert.equal(v.term, surrogateTerm);
   assert.equal(v.kernel, policyLossForward);
@@ -32,7 +32,7 @@ Deno.test("the vanilla loss is PPO's clipped surrogate with its kernel, and the 
 });
 
 Deno.test("a loss registered here is accepted by the config and is the surrogate policyObjective computes", () => {
-  // No clip at all: −A·ρ with gradient −A·ρ (ρ = exp(logp − oldLogp)); the vanilla loss clips tokens 0 and 1.
+  // No clip at all: −A·ρ with gradient −A·ρ, ρ = exp(logp − oldLogp); the vanilla loss clips tokens 0 and 1.
   const unclipped: PolicyLoss = {
     name: "test_unclipped",
     summary: "the plain importance-weighted surrogate (a test's own)",
@@ -57,7 +57,7 @@ Deno.test("a loss registered here is accepted by the config and is the surrogate
   }
 });
 
-Deno.test("an unknown policy loss is refused by the config and by the loss settings, naming the registered ones", () => {
+Deno.test("an unknown policy loss is refused by the config and the loss settings, naming the registered ones", () => {
   assert.throws(
     () => config(["actor.policy_loss=gspo"]),
     /config key "actor\.policy_loss": is "gspo", which is no registered policy loss; registered: vanilla/,
