@@ -255,7 +255,11 @@ export type { FunctionDoc } from "./tasks/bfcl/classes/docs.ts";
 
 // RL math.
 export {
+  type AdvantageEstimator,
+  type AlgorithmSettings,
   broadcastAdvantages,
+  type EstimatedAdvantages,
+  type EstimatorInput,
   gaeAdvantages,
   type GaeOptions,
   type GroupId,
@@ -288,18 +292,11 @@ export {
   policyObjective,
   type PolicyTokens,
 } from "./src/rl/policy_loss.ts";
-export { type ClipSettings, policySurrogate, type SurrogateTerm } from "./src/rl/surrogate.ts";
+export { type ClipSettings, type PolicyLoss, policySurrogate, type SurrogateTerm } from "./src/rl/surrogate.ts";
 export { type ValueLoss, valueLoss } from "./src/rl/value_loss.ts";
 export { checkSchedule, roundsAt, type RoundsControl, type RoundsSchedule, scheduleOf } from "./src/rl/rounds.ts";
-export {
-  ADVANTAGE_ESTIMATORS,
-  type AdvantageEstimator,
-  advantageEstimator,
-  type AlgorithmSettings,
-  type EstimatedAdvantages,
-  type EstimatorInput,
-} from "./src/rl/estimators.ts";
-export { POLICY_LOSSES, type PolicyLoss, policyLoss } from "./src/rl/policy_losses.ts";
+export { ADVANTAGE_ESTIMATORS, advantageEstimator } from "./src/rl/estimators.ts";
+export { POLICY_LOSSES, policyLoss } from "./src/rl/policy_losses.ts";
 export { type Registered, Registry } from "./src/rl/registry.ts";
 
 // Training.

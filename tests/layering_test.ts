@@ -224,9 +224,10 @@ export function circles(edges: ReadonlyMap<string, ReadonlySet<string>>, inside:
   return out;
 }
 
-const RUN_ROOMS = (m: string) => m.startsWith("src/train/") || m.startsWith("src/update/");
+/** The rooms whose modules import one another in no circle: the run, its update and the RL math it registers. */
+const RUN_ROOMS = (m: string) => ["src/train/", "src/update/", "src/rl/"].some((room) => m.startsWith(room));
 
-Deno.test("src/train and src/update import one another in no circle (the run's types: train/types.ts)", async () => {
+Deno.test("src/train, src/update and src/rl import one another in no circle", async () => {
   const edges = await graph();
   assert.ok([...edges.keys()].filter(RUN_ROOMS).length > 20, "the run's modules were read");
   assert.deepEqual(circles(edges, RUN_ROOMS), []);

@@ -3,23 +3,14 @@
  * per-token surrogate the actor minimises, beside the KL and entropy terms every loss shares (policy_loss.ts). An
  * entry pairs the surrogate's definition on plain numbers (`term`, which policyObjective computes and the tests hold
  * the GPU to) with its GPU side (`kernel`), which stays beside its shader in src/ops; the update's head
- * (src/update/policy_head.ts) runs the configured loss's kernel. A new loss is one entry: its term and its kernel,
- * with their tests, and its line in the table below (or `POLICY_LOSSES.register(...)`); docs/extending-rl.md.
+ * (src/update/policy_head.ts) runs the configured loss's kernel. The shape of an entry (PolicyLoss) lives in
+ * surrogate.ts. A new loss is one entry: its term in a file of its own (src/rl/<name>.ts) and its kernel beside its
+ * shader (src/ops/<name>.ts), with their tests, and its line in the table below (or `POLICY_LOSSES.register(...)`);
+ * docs/extending-rl.md.
  */
-import { policyLossForward, type PolicyLossKernel } from "../ops/policy_loss.ts";
-import { type Registered, Registry } from "./registry.ts";
-import { type ClipSettings, type SurrogateTerm, surrogateTerm } from "./surrogate.ts";
-
-/** One policy loss. */
-export interface PolicyLoss extends Registered {
-  /**
-   * One token's surrogate: its loss, d loss / d logp, the ratio ρ and the clip flags the metrics count, from the
-   * token's log-probabilities now (`logp`) and at sampling (`oldLogp`) and its advantage.
-   */
-  term(logp: number, oldLogp: number, advantage: number, clip: ClipSettings): SurrogateTerm;
-  /** The GPU side: records the fused per-token loss of a packed batch with this surrogate (src/ops). */
-  kernel: PolicyLossKernel;
-}
+import { policyLossForward } from "../ops/policy_loss.ts";
+import { Registry } from "./registry.ts";
+import { type PolicyLoss, surrogateTerm } from "./surrogate.ts";
 
 /** Every policy loss, by name: the built-in one, and any registered since. */
 export const POLICY_LOSSES: Registry<PolicyLoss> = new Registry<PolicyLoss>("policy loss", "actor.policy_loss", [

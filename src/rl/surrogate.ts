@@ -2,8 +2,11 @@
  * The per-token policy surrogates on plain numbers, with their gradients: PPO's clipped ratio with dual clip (verl's
  * `vanilla` loss). The registry of policy losses (policy_losses.ts) names each; the whole objective around them (KL,
  * entropy, aggregation weights) is policy_loss.ts's. Gradients follow PyTorch's conventions at clamps (a clamp passes
- * the gradient on its closed interval), so they match what verl's autograd computes.
+ * the gradient on its closed interval), so they match what verl's autograd computes. A registered loss has the shape
+ * PolicyLoss (below): its term here, its GPU kernel in src/ops.
  */
+import type { PolicyLossKernel } from "../ops/policy_loss.ts";
+import type { Registered } from "./registry.ts";
 
 /** Clip settings of the policy surrogate (verl's defaults). */
 export interface ClipSettings {
@@ -82,4 +85,15 @@ export function policySurrogate(
   }
   const terms = Array.from(logp, (l, t) => surrogateTerm(l, oldLogp[t], advantages[t], clip));
   return { losses: terms.map((x) => x.loss), grads: terms.map((x) => x.grad), terms };
+}
+
+/** One policy loss. */
+export interface PolicyLoss extends Registered {
+  /**
+   * One token's surrogate: its loss, d loss / d logp, the ratio ρ and the clip flags the metrics count, from the
+   * token's log-probabilities now (`logp`) and at sampling (`oldLogp`) and its advantage.
+   */
+  term(logp: number, oldLogp: number, advantage: number, clip: ClipSettings): SurrogateTerm;
+  /** The GPU side: records the fused per-token loss of a packed batch with this surrogate (src/ops). */
+  kernel: PolicyLossKernel;
 }

@@ -12,7 +12,7 @@ import type { Transformer } from "../model/transformer.ts";
 import { type EpisodeSpec, type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
 import { roundsAt, scheduleOf } from "../rl/rounds.ts";
 import { trainable, type Trajectory } from "../rollout/trajectory.ts";
-import { advantageEstimator, type EstimatorInput } from "../rl/estimators.ts";
+import { advantageEstimator } from "../rl/estimators.ts";
 import { faultPoint } from "./faults.ts";
 import { logprobTemperature } from "../util/temperature.ts";
 import { rolloutOptions } from "../rollout/options.ts";
@@ -22,6 +22,7 @@ import type { AdamW } from "../update/optimizer.ts";
 import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "../update/rl_update.ts";
 import { fromPositions, sequenceLogprobs } from "../update/sequences.ts";
 import type { PlayedStep, RolloutSource } from "./types.ts";
+import type { EstimatorInput } from "../rl/advantages.ts";
 
 /** What a step works with. */
 export interface RlStepContext {

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { explainKey } from "../../src/config/explain.ts";
 import { resolveConfig } from "../../src/config/load.ts";
 import {
+  type AdvantageEstimator,
   broadcastAdvantages,
   gaeAdvantages,
   grpoAdvantages,
@@ -13,7 +14,7 @@ import {
   reinforcePlusPlusAdvantages,
   rlooAdvantages,
 } from "../../src/rl/advantages.ts";
-import { ADVANTAGE_ESTIMATORS, type AdvantageEstimator, advantageEstimator } from "../../src/rl/estimators.ts";
+import { ADVANTAGE_ESTIMATORS, advantageEstimator } from "../../src/rl/estimators.ts";
 import { Registry } from "../../src/rl/registry.ts";
 import type { Trajectory } from "../../src/rollout/trajectory.ts";
 import { tokenAdvantages } from "../../src/train/rl_step.ts";

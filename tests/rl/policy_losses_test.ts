@@ -5,8 +5,8 @@ import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
 import { policyLossForward } from "../../src/ops/policy_loss.ts";
 import { policyLossSettings, policyObjective } from "../../src/rl/policy_loss.ts";
-import { POLICY_LOSSES, type PolicyLoss, policyLoss } from "../../src/rl/policy_losses.ts";
-import { surrogateTerm } from "../../src/rl/surrogate.ts";
+import { POLICY_LOSSES, policyLoss } from "../../src/rl/policy_losses.ts";
+import { type PolicyLoss, surrogateTerm } from "../../src/rl/surrogate.ts";
 
 const config = (overrides: string[]) => resolveConfig({ text: "task: textcraft\n", name: "t.yaml" }, overrides);
 
