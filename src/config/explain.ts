@@ -188,13 +188,13 @@ export function explainKey(key: string): string {
     return lines.join("\n");
   }
   const registry = REGISTRIES.find((r) => r.key === path);
-  lines.push(`  type:    ${registry ? `the name of a registered ${registry.what}, one of:` : type}`);
-  if (registry) lines.push(...registeredLines(registry, "    "));
+  lines.push(`  type:    ${registry ? `the name of a registered ${registry.what} (listed below)` : type}`);
   lines.push(
     `  default: ${
       fallback === undefined ? `none (${parts.slice(0, -1).join(".")} defaults to null)` : JSON.stringify(fallback)
     }`,
   );
+  if (registry) lines.push("  registered:", ...registeredLines(registry, "    "));
   const verl = Object.entries(VERL_ALIASES).filter(([, to]) => to === path).map(([from]) => from);
   if (verl.length) lines.push(`  verl:    ${verl.join(", ")}`);
   if (TRL_NAMES[path]) lines.push(`  TRL:     ${TRL_NAMES[path]}`);
