@@ -16,6 +16,7 @@ import { serveTextCraft } from "../tasks/textcraft/game/server.ts";
 import { startNatsServer } from "../src/cluster/server.ts";
 import { dryRun, numberFlag, parseFlags } from "../src/command/args.ts";
 import { SMOKE_MODEL_YAML } from "./smoke_run.ts";
+import { PROGRAM } from "./program.ts";
 
 /** Usage text of the `cluster` subcommand. */
 export const CLUSTER_USAGE =
@@ -273,7 +274,7 @@ function mean(xs: number[]): number {
 /** A Crucible command in a subprocess; its output is kept and shown only if it fails. */
 function command(args: string[]): { done: Promise<void>; kill(): void } {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "src/cli/main.ts", ...args],
+    args: ["run", "-A", PROGRAM, ...args],
     stdout: "piped",
     stderr: "piped",
   }).spawn();

@@ -13,6 +13,7 @@ import { dryRun, numberFlag, parseFlags } from "../src/command/args.ts";
 import { flakyProbes, type FlakyReport } from "./faults_flaky.ts";
 import { flapProbes, type FlapRun } from "./faults_flap.ts";
 import { SMOKE_MODEL_YAML, SMOKE_RUN } from "./smoke_run.ts";
+import { PROGRAM } from "./program.ts";
 
 const SECTIONS = ["kills", "requests", "outage", "flaky", "flap"] as const;
 
@@ -71,7 +72,7 @@ export interface FaultsReport {
 
 async function cli(args: string[], env: Record<string, string> = {}) {
   const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", Deno.mainModule, ...args],
+    args: ["run", "-A", PROGRAM, ...args],
     env,
     stdout: "piped",
     stderr: "piped",
@@ -147,7 +148,7 @@ async function killRounds(dir: string, n: number, say: (s: string) => void): Pro
       const ms = 1500 + rng.int(12000);
       moment = `after ${ms} ms`;
       const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", Deno.mainModule, "train", "textcraft", "--run-dir", run, ...budget(dir)],
+        args: ["run", "-A", PROGRAM, "train", "textcraft", "--run-dir", run, ...budget(dir)],
         stdout: "null",
         stderr: "null",
       }).spawn();
@@ -191,7 +192,7 @@ function rssMiB(pid: number): number {
 async function hostile(n: number, say: (s: string) => void): Promise<FaultsReport["requests"]> {
   const port = 36100 + new Rng(Date.now()).int(800);
   const server = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", Deno.mainModule, "serve", "textcraft", "--port", String(port)],
+    args: ["run", "-A", PROGRAM, "serve", "textcraft", "--port", String(port)],
     stdout: "null",
     stderr: "null",
   }).spawn();
@@ -259,7 +260,7 @@ async function hostile(n: number, say: (s: string) => void): Promise<FaultsRepor
 async function outageRun(dir: string, seconds: number, say: (s: string) => void): Promise<FaultsReport["outage"]> {
   const port = 36900 + new Rng(Date.now() + 1).int(90);
   const server = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", Deno.mainModule, "serve", "textcraft", "--port", String(port)],
+    args: ["run", "-A", PROGRAM, "serve", "textcraft", "--port", String(port)],
     stdout: "null",
     stderr: "null",
   }).spawn();

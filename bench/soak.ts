@@ -7,6 +7,7 @@
  */
 import { Rng } from "../src/util/random.ts";
 import { dryRun, numberFlag, parseFlags } from "../src/command/args.ts";
+import { PROGRAM } from "./program.ts";
 
 /** Usage text of the `soak` subcommand. */
 export const SOAK_USAGE = `Usage: deno task bench soak [--seconds S] [--concurrency N] [--sample-s S] [--json]
@@ -83,7 +84,7 @@ export async function main(args: string[]): Promise<void> {
   const say = (s: string) => v.json ? console.error(s) : console.log(s);
   if (dryRun(`would soak the TextCraft server for ${seconds} s at ${concurrency} episodes`)) return;
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", Deno.mainModule, "serve", "textcraft", "--port", "0"],
+    args: ["run", "-A", PROGRAM, "serve", "textcraft", "--port", "0"],
     stdout: "piped",
     stderr: "null",
   }).spawn();

@@ -14,6 +14,7 @@ import { runTraining } from "../src/train/run.ts";
 import { terminalReporter } from "../src/command/progress.ts";
 import { dryRun, parseFlags } from "../src/command/args.ts";
 import type { Reporter } from "../src/train/types.ts";
+import { PROGRAM } from "./program.ts";
 
 /** Usage text of the `train` subcommand. */
 export const TRAIN_USAGE = "Usage: deno task bench train [--json] [--run-dir DIR] [--no-extra] [key.path=value ...]\n" +
@@ -144,7 +145,7 @@ export async function main(args: string[]): Promise<void> {
 /** `deno task eval --json` on a model, in a subprocess (the same program), for numbers outside the timed job. */
 async function evalJson(args: string[]): Promise<EvalResult> {
   const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", Deno.mainModule, "eval", "--model", ...args, "--json"],
+    args: ["run", "-A", PROGRAM, "eval", "--model", ...args, "--json"],
     stdout: "piped",
     stderr: "inherit",
   }).output();
