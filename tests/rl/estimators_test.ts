@@ -16,8 +16,8 @@ import {
 } from "../../src/rl/advantages.ts";
 import { ADVANTAGE_ESTIMATORS, advantageEstimator } from "../../src/rl/estimators.ts";
 import { Registry } from "../../src/rl/registry.ts";
-import type { Trajectory } from "../../src/rollout/trajectory.ts";
 import { tokenAdvantages } from "../../src/train/rl_step.ts";
+import { episode } from "./episodes.ts";
 
 const config = (overrides: string[]) => resolveConfig({ text: "task: textcraft\n", name: "t.yaml" }, overrides);
 
@@ -60,23 +60,7 @@ Deno.test("every config key an estimator says it reads is a key of the config", 
 });
 
 /** Episodes of one prompt group with the given rewards, each with two trained tokens around an observation. */
-function episodes(rewards: number[]): Trajectory[] {
-  return rewards.map((reward) => ({
-    task: 0,
-    group: 0,
-    seed: 0,
-    promptIds: [1],
-    responseIds: [2, 3, 4],
-    mask: [1, 0, 1],
-    logprobs: [-1, 0, -1],
-    reward,
-    success: reward > 0,
-    rounds: 1,
-    finish: "done",
-    firstObservation: "",
-    turns: [],
-  }));
-}
+const episodes = (rewards: number[]) => rewards.map((r) => episode(r, [1, 0, 1]));
 
 Deno.test("an estimator registered here is accepted by the config, listed, and picked up by name by the step", () => {
   // Advantage = the score times algorithm.gamma on every trained token: nothing like any built-in one.

@@ -4,9 +4,9 @@ import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
 import type { AdvantageEstimator } from "../../src/rl/advantages.ts";
 import { ADVANTAGE_ESTIMATORS } from "../../src/rl/estimators.ts";
-import type { Trajectory } from "../../src/rollout/trajectory.ts";
 import { tokenAdvantages } from "../../src/train/rl_step.ts";
 import { runDeno } from "../subprocess.ts";
+import { episode } from "./episodes.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const guide = await Deno.readTextFile(new URL("docs/extending-rl.md", ROOT));
@@ -30,21 +30,6 @@ Deno.test("the guide's estimator registers, is accepted by the config and comput
     ADVANTAGE_ESTIMATORS.register(reinforce);
     try {
       const c = resolveConfig({ text: "task: textcraft\n", name: "t.yaml" }, ["algorithm.adv_estimator=reinforce"]);
-      const episode = (reward: number, mask: number[]): Trajectory => ({
-        task: 0,
-        group: 0,
-        seed: 0,
-        promptIds: [1],
-        responseIds: mask.map((_, i) => 2 + i),
-        mask,
-        logprobs: mask.map(() => -1),
-        reward,
-        success: reward > 0,
-        rounds: 1,
-        finish: "done",
-        firstObservation: "",
-        turns: [],
-      });
       assert.deepEqual(tokenAdvantages(c, [episode(1, [1, 0, 1]), episode(0.25, [1])]), [[1, 0, 1], [0.25]]);
     } finally {
       ADVANTAGE_ESTIMATORS.unregister("reinforce");
