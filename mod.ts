@@ -55,11 +55,14 @@
  * ## RL math
  *
  * Advantages (GRPO, RLOO, REINFORCE++, GAE), loss aggregation, KL estimators, the clipped surrogate and the whole
- * policy objective, the value loss and the ScalingInter round schedule, on plain arrays.
+ * policy objective, the value loss and the ScalingInter round schedule, on plain arrays. The advantage estimators
+ * and policy losses a config names are registered by name (`ADVANTAGE_ESTIMATORS`, `POLICY_LOSSES`): register one
+ * and `algorithm.adv_estimator` or `actor.policy_loss` accepts it (docs/extending-rl.md).
  *
  * ```ts
- * import { aggregateLoss, grpoAdvantages, klPenalty, roundsAt } from "./mod.ts";
+ * import { advantageEstimator, aggregateLoss, grpoAdvantages, klPenalty, roundsAt } from "./mod.ts";
  * grpoAdvantages([1, 0, 1, 1], [0, 0, 1, 1]); // [0.707, -0.707, 0, 0]
+ * advantageEstimator("reinforce_plus_plus").keys; // ["algorithm.gamma"]
  * klPenalty([-1.5], [-1], "low_var_kl"); // [0.1487]
  * aggregateLoss([[1, 3], [2]], [[1, 1], [1]], "token-mean"); // 2
  * roundsAt({ type: "scaling_inter", rounds: [10, 20, 30], stepsPerStage: 100 }, 150); // 20
@@ -77,23 +80,43 @@
  */
 
 // Runtime and kernels.
-export { getGpu, type Gpu, type GpuFeatures, hasAdapter, requestGpu, withTensorLimit } from "./src/gpu/device.ts";
-export { readStored, rowParts, SplitTensor, type StoredTensor } from "./src/gpu/split.ts";
-export { Batch } from "./src/gpu/batch.ts";
-export { kernel, type Shader } from "./src/gpu/pipeline.ts";
-export { type DType, empty, fromHost, type HostData, Tensor, write, zeros } from "./src/gpu/tensor.ts";
+export {
+  getGpu,
+  type Gpu,
+  type GpuFeatures,
+  type GpuOptions,
+  hasAdapter,
+  requestGpu,
+  withTensorLimit,
+} from "./src/gpu/device.ts";
+export { readStored, type RowPart, rowParts, SplitTensor, type StoredTensor } from "./src/gpu/split.ts";
+export { Batch, type Dispatch, type Grid } from "./src/gpu/batch.ts";
+export { type Kernel, kernel, type KernelOptions, type Shader } from "./src/gpu/pipeline.ts";
+export { type DType, empty, fromHost, type HostArray, type HostData, Tensor, write, zeros } from "./src/gpu/tensor.ts";
 export { GpuTimer, type Timing } from "./src/gpu/timing.ts";
-export { configureTuner, type TuneChoice, type TuneMode, tunerOf } from "./src/gpu/tuner.ts";
+export type { TuneChoice, TuneMode } from "./src/gpu/tuner.ts";
+export type { ScalarType, UniformLayout } from "./src/gpu/uniforms.ts";
 export { Rng } from "./src/util/random.ts";
 export { biasGrad, matmul, type MatmulArgs, pickMatmulVariant, tuneMatmul } from "./src/ops/matmul.ts";
-export { embeddingBackward, embeddingForward } from "./src/ops/embedding.ts";
-export { rmsnormBackward, rmsnormForward } from "./src/ops/rmsnorm.ts";
-export { ropeBackward, ropeForward, ropeTable } from "./src/ops/rope.ts";
+export type { MatmulShape } from "./src/ops/matmul_variants.ts";
+export { embeddingBackward, type EmbeddingBuckets, embeddingForward } from "./src/ops/embedding.ts";
+export {
+  rmsnormBackward,
+  type RmsnormBackwardArgs,
+  rmsnormForward,
+  type RmsnormForwardArgs,
+} from "./src/ops/rmsnorm.ts";
+export { type RopeArgs, ropeBackward, ropeForward, type RopeTable, ropeTable } from "./src/ops/rope.ts";
 export { swigluBackward, swigluForward } from "./src/ops/swiglu.ts";
-export { logprobBackward, logprobForward } from "./src/ops/logprob.ts";
+export {
+  logprobBackward,
+  type LogprobBackwardArgs,
+  logprobForward,
+  type LogprobForwardArgs,
+} from "./src/ops/logprob.ts";
 export { gradNorm } from "./src/ops/gradnorm.ts";
-export { adamw, type AdamwSettings } from "./src/ops/adamw.ts";
-export { kvcacheWrite } from "./src/ops/kvcache.ts";
+export { adamw, type AdamwSettings, type AdamwState } from "./src/ops/adamw.ts";
+export { kvcacheWrite, type KvcacheWriteArgs } from "./src/ops/kvcache.ts";
 export {
   attentionBackward,
   type AttentionBackwardArgs,
@@ -101,88 +124,208 @@ export {
   type AttentionForwardArgs,
   MAX_HEAD_DIM,
 } from "./src/ops/attention.ts";
-export { type AttentionRanges, cacheRanges, packedCausalRanges } from "./src/ops/attention_ranges.ts";
+export { type AttentionRanges, cacheRanges, packedCausalRanges, type RangeFacts } from "./src/ops/attention_ranges.ts";
 export { sample, type SampleArgs, type SampleSettings } from "./src/ops/sample.ts";
-export { policyLossForward, uploadPolicyInputs } from "./src/ops/policy_loss.ts";
+export {
+  type PolicyInputArrays,
+  type PolicyKernelSettings,
+  type PolicyLossArgs,
+  policyLossForward,
+  type PolicyLossKernel,
+  uploadPolicyInputs,
+} from "./src/ops/policy_loss.ts";
+export type { AttentionVariant } from "./src/ops/attention_variants.ts";
+export type { MatmulVariant } from "./src/ops/matmul_variants.ts";
 
 // Model and tokenizers.
-export { type ModelConfig, parseModelConfig, toHfConfig } from "./src/model/config.ts";
-export { paramCount, type ParamSpec, paramTable } from "./src/model/params.ts";
-export { type HostTensor, loadSafetensors, saveSafetensors } from "./src/model/safetensors.ts";
-export { type ChatMessage, Tokenizer } from "./src/model/tokenizer.ts";
-export { wordTokenizer } from "./src/model/word_tokenizer.ts";
-export { type LoadedModel, loadModelDir, saveModelDir, stopTokenIds } from "./src/model/model_dir.ts";
+export { type Architecture, type ModelConfig, parseModelConfig, toHfConfig } from "./src/model/config.ts";
+export { type Init, paramCount, type ParamSpec, paramTable } from "./src/model/params.ts";
+export { type HostTensor, loadSafetensors, type SaveDType, saveSafetensors } from "./src/model/safetensors.ts";
+export {
+  type ChatMessage,
+  type SpecialRole,
+  type SpecialToken,
+  Tokenizer,
+  type TokenizerFiles,
+} from "./src/model/tokenizer.ts";
+export { wordTokenizer, type WordTokenizerOptions } from "./src/model/word_tokenizer.ts";
+export {
+  type LoadedModel,
+  loadModelDir,
+  saveModelDir,
+  type SaveModelOptions,
+  stopTokenIds,
+} from "./src/model/model_dir.ts";
 export { initParams } from "./src/model/init.ts";
-export { buildTinyModel, parseTinySpec } from "./src/model/tiny.ts";
+export { buildTinyModel, parseTinySpec, type TinyModel, type TinySpec } from "./src/model/tiny.ts";
 export { TensorSet } from "./src/model/weights.ts";
-export { PackedInputs, packSequences, type SequenceInput } from "./src/model/packing.ts";
-export { type ForwardOptions, Transformer } from "./src/model/transformer.ts";
-export { type HeadChunk, type HeadGrad } from "./src/model/head.ts";
-export { type DecodeLimits, type Generation, Generator } from "./src/model/generate.ts";
-export { loadGpuModel } from "./src/model/load.ts";
+export { type PackedBatch, PackedInputs, packSequences, type SequenceInput } from "./src/model/packing.ts";
+export { type ForwardOptions, type ForwardResult, Transformer } from "./src/model/transformer.ts";
+export type { HeadChunk, HeadChunkGrad, HeadGrad } from "./src/model/head.ts";
+export {
+  type DecodeLimits,
+  type DecodePiece,
+  type FinishReason,
+  type Generation,
+  Generator,
+  type GeneratorOptions,
+} from "./src/model/generate.ts";
+export { type GpuModel, loadGpuModel } from "./src/model/load.ts";
 export {
   initLora,
+  LORA_MODULES,
   LoraAdapters,
+  type LoraKeys,
+  type LoraModelOptions,
+  type LoraModule,
   type LoraSettings,
   loraTable,
   loraTransformer,
   resolveTargets,
 } from "./src/model/lora.ts";
-export { bindAdapter, loadAdapterDir, mergeAdapter, saveAdapterDir } from "./src/model/peft.ts";
+export {
+  bindAdapter,
+  loadAdapterDir,
+  type LoadedAdapter,
+  mergeAdapter,
+  saveAdapterDir,
+  type SaveAdapterOptions,
+} from "./src/model/peft.ts";
 export { DIMENSION_LETTERS, type DimensionLetter } from "./src/model/shapes.ts";
+export { type CacheSetting, KV_CACHE_SETTINGS } from "./src/model/infer.ts";
 
 // Environments and tasks.
-export { EnvClient, type EnvSession } from "./src/env/client.ts";
-export { ADAPTERS, envClient, type EnvName } from "./src/env/adapters/mod.ts";
-export { EnvError, isEnvError } from "./src/env/errors.ts";
-export { serveTextCraft } from "./tasks/textcraft/game/server.ts";
+export { type ActionParse, EnvClient, type EnvSession, type SessionOptions } from "./src/env/client.ts";
+export { ADAPTERS, envClient, type EnvName } from "./tasks/mod.ts";
+export { EnvError, type EnvErrorKind, isEnvError } from "./src/env/errors.ts";
+export type { Adapter, EnvId, ResetReply, StepResult, TaskSet } from "./src/env/adapter.ts";
+export type { TransportOptions } from "./src/env/http.ts";
+export type { GameServerOptions } from "./src/env/server/serve.ts";
+export type { ServedGame, ServedReset, ServedStep, ServedTasks } from "./src/env/server/game.ts";
+export { serveTextCraft, type TextCraftServer, type TextCraftServerOptions } from "./tasks/textcraft/game/server.ts";
+export type { CraftingTree, Ingredient, Recipe } from "./tasks/textcraft/game/tree.ts";
 export { getTask, type Task, TASKS } from "./tasks/mod.ts";
-export type { SyntheticTasks, TaskOptions, TextEpisode } from "./src/task/task.ts";
-export { solveGoal, solveTask } from "./tasks/textcraft/oracle.ts";
-export { parseOpening, stackPlan } from "./tasks/textcraft/stack.ts";
-export { randomWorld, WorldGame, worldOpening } from "./tasks/textcraft/worlds.ts";
+export type {
+  AugmentContext,
+  BaseModelWords,
+  DrillPiece,
+  EmbeddedServer,
+  OpeningTools,
+  PretrainRecipe,
+  Prompt,
+  RlWorlds,
+  RlWorldsOptions,
+  SyntheticTasks,
+  TaskOptions,
+  TaskVocabulary,
+  TextEpisode,
+} from "./src/task/task.ts";
+export { type OraclePlan, solveGoal, solveTask } from "./tasks/textcraft/oracle.ts";
+export {
+  type CommandLine,
+  type CraftCount,
+  type Ingredient as CommandIngredient,
+  type Opening as CraftingOpening,
+  parseOpening,
+  type StackFrames,
+  type StackOptions,
+  stackPlan,
+  type StackTurn,
+} from "./tasks/textcraft/stack.ts";
+export {
+  randomWorld,
+  type World,
+  WorldGame,
+  worldOpening,
+  type WorldOptions,
+  type WorldStep,
+} from "./tasks/textcraft/worlds.ts";
 export { ApiCallError, type ApiClass, CLASS_NAMES, functionDocs, newInstance } from "./tasks/bfcl/classes/api.ts";
-export { executeCall, methodOwners, newInstances } from "./tasks/bfcl/execute.ts";
-export { parseCallList } from "./tasks/bfcl/literal.ts";
+export {
+  type ApiInstance,
+  type ClassFactory,
+  executeCall,
+  type Instances,
+  methodOwners,
+  newInstances,
+  type Scenario,
+} from "./tasks/bfcl/execute.ts";
+export { parseCallList, type ParsedCall, type PyValue } from "./tasks/bfcl/literal.ts";
 export { jsonDumps, parsePyJson, pyDeepCopy, PyFloat, pyRepr, renderResult } from "./tasks/bfcl/classes/py.ts";
 export { PyRandom } from "./src/util/py_random.ts";
+export type { FunctionDoc } from "./tasks/bfcl/classes/docs.ts";
 
 // RL math.
 export {
+  type AdvantageEstimator,
+  type AlgorithmSettings,
   broadcastAdvantages,
+  type EstimatedAdvantages,
+  type EstimatorInput,
   gaeAdvantages,
+  type GaeOptions,
+  type GroupId,
   grpoAdvantages,
+  type GrpoOptions,
   maskedWhiten,
   outcomeRewards,
   reinforceBaselineAdvantages,
   reinforcePlusPlusAdvantages,
   rlooAdvantages,
+  type Rows,
+  type TokenAdvantages,
 } from "./src/rl/advantages.ts";
-export { aggregateLoss, aggregationWeights, LOSS_AGG_MODES, type LossAggMode } from "./src/rl/aggregation.ts";
 export {
+  aggregateLoss,
+  type AggregationOptions,
+  aggregationWeights,
+  LOSS_AGG_MODES,
+  type LossAggMode,
+} from "./src/rl/aggregation.ts";
+export {
+  KL_KINDS,
   type KlKind,
   klPenalty,
   klPenaltyGrad,
   type PolicyLossSettings,
+  type PolicyMetrics,
   policyMetrics,
+  type PolicyObjective,
   policyObjective,
-  policySurrogate,
+  type PolicyTokens,
 } from "./src/rl/policy_loss.ts";
-export { valueLoss } from "./src/rl/value_loss.ts";
-export { checkSchedule, roundsAt, type RoundsSchedule } from "./src/rollout/scheduler.ts";
+export { type ClipSettings, type PolicyLoss, policySurrogate, type SurrogateTerm } from "./src/rl/surrogate.ts";
+export { type ValueLoss, valueLoss } from "./src/rl/value_loss.ts";
+export { checkSchedule, roundsAt, type RoundsControl, type RoundsSchedule, scheduleOf } from "./src/rl/rounds.ts";
+export { ADVANTAGE_ESTIMATORS, advantageEstimator } from "./src/rl/estimators.ts";
+export { POLICY_LOSSES, policyLoss } from "./src/rl/policy_losses.ts";
+export { type Registered, Registry } from "./src/rl/registry.ts";
 
 // Training.
-export { resolveConfig } from "./src/config/load.ts";
+export { type ConfigSource, resolveConfig } from "./src/config/load.ts";
 export { RunConfig } from "./src/config/schema.ts";
-export { type RolloutOptions, runRollouts, type Sampler } from "./src/rollout/agent.ts";
+export {
+  type EpisodeSpec,
+  type RolloutContext,
+  type RolloutOptions,
+  runRollouts,
+  type Sampler,
+} from "./src/rollout/agent.ts";
 export { ScriptedSampler } from "./src/rollout/scripted.ts";
-export { ChatRenderer } from "./src/rollout/chat.ts";
-export { trainable, type Trajectory } from "./src/rollout/trajectory.ts";
-export { AdamW, ADAMW_DEFAULTS, type AdamwConfig } from "./src/train/optimizer.ts";
-export { nllGrad } from "./src/train/nll.ts";
-export { policyLossHead } from "./src/train/policy_head.ts";
-export { rlStep, stepMetrics } from "./src/train/rl_step.ts";
-export { type EvalResult, evaluate } from "./src/train/eval.ts";
-export { type Reporter, type RunSummary, runTraining } from "./src/train/run.ts";
-export { type PretrainSummary, runPretraining } from "./src/pretrain/run.ts";
+export { ChatRenderer, type Opening } from "./src/rollout/chat.ts";
+export { type Finish, trainable, type Trajectory, type TurnRecord } from "./src/rollout/trajectory.ts";
+export { AdamW, ADAMW_DEFAULTS, type AdamwConfig, type StepStats } from "./src/update/optimizer.ts";
+export { type NllGrad, nllGrad } from "./src/train/nll.ts";
+export { type PolicyLossHead, policyLossHead } from "./src/update/policy_head.ts";
+export type { Critic, CriticStep } from "./src/update/critic.ts";
+export type { Learner } from "./src/update/learner.ts";
+export type { MiniBatchResult, UpdateSequence } from "./src/update/rl_update.ts";
+export type { TrainSequence } from "./src/update/sequences.ts";
+export { rlStep, type RlStepContext, type RlStepResult } from "./src/train/rl_step.ts";
+export { stepMetrics, type StepMetricsOptions } from "./src/train/step_metrics.ts";
+export { type EvalResult, evaluate, type Rates } from "./src/train/eval.ts";
+export { runTraining } from "./src/train/run.ts";
+export type { PlayedStep, Reporter, RolloutSource, RunOptions, RunSummary } from "./src/train/types.ts";
+export { type PretrainOptions, type PretrainSummary, runPretraining } from "./src/pretrain/run.ts";
+export type { CopyAccuracy } from "./src/pretrain/data.ts";
 export { writeReport } from "./src/report/write.ts";

@@ -1,4 +1,5 @@
 /** ALFWorld: household tasks in a text world; each observation lists the admissible actions. */
+import { alfworldAdapter } from "../src/env/adapters/alfworld.ts";
 import { type Task, upstreamSuccess } from "../src/task/task.ts";
 
 /** The text after the last `Action:` (or the whole text), trimmed. */
@@ -10,7 +11,7 @@ export function lastAction(text: string): string {
 /** The ALFWorld task. 30 rounds, as AgentGym's AgentEvol scripts run it. */
 export const alfworld: Task = {
   name: "alfworld",
-  env: "alfworld",
+  adapter: alfworldAdapter,
   prompt: {
     user: "Solve a task in a household. You are an agent in a home, and you first receive a description of your " +
       "surroundings and the goal. Each turn you are shown the actions available and pick one. You may think " +

@@ -1,10 +1,11 @@
 /** BabyAI: reach a goal in a grid world of rooms and doors. */
+import { babyaiAdapter } from "../src/env/adapters/babyai.ts";
 import { afterAction, type Task, upstreamSuccess } from "../src/task/task.ts";
 
 /** The BabyAI task. 20 rounds is Crucible's default (the spec records none). */
 export const babyai: Task = {
   name: "babyai",
-  env: "babyai",
+  adapter: babyaiAdapter,
   prompt: {
     user: "You are an explorer who means to reach every goal you are set. You stand in a room and must achieve the " +
       "goal through actions. Each round you receive an observation and answer with your thought and one action.\n\n" +

@@ -1,4 +1,5 @@
 /** SciWorld: carry out elementary-school science tasks in a text world. Success is a score of 100. */
+import { sciworldAdapter } from "../src/env/adapters/sciworld.ts";
 import { afterAction, type Task } from "../src/task/task.ts";
 
 const ACTIONS: [string, string][] = [
@@ -30,7 +31,7 @@ const ACTIONS: [string, string][] = [
 /** The SciWorld task. 30 rounds, as AgentGym's AgentEvol scripts run it. */
 export const sciworld: Task = {
   name: "sciworld",
-  env: "sciworld",
+  adapter: sciworldAdapter,
   prompt: {
     user: "You act in a science world. Each round you receive an observation and answer with one action that moves " +
       "the task forward. The actions are:\n" + ACTIONS.map(([a, d]) => `- ${a}: ${d}`).join("\n") +

@@ -2,6 +2,7 @@
  * SearchQA: answer a question, searching a corpus on the way. The server itself finds the first
  * `<search>` or `<answer>` in the raw text, so the text is sent as it is. Items 0-51712 test, 51713-221327 train.
  */
+import { searchqaAdapter } from "../src/env/adapters/searchqa.ts";
 import { ranges } from "../src/task/splits.ts";
 import { type Task, upstreamSuccess } from "../src/task/task.ts";
 
@@ -11,7 +12,7 @@ export const SEARCHQA_SPLITS = { test: ranges([0, 51712]), train: ranges([51713,
 /** The SearchQA task. 5 rounds is Crucible's default (the spec records none). */
 export const searchqa: Task = {
   name: "searchqa",
-  env: "searchqa",
+  adapter: searchqaAdapter,
   prompt: {
     user: "Answer the question the environment gives you. Reason first. To look something up, write " +
       "<search>your query</search> and the results come back between <information> and </information>. Search as " +

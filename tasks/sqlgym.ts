@@ -1,4 +1,5 @@
 /** SQLGym (BIRD): answer a question with one SQLite query. Items 0-9427 train, 9428-10961 dev. */
+import { sqlgymAdapter } from "../src/env/adapters/sqlgym.ts";
 import { ranges } from "../src/task/splits.ts";
 import { type Task, upstreamSuccess } from "../src/task/task.ts";
 
@@ -14,7 +15,7 @@ export const SQLGYM_SPLITS = { train: ranges([0, 9427]), dev: ranges([9428, 1096
 /** The SQLGym task: one round, a single query. */
 export const sqlgym: Task = {
   name: "sqlgym",
-  env: "sqlgym",
+  adapter: sqlgymAdapter,
   prompt: {
     user: "You will be given the description of an SQLite database and a question; help answer it by querying the " +
       "database with SQL.\n\nFirst explain the problem and your approach, writing down your reasoning. Then give " +

@@ -1,10 +1,11 @@
 /** WebArena: complete tasks on self-hosted websites through a browser. The server parses the text. */
+import { webarenaAdapter } from "../src/env/adapters/webarena.ts";
 import { type Task, upstreamSuccess } from "../src/task/task.ts";
 
 /** The WebArena task. 15 rounds is Crucible's default (the spec records none). */
 export const webarena: Task = {
   name: "webarena",
-  env: "webarena",
+  adapter: webarenaAdapter,
   prompt: {
     user: "You are an autonomous agent driving a web browser to complete a task. Each turn you see the objective, " +
       "the page's accessibility tree, its URL, the open tabs and your previous action.\n\nActions:\n" +

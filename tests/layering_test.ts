@@ -1,10 +1,12 @@
 // The house's floors, checked on Deno's own module graph (`deno info --json`): data flows one way,
-// cli -> bench -> cluster/pretrain/command -> train/report/play/serve -> the task registry -> rollout/onnx/tasks ->
-// model/rl/task -> env/ops -> gpu -> util/config, and a few rooms are closed even to the floors above them. Tasks are
-// plug-ins on top of src/: a task (tasks/<name>/) imports src/'s Task interface (src/task/), its environment (src/env/)
-// and utilities, never the model or the GPU; src/ below the entry floor reaches the tasks only through their registry,
-// tasks/mod.ts, and the Task hooks; only the entry floor (src/cli, src/bench, mod.ts, the play page's script) names a
-// task's own modules. Every module of src/ and tasks/ must be reachable from an entry point, so no code sits unused.
+// cli/bench -> cluster/pretrain/command -> train/report/play/serve -> update -> the task registry ->
+// rollout/onnx/tasks -> config -> model/rl/task -> env/ops -> gpu -> util, and a few rooms are closed even to the
+// floors above them. Tasks are plug-ins on top of src/: a task (tasks/<name>/) imports src/'s Task interface
+// (src/task/), its environment (src/env/) and utilities, never the model or the GPU; src/ below the entry floor
+// reaches the tasks only through their registry, tasks/mod.ts, and the Task hooks; only the entry floor (src/cli,
+// bench/, mod.ts, the play page's script) names a task's own modules. The benchmarks (bench/) are tools beside the
+// product: nothing the program or the library runs reaches them. Every module of src/, tasks/ and bench/ must be
+// reachable from an entry point, so no code sits unused.
 import assert from "node:assert/strict";
 import { runDeno } from "./subprocess.ts";
 
@@ -17,29 +19,39 @@ const ENTRIES = [
   "src/cli/build.ts",
   "tasks/textcraft/game/facts_gen.ts",
   "src/play/app.ts",
+  "bench/main.ts",
 ];
+
+/** The product's entry points: what `deno task ...` (but bench), the bundle and the library run. */
+const PRODUCT = ENTRIES.filter((e) => !e.startsWith("bench/"));
 
 /**
  * Floors by folder (or module), highest first; a module may import its own folder and folders on lower floors. The
  * first prefix that matches decides, so a module named here stands apart from its folder.
  */
 const FLOORS: [string, number][] = [
-  ["src/cli/", 9],
+  ["src/cli/", 11],
   // The play page's browser script: an entry of its own (bundled, never imported), so on the entry floor.
-  ["src/play/app.ts", 9],
-  ["src/bench/", 8],
-  ["src/cluster/", 7],
-  ["src/pretrain/", 7],
-  ["src/command/", 7],
-  ["src/train/", 6],
-  ["src/report/", 6],
-  ["src/play/", 6],
-  ["src/serve/", 6],
+  ["src/play/app.ts", 11],
+  // The benchmarks' own entry floor, beside the program's: neither imports the other.
+  ["bench/", 11],
+  ["src/cluster/", 9],
+  ["src/pretrain/", 9],
+  ["src/command/", 9],
+  ["src/train/", 8],
+  ["src/report/", 8],
+  ["src/play/", 8],
+  ["src/serve/", 8],
+  // The learner and its updates on the GPU: what a run's phases drive, below the run itself.
+  ["src/update/", 7],
   // The task registry: the one door from src/ into tasks/ below the entry floor.
-  ["tasks/mod.ts", 5],
-  ["src/rollout/", 4],
-  ["src/onnx/", 4],
-  ["tasks/", 4],
+  ["tasks/mod.ts", 6],
+  ["src/rollout/", 5],
+  ["src/onnx/", 5],
+  ["tasks/", 5],
+  // The run config composes the settings of the rooms below it: the RL algorithms it names are those src/rl
+  // registers, the KV cache's element types the model's.
+  ["src/config/", 4],
   ["src/model/", 3],
   ["src/rl/", 3],
   ["src/task/", 3],
@@ -47,7 +59,6 @@ const FLOORS: [string, number][] = [
   ["src/ops/", 2],
   ["src/gpu/", 1],
   ["src/util/", 0],
-  ["src/config/", 0],
 ];
 
 const REGISTRY_ONLY =
@@ -62,7 +73,16 @@ const CLOSED: [string, string, string, string?][] = [
   ["src/rl/", "src/gpu/", "the RL math runs on plain arrays, with no GPU"],
   ["src/rl/", "src/model/", "the RL math runs on plain arrays, with no model"],
   ...["src/model/", "src/ops/", "src/gpu/", "src/rl/"].map((to): [string, string, string] => ["tasks/", to, NO_MODEL]),
-  ...["src/train/", "src/pretrain/", "src/report/", "src/cluster/", "src/serve/", "src/play/", "src/command/"].map(
+  ...[
+    "src/train/",
+    "src/update/",
+    "src/pretrain/",
+    "src/report/",
+    "src/cluster/",
+    "src/serve/",
+    "src/play/",
+    "src/command/",
+  ].map(
     (from): [string, string, string, string] => [from, "tasks/", REGISTRY_ONLY, "tasks/mod.ts"],
   ),
 ];
@@ -71,10 +91,10 @@ function floorOf(path: string): [string, number] | undefined {
   return FLOORS.find(([dir]) => path.startsWith(dir));
 }
 
-/** Our modules and the modules each imports (code and type imports alike). */
-async function graph(): Promise<Map<string, Set<string>>> {
+/** Our modules reached from `entries` and the modules each imports (code and type imports alike). */
+async function graph(entries: readonly string[] = ENTRIES): Promise<Map<string, Set<string>>> {
   const edges = new Map<string, Set<string>>();
-  for (const entry of ENTRIES) {
+  for (const entry of entries) {
     const out = await runDeno(["info", "--json", "--lock=tests/deno.lock", entry]);
     assert.equal(out.code, 0, `deno info ${entry}`);
     const info = JSON.parse(out.out);
@@ -129,7 +149,7 @@ Deno.test("the layering check itself catches an upward import, a sideways one an
     ["src/rollout/agent.ts", new Set(["tasks/mod.ts", "src/task/task.ts"])],
     ["tasks/textcraft/oracle.ts", new Set(["src/model/tokenizer.ts", "src/env/client.ts", "tasks/mod.ts"])],
     ["src/rl/advantages.ts", new Set(["src/gpu/tensor.ts"])],
-    ["src/cli/play.ts", new Set(["tasks/textcraft/game/server.ts", "src/bench/train.ts"])],
+    ["src/cli/play.ts", new Set(["tasks/textcraft/game/server.ts", "bench/train.ts"])],
     ["src/cluster/worker.ts", new Set(["src/pretrain/run.ts"])],
   ]);
   assert.deepEqual(violations(edges), [
@@ -141,14 +161,21 @@ Deno.test("the layering check itself catches an upward import, a sideways one an
     `tasks/textcraft/oracle.ts -> src/model/tokenizer.ts (${NO_MODEL})`,
     "tasks/textcraft/oracle.ts -> tasks/mod.ts (tasks/ may not import tasks/mod.ts)",
     "src/rl/advantages.ts -> src/gpu/tensor.ts (the RL math runs on plain arrays, with no GPU)",
+    "src/cli/play.ts -> bench/train.ts (src/cli/ may not import bench/)",
     "src/cluster/worker.ts -> src/pretrain/run.ts (src/cluster/ may not import src/pretrain/)",
   ]);
 });
 
-Deno.test("every module of src/ and tasks/ is reachable from an entry point", async () => {
+Deno.test("nothing the program or the library runs reaches the benchmarks (bench/)", async () => {
+  const reached = [...(await graph(PRODUCT)).keys()];
+  assert.ok(reached.includes("src/train/run.ts"), "the product's graph was read");
+  assert.deepEqual(reached.filter((m) => m.startsWith("bench/")), []);
+});
+
+Deno.test("every module of src/, tasks/ and bench/ is reachable from an entry point", async () => {
   const reached = new Set((await graph()).keys());
   const unused: string[] = [];
-  for (const dir of ["src", "tasks"]) {
+  for (const dir of ["src", "tasks", "bench"]) {
     const walk = async (d: string) => {
       for await (const e of Deno.readDir(`${ROOT}${d}`)) {
         const p = `${d}/${e.name}`;
@@ -159,6 +186,64 @@ Deno.test("every module of src/ and tasks/ is reachable from an entry point", as
     await walk(dir);
   }
   assert.deepEqual(unused.sort(), [], "modules nothing imports");
+});
+
+/**
+ * The import circles among the modules `inside` accepts (code and type imports alike): the strongly connected
+ * components of more than one module, each sorted, by Tarjan's algorithm.
+ */
+export function circles(edges: ReadonlyMap<string, ReadonlySet<string>>, inside: (m: string) => boolean): string[][] {
+  let next = 0;
+  const index = new Map<string, number>(),
+    low = new Map<string, number>(),
+    stack: string[] = [],
+    on = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    on.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!inside(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const part: string[] = [];
+    for (let w = ""; w !== v;) {
+      w = stack.pop()!;
+      on.delete(w);
+      part.push(w);
+    }
+    if (part.length > 1) out.push(part.sort());
+  };
+  for (const v of edges.keys()) if (inside(v) && !index.has(v)) visit(v);
+  return out;
+}
+
+/** The rooms whose modules import one another in no circle: the run, its update and the RL math it registers. */
+const RUN_ROOMS = (m: string) => ["src/train/", "src/update/", "src/rl/"].some((room) => m.startsWith(room));
+
+Deno.test("src/train, src/update and src/rl import one another in no circle", async () => {
+  const edges = await graph();
+  assert.ok([...edges.keys()].filter(RUN_ROOMS).length > 20, "the run's modules were read");
+  assert.deepEqual(circles(edges, RUN_ROOMS), []);
+});
+
+Deno.test("the circle check finds a circle through types and ignores one outside the rooms it checks", () => {
+  const edges = new Map([
+    ["src/train/run.ts", new Set(["src/train/phases.ts", "src/train/types.ts"])],
+    ["src/train/phases.ts", new Set(["src/train/types.ts", "src/update/critic.ts"])],
+    ["src/update/critic.ts", new Set(["src/train/run.ts"])],
+    ["src/train/types.ts", new Set(["src/model/a.ts"])],
+    ["src/model/a.ts", new Set(["src/model/b.ts"])],
+    ["src/model/b.ts", new Set(["src/model/a.ts"])],
+  ]);
+  assert.deepEqual(circles(edges, RUN_ROOMS), [["src/train/phases.ts", "src/train/run.ts", "src/update/critic.ts"]]);
+  assert.deepEqual(circles(edges, () => true).length, 2);
 });
 
 Deno.test("every folder of src/ is a room on a floor, and docs/architecture.md's map of the code names exactly the rooms", async () => {

@@ -1,9 +1,10 @@
 /**
  * Runs Deno as a user runs Crucible's tasks: a subprocess at the repository root, its output captured. `CLI` runs
- * `deno run -A src/cli/main.ts` as `deno task NAME` does; `TASK_FLAGS` run the program under tests/deno.lock (which
- * also pins onnxruntime-web and the protobuf package) and Deno's global package cache; the ONNX command lines re-run
- * themselves under src/onnx/deno.lock (src/cli/onnx_lock.ts). The one place the tests start Deno: the cluster tests'
- * learner and workers, the servers and the interrupted runs come from `spawnCli`, the rest from `runDeno`/`runCli`.
+ * `deno run -A src/cli/main.ts` as `deno task NAME` does (`BENCH` bench/main.ts, as `deno task bench`);
+ * `TASK_FLAGS` run the program under tests/deno.lock (which also pins onnxruntime-web and the protobuf package) and
+ * Deno's global package cache; the ONNX command lines re-run themselves under src/onnx/deno.lock
+ * (src/command/onnx_lock.ts). The one place the tests start Deno: the cluster tests' learner and workers, the
+ * servers and the interrupted runs come from `spawnCli`, the rest from `runDeno`/`runCli`.
  */
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -13,6 +14,17 @@ export const CLI = ["run", "-A", "src/cli/main.ts"];
 
 /** `deno run` flags for the program under the test lock, ending with the program. */
 export const TASK_FLAGS = ["run", "-A", "--lock=tests/deno.lock", "--node-modules-dir=none", "src/cli/main.ts"];
+
+/** `deno run` flags for the benchmarks as `deno task bench` runs them: their own entry, outside the program. */
+export const BENCH = ["run", "-A", "bench/main.ts"];
+
+/** `deno run` flags for the benchmarks under the test lock, ending with their entry. */
+export const BENCH_TASK_FLAGS = ["run", "-A", "--lock=tests/deno.lock", "--node-modules-dir=none", "bench/main.ts"];
+
+/** The `deno` arguments of `deno task ARGS[0] ARGS[1..]`: the program's entry, or the benchmarks' for `bench`. */
+function taskArgs(args: readonly string[]): string[] {
+  return args[0] === "bench" ? [...BENCH, ...args.slice(1)] : [...CLI, ...args];
+}
 
 /** What a finished subprocess printed, and how it ended (`signal` is set where a signal killed it). */
 export interface Ran {
@@ -48,7 +60,7 @@ export async function runDeno(args: string[], o: RunOptions = {}): Promise<Ran> 
 }
 
 /**
- * Runs `deno run -A src/cli/main.ts ARGS` (a `deno task` command) and waits for it.
+ * Runs `deno run -A src/cli/main.ts ARGS` (a `deno task` command; `bench` runs bench/main.ts) and waits for it.
  *
  * @example
  * ```ts
@@ -56,7 +68,7 @@ export async function runDeno(args: string[], o: RunOptions = {}): Promise<Ran> 
  * ```
  */
 export async function runCli(args: string[], o: RunOptions = {}): Promise<Ran> {
-  return await runDeno([...CLI, ...args], o);
+  return await runDeno(taskArgs(args), o);
 }
 
 /** A running Crucible command. */
@@ -73,7 +85,7 @@ export interface Proc {
 }
 
 /**
- * Starts `deno run -A src/cli/main.ts ARGS`, collecting its output as it comes.
+ * Starts `deno run -A src/cli/main.ts ARGS` (bench/main.ts for `bench`), collecting its output as it comes.
  *
  * @example
  * ```ts
@@ -83,7 +95,7 @@ export interface Proc {
  * ```
  */
 export function spawnCli(args: string[], o: RunOptions = {}): Proc {
-  const child = command([...CLI, ...args], o).spawn();
+  const child = command(taskArgs(args), o).spawn();
   const text = { all: "", out: "", err: "" };
   const collect = async (s: ReadableStream<Uint8Array>, key: "out" | "err") => {
     const d = new TextDecoder();

@@ -2,7 +2,7 @@
  * `deno task export --model DIR [--out DIR] [--dtype f32|f16]`: a model directory as an ONNX directory that
  * transformers.js, Optimum's ORTModelForCausalLM and onnxruntime load (onnx/model.onnx with KV cache, config.json,
  * tokenizer files, generation_config.json). Runs under src/onnx/deno.lock and Deno's global package cache
- * (src/cli/onnx_lock.ts), so the protobuf package it needs is fetched on first use and never lands in the
+ * (src/command/onnx_lock.ts), so the protobuf package it needs is fetched on first use and never lands in the
  * project's node_modules.
  */
 import { type ExportDType, exportModel } from "../onnx/export.ts";

@@ -1,10 +1,9 @@
 /**
  * The single entry point of the bundled and compiled program: `crucible <command> [arguments]`, where command is
- * one of the deno tasks (train, eval, sft, generate, grad, serve, serve-model, bench, report, export, play,
- * worker, cluster).
+ * one of the deno tasks (train, eval, sft, generate, grad, serve, serve-model, report, export, play, worker,
+ * cluster). The benchmarks (`deno task bench`) are a program of their own, bench/main.ts, outside the product.
  */
 import { runMain } from "../command/args.ts";
-import { main as bench } from "./bench.ts";
 import { main as cluster } from "./cluster.ts";
 import { main as config } from "./config.ts";
 import { main as evaluate } from "./eval.ts";
@@ -18,7 +17,7 @@ import { main as serve } from "./serve.ts";
 import { main as serveModel } from "./serve_model.ts";
 import { main as sft } from "./sft.ts";
 import { main as train } from "./train.ts";
-import { runUnderOnnxLock } from "./onnx_lock.ts";
+import { runUnderOnnxLock } from "../command/onnx_lock.ts";
 import { main as worker } from "./worker.ts";
 
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
@@ -30,7 +29,6 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   grad,
   serve,
   "serve-model": serveModel,
-  bench,
   report,
   config,
   export: exportOnnx,

@@ -14,14 +14,13 @@
  */
 import type { EpisodeSpec, RolloutOptions } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
-import type { PlayedStep, RolloutSource } from "../train/rl_step.ts";
-import type { Run } from "../train/run.ts";
 import { rewardRange } from "../task/task.ts";
 import { admit, type AdmitContext, INNOCENT, type Reason } from "./admit.ts";
 import { encode, type GroupMessage, type PromptMessage } from "./messages.ts";
 import { type Cluster, prepareStreams, PROMPT_SUBJECT, queueDepth, retrying, TRAJECTORIES } from "./nats.ts";
 import { publishVersion } from "./weights.ts";
 import type { RunInfo } from "./worker.ts";
+import type { PlayedStep, RolloutSource, Run } from "../train/types.ts";
 
 /** How often the learner says it is still waiting for groups. */
 const WAIT_NOTE_MS = 30_000;

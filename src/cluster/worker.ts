@@ -17,12 +17,13 @@ import { paramTable } from "../model/params.ts";
 import { Transformer } from "../model/transformer.ts";
 import { runRollouts } from "../rollout/agent.ts";
 import { faultPoint } from "../train/faults.ts";
-import { type HostModel, loadModel, openEnv, type RunEnv } from "../train/setup.ts";
+import { loadModel, openEnv } from "../train/setup.ts";
 import type { Consumer, JsMsg } from "@nats-io/jetstream";
 import type { Credentials } from "./credentials.ts";
 import { decodePrompt, encode, type GroupMessage, type PromptMessage } from "./messages.ts";
 import { type Cluster, connectCluster, PROMPTS, retrying, TRAJECTORY_SUBJECT, WORKERS } from "./nats.ts";
 import { fetchVersion, latestVersion } from "./weights.ts";
+import type { HostModel, RunEnv } from "../train/types.ts";
 
 /** What the learner writes to KV key `run`. */
 export interface RunInfo {

@@ -1,5 +1,5 @@
 /**
- * Small helpers shared by the commands (src/cli) and the benchmarks (src/bench): flag parsing whose errors name the
+ * Small helpers shared by the commands (src/cli) and the benchmarks (bench/): flag parsing whose errors name the
  * fix (node:util's parseArgs underneath, its raw messages rewritten: an unknown flag gets the nearest known one, as
  * config keys do), checked numeric flags and the standard error exit.
  */

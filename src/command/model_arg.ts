@@ -3,9 +3,9 @@
  * `org/name@revision`) is taken from the Hugging Face cache or downloaded into it with a progress bar in MB on
  * stderr (src/model/hub.ts, through src/train/setup.ts's localModelPath, which `deno task train` uses too).
  */
-import type { Reporter } from "../train/run.ts";
 import { localModelPath } from "../train/setup.ts";
 import { terminalReporter } from "./progress.ts";
+import type { Reporter } from "../train/types.ts";
 
 /**
  * The local directory of a model argument.

@@ -1,8 +1,8 @@
+import type { Reporter } from "../train/types.ts";
 /**
  * Progress bars with ETA on stderr. On a terminal a bar redraws in place; otherwise (CI, a log file) it prints a
  * line at every 10% and at the end, so logs stay readable.
  */
-import type { Reporter } from "../train/run.ts";
 
 const enc = new TextEncoder();
 

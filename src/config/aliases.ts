@@ -22,6 +22,7 @@ export const VERL_ALIASES: Readonly<Record<string, string>> = {
   "actor_rollout_ref.actor.ppo_mini_batch_size": "actor.ppo_mini_batch_size",
   "actor_rollout_ref.actor.ppo_max_token_len_per_gpu": "actor.ppo_micro_batch_tokens",
   "actor_rollout_ref.actor.ppo_epochs": "actor.ppo_epochs",
+  "actor_rollout_ref.actor.policy_loss.loss_mode": "actor.policy_loss",
   "actor_rollout_ref.actor.clip_ratio_low": "actor.clip_ratio_low",
   "actor_rollout_ref.actor.clip_ratio_high": "actor.clip_ratio_high",
   "actor_rollout_ref.actor.clip_ratio_c": "actor.clip_ratio_c",

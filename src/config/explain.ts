@@ -9,9 +9,15 @@
  * section (`Name.default(...)`) or an inline `z.strictObject({ ... })`.
  */
 import schemaText from "./schema.ts" with { type: "text" };
+import { ADVANTAGE_ESTIMATORS } from "../rl/estimators.ts";
+import { POLICY_LOSSES } from "../rl/policy_losses.ts";
+import type { Registered, Registry } from "../rl/registry.ts";
 import { TRL_NAMES, VERL_ALIASES } from "./aliases.ts";
 import { closest, keysAt } from "./load.ts";
 import { RunConfig } from "./schema.ts";
+
+/** The registries of RL algorithms, each with the config key that picks from it (src/rl/registry.ts). */
+export const REGISTRIES: readonly Registry<Registered>[] = [ADVANTAGE_ESTIMATORS, POLICY_LOSSES];
 
 interface Entry {
   doc?: string;
@@ -181,15 +187,43 @@ export function explainKey(key: string): string {
     }
     return lines.join("\n");
   }
-  lines.push(`  type:    ${type}`);
+  const registry = REGISTRIES.find((r) => r.key === path);
+  lines.push(`  type:    ${registry ? `the name of a registered ${registry.what} (listed below)` : type}`);
   lines.push(
     `  default: ${
       fallback === undefined ? `none (${parts.slice(0, -1).join(".")} defaults to null)` : JSON.stringify(fallback)
     }`,
   );
+  if (registry) lines.push("  registered:", ...registeredLines(registry, "    "));
   const verl = Object.entries(VERL_ALIASES).filter(([, to]) => to === path).map(([from]) => from);
   if (verl.length) lines.push(`  verl:    ${verl.join(", ")}`);
   if (TRL_NAMES[path]) lines.push(`  TRL:     ${TRL_NAMES[path]}`);
   lines.push(`  set it:  deno task train textcraft ${path}=VALUE   (or in a YAML config)`);
   return lines.join("\n");
+}
+
+/** Each entry of a registry: its name and what it computes, then the config keys it reads. */
+function registeredLines(r: Registry<Registered>, indent: string): string[] {
+  return r.entries().flatMap((e) => [
+    `${indent}${e.name}: ${e.summary}`,
+    ...(e.keys.length ? [`${indent}  reads ${e.keys.join(", ")}`] : []),
+  ]);
+}
+
+/**
+ * Every registered RL algorithm (`deno task config --algorithms`): for each registry, the key that picks from it and
+ * its entries with the config keys each reads.
+ *
+ * @example
+ * ```ts
+ * console.log(explainAlgorithms()); // algorithm.adv_estimator picks the advantage estimator (default grpo), ...
+ * ```
+ */
+export function explainAlgorithms(): string {
+  const defaults = RunConfig.parse({});
+  return REGISTRIES.map((r) => {
+    // deno-lint-ignore no-explicit-any
+    const fallback = r.key.split(".").reduce((o: any, p) => o?.[p], defaults);
+    return [`${r.key} picks the ${r.what} (default ${fallback}), one of:`, ...registeredLines(r, "  ")].join("\n");
+  }).join("\n\n");
 }

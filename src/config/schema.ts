@@ -4,20 +4,35 @@
  * Names follow verl's and AgentGym-RL's where the same knob exists, so their published settings carry over.
  */
 import { z } from "zod";
+import { KV_CACHE_SETTINGS } from "../model/infer.ts";
+import { LOSS_AGG_MODES } from "../rl/aggregation.ts";
+import { ADVANTAGE_ESTIMATORS } from "../rl/estimators.ts";
+import { KL_KINDS } from "../rl/policy_loss.ts";
+import { POLICY_LOSSES } from "../rl/policy_losses.ts";
+import type { Registered, Registry } from "../rl/registry.ts";
+import { checkSchedule, scheduleOf } from "../rl/rounds.ts";
 
-// Config sits left of train in the data flow, so these lists are written here; a test checks they equal
-// src/train's LOSS_AGG_MODES and KL_KINDS.
-export const CONFIG_LOSS_AGG_MODES = [
-  "token-mean",
-  "seq-mean-token-sum",
-  "seq-mean-token-mean",
-  "seq-mean-token-sum-norm",
-] as const;
-const KL = ["k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl"] as const;
-export const CONFIG_KL_KINDS = [...KL, ...KL.map((k) => `${k}+` as const)] as const;
+export { KV_CACHE_SETTINGS };
+
+/** The KL estimators of actor.kl_loss_type: verl's names, each also with a `+` (the straight-through gradient). */
+const KL_LOSS_TYPES = [...KL_KINDS, ...KL_KINDS.map((k) => `${k}+` as const)] as const;
 
 const int = (min = 0) => z.number().int().min(min);
 const num = () => z.number().finite();
+
+/**
+ * A name one of the registry's entries answers to (src/rl/registry.ts), checked when a config is resolved, so an
+ * algorithm registered since counts; an unknown one is refused naming the registered ones.
+ */
+const registered = (r: Registry<Registered>) =>
+  z.string().superRefine((name, ctx) => {
+    if (r.has(name)) return;
+    ctx.addIssue({
+      code: "custom",
+      message: `is "${name}", which is no registered ${r.what}; ${r.known()} ` +
+        "(deno task config --algorithms lists them with their config keys)",
+    });
+  });
 
 const Model = z.strictObject({
   /** A Hugging Face model directory; null trains the built-in tiny model. */
@@ -146,9 +161,6 @@ const Data = z.strictObject({
   }
 });
 
-/** Settings of the KV cache's element type (rollout.kv_cache; a checkpoint's crucible.json keeps the one it used). */
-export const KV_CACHE_SETTINGS = ["auto", "f32", "f16"] as const;
-
 const Rollout = z.strictObject({
   /** Samples per prompt (the GRPO group size). */
   n: int(1).default(8),
@@ -192,13 +204,25 @@ const RoundsCtrl = z.strictObject({
   rounds: z.array(int(1)).min(1).default([10, 20, 30]),
   /** RL steps per stage of rounds. */
   steps_scaling_inter: int(1).default(100),
+}).superRefine((r, ctx) => {
+  try {
+    checkSchedule(scheduleOf(r));
+  } catch (e) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["rounds"],
+      message: `is [${r.rounds.join(", ")}]: ${(e as Error).message}; list the stages from the fewest rounds to ` +
+        "the most, or set algorithm.rounds_ctrl.type=fixed (which keeps the last)",
+    });
+  }
 });
 
 const Algorithm = z.strictObject({
-  /** gae trains a critic (config section critic) and uses its values; the others need none. */
-  adv_estimator: z.enum(["grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "gae"]).default(
-    "grpo",
-  ),
+  /**
+   * The advantage estimator: a registered one's name (src/rl/estimators.ts; `--explain` lists them). gae trains a
+   * critic (config section critic) and uses its values; the others need none.
+   */
+  adv_estimator: registered(ADVANTAGE_ESTIMATORS).default("grpo"),
   /** GRPO divides each group's advantages by the group's reward standard deviation (false: only centres them). */
   norm_adv_by_std_in_grpo: z.boolean().default(true),
   /** Discount of later rewards (GAE and REINFORCE++'s returns). */
@@ -255,6 +279,8 @@ const Actor = z.strictObject({
   ppo_mini_batch_size: int(1).default(8),
   /** Tokens per micro-batch (one forward/backward); a memory knob only: the loss does not depend on it. */
   ppo_micro_batch_tokens: int(1).default(8192),
+  /** The policy loss's surrogate, a registered one's name (src/rl/policy_losses.ts; vanilla: PPO's clipped ratio). */
+  policy_loss: registered(POLICY_LOSSES).default("vanilla"),
   /** PPO's clip below: the ratio to the old policy is kept above 1 - clip_ratio_low. */
   clip_ratio_low: num().min(0).lt(1).default(0.2),
   /** PPO's clip above: the ratio is kept below 1 + clip_ratio_high (higher = DAPO's clip-higher). */
@@ -262,7 +288,7 @@ const Actor = z.strictObject({
   /** Dual-clip PPO's bound for negative advantages. */
   clip_ratio_c: num().gt(1).default(3),
   /** How token losses combine into the batch's loss (verl's modes). */
-  loss_agg_mode: z.enum(CONFIG_LOSS_AGG_MODES).default("token-mean"),
+  loss_agg_mode: z.enum(LOSS_AGG_MODES).default("token-mean"),
   /** Weight of the entropy bonus. */
   entropy_coeff: num().default(0.001),
   /** Add a KL penalty to the reference (starting) policy to the loss. */
@@ -270,7 +296,7 @@ const Actor = z.strictObject({
   /** Weight of the KL penalty. */
   kl_loss_coef: num().min(0).default(0.001),
   /** The KL estimator (verl's names; a trailing + uses the straight-through gradient). */
-  kl_loss_type: z.enum(CONFIG_KL_KINDS).default("low_var_kl"),
+  kl_loss_type: z.enum(KL_LOSS_TYPES).default("low_var_kl"),
   /** Recompute the behaviour log-probs with a forward pass (verl's default) instead of the sampler's. */
   recompute_old_logprob: z.boolean().default(true),
   /**
@@ -470,7 +496,11 @@ const Trainer = z.strictObject({
   loss_spike_rise: num().min(0).default(5),
 });
 
-/** The whole run configuration. */
+/**
+ * The whole run configuration's schema. Every key's meaning, type and default: `deno task config --explain KEY`.
+ *
+ * @ignore
+ */
 export const RunConfig = z.strictObject({
   /** The environment task: textcraft, babyai, sciworld, webshop, ... */
   task: z.string().default("textcraft"),
@@ -500,5 +530,9 @@ export const RunConfig = z.strictObject({
   cluster: Cluster.default(Cluster.parse({})),
 });
 
-/** A resolved run configuration. */
+/**
+ * A resolved run configuration (`deno task config` prints one; `--explain KEY` says what a key means).
+ *
+ * @ignore
+ */
 export type RunConfig = z.infer<typeof RunConfig>;

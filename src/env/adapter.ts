@@ -11,8 +11,11 @@ export type EnvId = number;
 
 /** One step's outcome as the episode sees it. `reward` is the adapter's reward (BabyAI and SciWorld: the score). */
 export interface StepResult {
+  /** What the environment says after the action. */
   observation: string;
+  /** The step's reward (the task decides what counts as success). */
   reward: number;
+  /** Whether the episode has ended. */
   done: boolean;
   /** What the server said beyond AgentGym's fields, where its adapter keeps it (Crucible's BFCL server's `info`). */
   info?: Record<string, unknown>;
@@ -23,12 +26,18 @@ export interface StepResult {
  * `{id, category, involved_classes}`), where it says something.
  */
 export interface ResetReply {
+  /** The first observation of the task the environment was reset to. */
   observation: string;
+  /**
+   * What the server said about the task beyond AgentGym's fields (Crucible's BFCL server: its id, category and
+   * classes).
+   */
   info?: Record<string, unknown>;
 }
 
 /** The tasks a server says it holds (Crucible's servers' `GET /tasks`): a reset's index is taken mod `count`. */
 export interface TaskSet {
+  /** How many tasks the server holds (indices 0 to count − 1). */
   count: number;
   /** Named splits of task indices the server publishes. */
   splits?: Record<string, number[]>;
@@ -41,7 +50,11 @@ export interface TaskSet {
   labels?: readonly Readonly<Record<string, unknown>>[];
 }
 
-/** Sends one request to the environment's server and validates the answer. */
+/**
+ * Sends one request to the environment's server and validates the answer.
+ *
+ * @ignore
+ */
 export type Call = <T>(method: "GET" | "POST", path: string, schema: z.ZodType<T>, payload?: Payload) => Promise<T>;
 
 /** One server's protocol. */

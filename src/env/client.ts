@@ -37,7 +37,9 @@ export interface SessionOptions {
 
 /** One live environment on one server. */
 export interface EnvSession {
+  /** The environment's name (its adapter's). */
   readonly env: string;
+  /** The environment's id on the server that holds it. */
   readonly id: EnvId;
   /** Base URL of the server that holds it. */
   readonly server: string;
@@ -58,7 +60,13 @@ export interface EnvSession {
 
 /** A client for one environment kind over one or more servers. */
 export class EnvClient {
+  /** The protocol of the environment's servers. */
   readonly adapter: Adapter;
+  /**
+   * The servers' pool: requests with retries and backoff, health, the next server to use (src/env/http.ts).
+   *
+   * @ignore
+   */
   readonly transport: Transport;
 
   /** A client over `options.urls` speaking `adapter`'s protocol. */

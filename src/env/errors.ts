@@ -29,7 +29,9 @@ const BODY_LIMIT = 2000;
 
 /** A failed request to an environment server. */
 export class EnvError extends Error {
+  /** Always "EnvError". */
   override name = "EnvError";
+  /** What went wrong: an HTTP status, an error body, a malformed answer, a timeout, a refused connection, no server. */
   readonly kind: EnvErrorKind;
   /** The route, such as `POST /step`. */
   readonly route: string;

@@ -19,13 +19,16 @@ export type Grid = readonly [number, number?, number?];
 
 /** One dispatch: a kernel, its storage bindings in binding order (from 1), its uniforms (binding 0), a grid. */
 export interface Dispatch {
+  /** The compiled pipeline to run (see `kernel`). */
   kernel: Kernel;
   /**
    * Storage buffers at bindings 1, 2, ... in the order the shader declares them. `undefined` (or a short list)
    * binds a placeholder, for bindings the entry point does not use.
    */
   buffers: readonly (Tensor | undefined)[];
+  /** The uniforms by field name, packed by the kernel's `params` layout; omitted when it has none. */
   params?: Record<string, number>;
+  /** Workgroup counts in x, y, z. */
   grid: Grid;
   /** Names the dispatch in timings; defaults to the kernel's name. */
   label?: string;
@@ -44,6 +47,7 @@ const spareChunks = new WeakMap<GPUDevice, GPUBuffer[]>();
  * ```
  */
 export class Batch {
+  /** The command encoder the batch records into; submitted by `read` or `submit`. */
   readonly encoder: GPUCommandEncoder;
   #pass: GPUComputePassEncoder | undefined;
   #chunk: GPUBuffer | undefined;
@@ -54,6 +58,7 @@ export class Batch {
   #done = false;
   readonly #align: number;
 
+  /** A batch on `gpu`; with a `timer`, each dispatch is timed (the timer's capacity permitting). */
   constructor(readonly gpu: Gpu, readonly timer?: GpuTimer) {
     this.encoder = gpu.device.createCommandEncoder();
     this.#align = gpu.limits.minUniformBufferOffsetAlignment;

@@ -18,10 +18,15 @@ export interface GpuFeatures {
 
 /** A WebGPU device with the facts about its adapter that kernels and tuning tables need. */
 export interface Gpu {
+  /** The adapter the device came from. */
   adapter: GPUAdapter;
+  /** The device every tensor and kernel of this Gpu lives on. */
   device: GPUDevice;
+  /** The adapter's vendor, architecture and description. */
   info: GPUAdapterInfo;
+  /** The optional features the device was created with. */
   features: GpuFeatures;
+  /** The device's limits, as requested (the adapter's largest buffers and bindings). */
   limits: GPUSupportedLimits;
   /** True on CPU rasterisers (Mesa llvmpipe/lavapipe, SwiftShader, WARP). */
   software: boolean;
@@ -37,6 +42,7 @@ export interface Gpu {
 
 /** Options for {@linkcode requestGpu}. */
 export interface GpuOptions {
+  /** Passed to `navigator.gpu.requestAdapter`: high-performance or low-power. */
   powerPreference?: GPUPowerPreference;
   /** Refuse software adapters (for benchmarks that must run on a real GPU). */
   requireHardware?: boolean;

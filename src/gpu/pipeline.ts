@@ -18,7 +18,9 @@ import { checkParams, type UniformLayout } from "./uniforms.ts";
  * ```
  */
 export interface Shader {
+  /** The shader's file name without `.wgsl`, for errors and timings. */
   name: string;
+  /** The WGSL text (imported with `{ type: "text" }`). */
   source: string;
 }
 
@@ -26,10 +28,13 @@ export interface Shader {
 export interface Kernel {
   /** `<shader>` plus its template values, for error messages and timings. */
   name: string;
+  /** The compute pipeline. */
   pipeline: GPUComputePipeline;
+  /** The layout of its bind group: uniforms at binding 0, then the storage bindings. */
   bindGroupLayout: GPUBindGroupLayout;
   /** Storage bindings the shader declares, in binding order: whether each is writable. */
   storage: { binding: number; writable: boolean }[];
+  /** The layout of its uniforms (binding 0), when it has any. */
   params?: UniformLayout;
   /** Resolves when the shader and pipeline validated; rejects with an Error naming the shader file. */
   ready: Promise<void>;
@@ -43,6 +48,7 @@ export interface KernelOptions {
   template?: Record<string, string | number>;
   /** Pipeline-overridable constants (`override NAME: T;`). */
   constants?: Record<string, number | boolean>;
+  /** The shader function to run; default `main`. */
   entryPoint?: string;
   /** Names the kernel in errors and timings; defaults to the shader name plus its template values. */
   label?: string;

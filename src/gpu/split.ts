@@ -24,13 +24,17 @@ import {
 
 /** One row range of a split tensor: rows [start, start + rows) of the whole, in `tensor` [rows, ...]. */
 export interface RowPart {
+  /** The whole's first row this part holds. */
   start: number;
+  /** How many rows it holds. */
   rows: number;
+  /** The part's own tensor [rows, ...]. */
   tensor: Tensor;
 }
 
 /** A tensor held as consecutive row ranges of its first dimension, each in its own buffer. */
 export class SplitTensor {
+  /** A split tensor of `shape` and `dtype` from its parts, in row order (rowParts of a StoredTensor makes them). */
   constructor(
     readonly gpu: Gpu,
     readonly shape: readonly number[],

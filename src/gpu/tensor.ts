@@ -37,6 +37,10 @@ export function bindingBytes(count: number, dtype: DType): number {
 export class Tensor {
   #released = false;
 
+  /**
+   * A tensor over `buffer` from byte `offset`; `owned` tensors give their buffer back to the pool on release (empty,
+   * zeros and fromHost make them).
+   */
   constructor(
     readonly gpu: Gpu,
     readonly buffer: GPUBuffer,

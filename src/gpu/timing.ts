@@ -7,7 +7,9 @@ import type { Gpu } from "./device.ts";
 
 /** Time of one timed dispatch. */
 export interface Timing {
+  /** The dispatch's label (its kernel's name unless it gave one). */
   label: string;
+  /** GPU time between its start and end timestamps, in milliseconds. */
   ms: number;
 }
 
@@ -18,6 +20,7 @@ export class GpuTimer {
   readonly #readBuffer: GPUBuffer | undefined;
   #labels: string[] = [];
 
+  /** A timer for up to `capacity` dispatches; without `timestamp-query` it times nothing. */
   constructor(readonly gpu: Gpu, readonly capacity = 256) {
     if (!gpu.features.timestamps) return;
     this.#set = gpu.device.createQuerySet({ type: "timestamp", count: capacity * 2 });
@@ -63,6 +66,7 @@ export class GpuTimer {
     return out;
   }
 
+  /** Frees the query set and its buffers. */
   destroy(): void {
     this.#set?.destroy();
     this.#resolveBuffer?.destroy();

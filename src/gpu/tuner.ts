@@ -30,6 +30,7 @@ export const SEED_MARGIN = 0.03;
 
 /** What one tuned key holds. */
 export interface TuneChoice {
+  /** The variant chosen: the fastest candidate, or the seed when none beat it by more than SEED_MARGIN. */
   variant: string;
   /** Best time of each candidate timed, ms (Infinity where it failed: out of limits, did not build). */
   ms: Record<string, number>;

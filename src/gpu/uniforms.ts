@@ -8,8 +8,10 @@ export type ScalarType = "u32" | "i32" | "f32";
 
 /** An ordered list of scalar fields, shared by the host packer and the shader's `struct Params`. */
 export class UniformLayout<K extends string = string> {
+  /** The fields in the order the shader's `struct Params` declares them. */
   readonly fields: readonly (readonly [K, ScalarType])[];
 
+  /** A layout of `fields`, each 4 bytes; a name given twice is refused. */
   constructor(fields: readonly (readonly [K, ScalarType])[]) {
     const seen = new Set<string>();
     for (const [name] of fields) {

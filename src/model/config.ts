@@ -10,6 +10,7 @@ export type Architecture = "qwen2" | "qwen3" | "llama";
 
 /** A checked model configuration. Letters as in src/model/shapes.ts. */
 export interface ModelConfig {
+  /** The family whose layer layout and checkpoint names it follows: qwen2, qwen3 or llama. */
   architecture: Architecture;
   /** V */
   vocabSize: number;
@@ -25,8 +26,11 @@ export interface ModelConfig {
   numKvHeads: number;
   /** D */
   headDim: number;
+  /** RoPE's base θ (config.json's rope_theta). */
   ropeTheta: number;
+  /** The ε added to the mean square in every RMSNorm. */
   rmsNormEps: number;
+  /** The LM head reuses the embedding matrix (no lm_head.weight). */
   tieWordEmbeddings: boolean;
   /** Bias on q, k and v projections (Qwen2). */
   attentionBias: boolean;
@@ -37,10 +41,13 @@ export interface ModelConfig {
    * refused): tests switch it on to check that training, inference and the ONNX export follow one plan (plan.ts).
    */
   mlpBias?: boolean;
+  /** The most positions the model takes (config.json's max_position_embeddings). */
   maxPositions: number;
   /** A critic: one value per position from `score.weight`/`score.bias` instead of an LM head. */
   valueHead: boolean;
+  /** The beginning-of-sequence id, where the config names one. */
   bosTokenId?: number;
+  /** The ids that end a sequence (config.json's eos_token_id, one or a list). */
   eosTokenIds: number[];
 }
 

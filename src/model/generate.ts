@@ -20,22 +20,29 @@ export type FinishReason = "stop" | "max_tokens" | "length";
 
 /** What one sequence produced in one `decode` call. */
 export interface Generation {
+  /** The sampled ids, the stop id included when one ended the turn. */
   ids: number[];
   /** Log-probability of each sampled id under softmax(logits / temperature) (temperature 1 when greedy). */
   logprobs: number[];
+  /** Why it stopped: a stop id, the call's max_tokens, or the sequence's room in the cache. */
   finish: FinishReason;
 }
 
 /** What one sequence sampled in one block of decoding; `finish` is set when its turn ended there. */
 export interface DecodePiece {
+  /** The ids sampled in the block. */
   ids: number[];
+  /** Each one's log-probability, as Generation's. */
   logprobs: number[];
+  /** Why the turn ended in this block, if it did. */
   finish?: FinishReason;
 }
 
 /** Per-call sampling limits of one sequence. */
 export interface DecodeLimits {
+  /** The most tokens this call may add to the sequence. */
   maxNewTokens: number;
+  /** Ids that end the turn (kept as its last token). */
   stopIds: readonly number[];
 }
 
@@ -72,7 +79,13 @@ export interface GeneratorOptions {
 
 /** Holds sequences in a KV cache and samples continuations of many at once. */
 export class Generator {
+  /**
+   * The KV cache the sequences live in (src/model/infer.ts), the generator's own.
+   *
+   * @ignore
+   */
   readonly cache: KvCache;
+  /** Decode steps per GPU submit (one readback per block). */
   readonly blockSteps: number;
   /**
    * Time and tokens spent so far: prefill (the prompt and environment replies entering the cache, submitted and
@@ -84,6 +97,7 @@ export class Generator {
   #free: number[];
   #next = 0;
 
+  /** A generator over `model` with a KV cache of `options.slots` sequences of `options.maxLen` tokens. */
   constructor(readonly model: Transformer, readonly options: GeneratorOptions) {
     if (options.maxLen > model.config.maxPositions) {
       throw new RangeError(`maxLen ${options.maxLen} exceeds the model's ${model.config.maxPositions} positions`);
@@ -317,6 +331,7 @@ export class Generator {
     return s;
   }
 
+  /** Frees the KV cache. */
   release(): void {
     this.cache.release();
   }

@@ -16,15 +16,21 @@ import { act, linear, linearBackward } from "./linear.ts";
 
 /** One chunk of rows handed to the loss: views of the per-token outputs for rows [start, start + count). */
 export interface HeadChunk {
+  /** The chunk's first row (token) in the packed batch. */
   start: number;
+  /** Rows in the chunk. */
   count: number;
+  /** [count] f32: the log-probability of each row's target under softmax(logits / temperature). */
   logp: Tensor;
+  /** [count] f32: the entropy of each row's softmax(logits / temperature). */
   entropy: Tensor;
 }
 
 /** Gradients of the loss with respect to one chunk's logp and entropy ([count] f32 each). */
 export interface HeadChunkGrad {
+  /** [count] f32: d loss / d logp of each row. */
   dlogp: Tensor;
+  /** [count] f32: d loss / d entropy of each row. */
   dentropy: Tensor;
 }
 

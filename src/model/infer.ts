@@ -7,7 +7,6 @@
  * Cache layout per layer: k and v [S, KV, D] with S = slots · maxLen; slot s owns rows [s · maxLen, (s+1) · maxLen).
  */
 import type { Batch } from "../gpu/batch.ts";
-import type { KV_CACHE_SETTINGS } from "../config/schema.ts";
 import type { Gpu } from "../gpu/device.ts";
 import { fromHost, type Tensor, zeros } from "../gpu/tensor.ts";
 import { rangeFacts } from "../ops/attention.ts";
@@ -16,6 +15,9 @@ import { rmsnormForward } from "../ops/rmsnorm.ts";
 import { layerForward } from "./layer.ts";
 import { act, linear } from "./linear.ts";
 import type { Transformer } from "./transformer.ts";
+
+/** Settings of the KV cache's element type (config rollout.kv_cache; a checkpoint's crucible.json keeps its own). */
+export const KV_CACHE_SETTINGS = ["auto", "f32", "f16"] as const;
 
 /** A KV cache's element type, or auto: f16 where the adapter has shader-f16, else f32. */
 export type CacheSetting = typeof KV_CACHE_SETTINGS[number];

@@ -13,8 +13,11 @@ import { Transformer } from "./transformer.ts";
 
 /** A loaded model bound to the GPU. */
 export interface GpuModel {
+  /** The checked model configuration. */
   config: ModelConfig;
+  /** The model on the GPU. */
   model: Transformer;
+  /** The directory's tokenizer, when it has tokenizer.json. */
   tokenizer?: Tokenizer;
   /** Ids that end a generation (eos of the configs and tokenizer). */
   stopIds: number[];

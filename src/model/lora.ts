@@ -33,15 +33,21 @@ export const ALL_LINEAR = "all-linear";
 
 /** An adapter's shape: PEFT's r, lora_alpha, target_modules (resolved) and use_rslora. */
 export interface LoraSettings {
+  /** r: the rank of A [r, in] and B [out, r]. */
   rank: number;
+  /** lora_alpha: the adapter's term is scaled by alpha / r (alpha / √r with rslora). */
   alpha: number;
+  /** The projections adapted (q_proj, k_proj, ..., down_proj). */
   targets: LoraModule[];
+  /** PEFT's use_rslora: scale by alpha / √r. */
   rslora?: boolean;
 }
 
 /** The names of a LoRA run's config keys, for messages (PEFT's own names when reading adapter_config.json). */
 export interface LoraKeys {
+  /** The key that sets the rank (model.lora_rank, or PEFT's r). */
   rank: string;
+  /** The key that sets the targets (model.target_modules, or PEFT's target_modules). */
   targets: string;
 }
 
@@ -174,7 +180,9 @@ export function frozenDtype(spec: ParamSpec, data: Float32Array, dtype: "f16" | 
 
 /** An adapter on the GPU (f32), bound to a base model's shapes. */
 export class LoraAdapters {
+  /** A and B of every targeted projection of every layer, f32, by Crucible's names (loraTable). */
   readonly tensors: TensorSet;
+  /** The factor on the adapter's term: alpha / r, or alpha / √r with rslora. */
   readonly scale: number;
 
   /** Uploads adapter tensors (every entry of loraTable(config, settings), checked). */
@@ -184,13 +192,21 @@ export class LoraAdapters {
     this.tensors = TensorSet.fromHost(gpu, config, host, { specs: loraTable(config, settings) });
   }
 
-  /** The adapter of a base weight, or undefined when it is not targeted. */
+  /**
+   * The adapter of a base weight, or undefined when it is not targeted.
+   *
+   * @ignore
+   */
   pair(weight: string): LoraPair | undefined {
     const n = loraNames(weight), a = this.tensors.find(n.a);
     return a ? { a, b: this.tensors.get(n.b), scale: this.scale } : undefined;
   }
 
-  /** The adapter of a base weight with the gradients of A and B that `grads` holds. */
+  /**
+   * The adapter of a base weight with the gradients of A and B that `grads` holds.
+   *
+   * @ignore
+   */
   grad(weight: string, grads: TensorSet): LinearGrad["lora"] {
     const pair = this.pair(weight);
     if (!pair) return undefined;
@@ -198,6 +214,7 @@ export class LoraAdapters {
     return { ...pair, dA: grads.find(n.a), dB: grads.find(n.b) };
   }
 
+  /** Frees the adapter's tensors. */
   release(): void {
     this.tensors.release();
   }
@@ -205,11 +222,13 @@ export class LoraAdapters {
 
 /** How a LoRA model is built: the adapter, its starting values and the frozen base's storage. */
 export interface LoraModelOptions {
+  /** The adapter's rank, alpha and targets. */
   settings: LoraSettings;
   /** Every tensor of loraTable(config, settings): initLora's, or an adapter's as loaded. */
   adapter: ReadonlyMap<string, Float32Array>;
   /** The base's storage: auto = f16 where the GPU has shader-f16 (the matmul and embedding kernels read it), else f32. */
   baseDtype: "auto" | "f16" | "f32";
+  /** Re-run each layer's forward in the backward instead of keeping its activations. */
   recompute?: boolean;
 }
 

@@ -21,6 +21,7 @@ export const HF_DIR = "A Hugging Face model directory holds config.json, model.s
 
 /** What saveModelDir writes. */
 export interface SaveModelOptions {
+  /** The model's configuration, written as config.json. */
   config: ModelConfig;
   /** Every tensor of paramTable(config), by Hugging Face name. */
   tensors: Map<string, Float32Array>;
@@ -38,12 +39,15 @@ export interface SaveModelOptions {
 
 /** What loadModelDir returns. */
 export interface LoadedModel {
+  /** The checked configuration from config.json. */
   config: ModelConfig;
   /** The dtype the weights are stored in (the most common one when they mix): a checkpoint is saved the same way. */
   dtype: SaveDType;
   /** Every tensor of paramTable(config), by Hugging Face name, in table order. */
   tensors: Map<string, Float32Array>;
+  /** The tokenizer, when the directory has tokenizer.json. */
   tokenizer?: Tokenizer;
+  /** generation_config.json, when the directory has one. */
   generationConfig?: Record<string, unknown>;
   /** The extra JSON files asked for by name (read binary extras with Deno.readFile). */
   extra: Record<string, unknown>;

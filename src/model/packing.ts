@@ -21,9 +21,13 @@ export interface SequenceInput {
 export interface PackedBatch {
   /** T: total tokens. */
   tokens: number;
+  /** Each sequence's length, in order. */
   lengths: number[];
+  /** [T] the token ids, sequences end to end. */
   ids: Uint32Array;
+  /** [T] each position's target: the next id of its sequence (0 after the last). */
   targets: Uint32Array;
+  /** [T] each token's position within its sequence (plus the sequence's start position). */
   positions: Uint32Array;
 }
 
@@ -51,16 +55,24 @@ export function packSequences(seqs: readonly SequenceInput[]): PackedBatch {
 
 /** A packed batch uploaded: everything the forward and backward index with. */
 export class PackedInputs {
+  /** [T] u32 token ids. */
   readonly ids: Tensor;
+  /** [T] u32 targets. */
   readonly targets: Tensor;
+  /** [T] u32 RoPE positions. */
   readonly positions: Tensor;
+  /** [T] u32: the first key row each query attends to (its sequence's first token). */
   readonly kvStart: Tensor;
+  /** [T] u32: one past the last key row each query attends to (itself: causal). */
   readonly kvEnd: Tensor;
+  /** [T] u32: the first query row that attends to each key (itself). */
   readonly qStart: Tensor;
+  /** [T] u32: one past the last query row that attends to each key (its sequence's end). */
   readonly qEnd: Tensor;
   /** Host-side grouping of positions by id for the embedding backward. */
   readonly buckets: EmbeddingBuckets;
 
+  /** Uploads a packed batch: ids, targets, positions and the causal attention ranges of its sequences. */
   constructor(readonly gpu: Gpu, readonly batch: PackedBatch) {
     const T = batch.tokens;
     const r = packedCausalRanges(batch.lengths);
@@ -75,10 +87,12 @@ export class PackedInputs {
     this.buckets = embeddingBuckets(batch.ids);
   }
 
+  /** T: the batch's tokens. */
   get tokens(): number {
     return this.batch.tokens;
   }
 
+  /** Frees the uploaded tensors. */
   release(): void {
     for (const t of [this.ids, this.targets, this.positions, this.kvStart, this.kvEnd, this.qStart, this.qEnd]) {
       t.release();

@@ -15,7 +15,9 @@ export type Init = "normal" | "ones" | "zeros" | "kaiming";
 export interface ParamSpec {
   /** Hugging Face name, e.g. `model.layers.0.self_attn.q_proj.weight`. */
   name: string;
+  /** The tensor's shape, row-major. */
   shape: number[];
+  /** How initParams fills it. */
   init: Init;
   /** AdamW weight decay applies (matrices), or not (norms, biases). */
   decay: boolean;

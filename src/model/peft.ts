@@ -56,7 +56,9 @@ export function peftConfig(s: LoraSettings, base: string): Record<string, unknow
 
 /** What saveAdapterDir writes. */
 export interface SaveAdapterOptions {
+  /** The base model's configuration the adapter fits. */
   config: ModelConfig;
+  /** The adapter's rank, alpha and targets (adapter_config.json). */
   settings: LoraSettings;
   /** Every tensor of loraTable(config, settings), by Crucible's name (without PEFT's prefix). */
   tensors: ReadonlyMap<string, Float32Array>;
@@ -64,6 +66,7 @@ export interface SaveAdapterOptions {
   base: string;
   /** More files by name, as saveModelDir's extra. */
   extra?: Record<string, unknown>;
+  /** Told when the files are written and when an old directory was moved aside (tests). */
   onStage?: (stage: "written" | "aside") => void;
 }
 
@@ -94,6 +97,7 @@ export async function saveAdapterDir(dir: string, o: SaveAdapterOptions): Promis
 
 /** An adapter directory read back, not yet bound to a model. */
 export interface LoadedAdapter {
+  /** The directory it was read from. */
   dir: string;
   /** adapter_config.json as written. */
   peft: Record<string, unknown>;

@@ -12,7 +12,9 @@
 
 /** A tensor on the host: row-major f32 values and their shape. */
 export interface HostTensor {
+  /** The tensor's shape. */
   shape: number[];
+  /** Its values, row-major. */
   data: Float32Array;
   /** The dtype the file stored it in (F64 reads as f32); absent for tensors made in memory. */
   stored?: SaveDType;

@@ -13,6 +13,7 @@ import { initParams } from "./init.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 import { wordTokenizer } from "./word_tokenizer.ts";
 
+/** @ignore */
 const TinySpec = z.object({
   hidden_size: z.number().int().positive(),
   intermediate_size: z.number().int().positive(),
@@ -27,7 +28,11 @@ const TinySpec = z.object({
   seed: z.number().int(),
 }).strict();
 
-/** The tiny model's settings (configs/models/tiny.yaml, or another YAML of the same shape). */
+/**
+ * The tiny model's settings (configs/models/tiny.yaml, or another YAML of the same shape).
+ *
+ * @ignore
+ */
 export type TinySpec = z.infer<typeof TinySpec>;
 
 /** Shapes shipped in configs/models/, by name: `model.tiny` may name one instead of giving a path. */
@@ -59,8 +64,11 @@ export function parseTinySpec(text: string = tinyYaml, source = "configs/models/
 
 /** A freshly initialised tiny model. */
 export interface TinyModel {
+  /** The tiny model's configuration. */
   config: ModelConfig;
+  /** Every parameter by Hugging Face name, freshly initialised. */
   tensors: Map<string, Float32Array>;
+  /** A word-level tokenizer over the model's vocabulary. */
   tokenizer: Tokenizer;
 }
 

@@ -8,24 +8,34 @@ import { Template, tokenize } from "@huggingface/jinja";
 
 /** One chat message. Extra fields (tool calls, reasoning) pass through to the template. */
 export interface ChatMessage {
+  /** system, user, assistant or tool. */
   role: string;
+  /** The message's text. */
   content: string;
+  /** Anything else the chat template reads (tool_calls, reasoning_content, ...). */
   [field: string]: unknown;
 }
 
 /** The two JSON files a tokenizer is made of, as parsed objects. */
 export interface TokenizerFiles {
+  /** tokenizer.json. */
   tokenizer: Record<string, unknown>;
+  /** tokenizer_config.json (its special tokens and chat template). */
   config: Record<string, unknown>;
 }
 
 /** A special token from tokenizer_config.json with its id. */
 export interface SpecialToken {
+  /** The token's text, e.g. `<|im_end|>`. */
   token: string;
+  /** Its id in the vocabulary. */
   id: number;
 }
 
-const ROLES = ["bos", "eos", "pad", "unk"] as const;
+/** The roles a special token may play (tokenizer_config.json's `bos_token`, `eos_token`, ...). */
+export type SpecialRole = "bos" | "eos" | "pad" | "unk";
+
+const ROLES: readonly SpecialRole[] = ["bos", "eos", "pad", "unk"];
 
 /**
  * A loaded tokenizer.
@@ -44,7 +54,7 @@ export class Tokenizer {
   /** The files this tokenizer was made from (saved unchanged into checkpoints). */
   readonly files: TokenizerFiles;
   /** bos / eos / pad / unk tokens named in tokenizer_config.json, where present in the vocabulary. */
-  readonly special: Partial<Record<typeof ROLES[number], SpecialToken>>;
+  readonly special: Partial<Record<SpecialRole, SpecialToken>>;
   /** Ids of every added special token (`<|endoftext|>`, `<|im_start|>`, `<|im_end|>`, ...). */
   readonly specialIds: ReadonlySet<number>;
   /** One more than the largest id; a model's vocab_size may be larger (padding rows). */

@@ -42,16 +42,26 @@ export interface ForwardOptions {
 
 /** Per-token outputs [T] f32 of a forward, on the GPU until the caller reads them. */
 export interface ForwardResult {
+  /** [T] f32: log-probability of each position's target. */
   logp: Tensor;
+  /** [T] f32: entropy of each position's next-token distribution. */
   entropy: Tensor;
 }
 
 /** A Qwen2-family transformer bound to its parameters on the GPU. */
 export class Transformer {
-  /** The layers' description, derived once from the config (plan.ts). */
+  /**
+   * The layers' description, derived once from the config (plan.ts).
+   *
+   * @ignore
+   */
   readonly plan: DecoderPlan;
   #rope: RopeTable | undefined;
 
+  /**
+   * A model over `weights` (a TensorSet of paramTable(config)); `options.lora` adds an adapter, `options.recompute`
+   * recomputes activations in the backward.
+   */
   constructor(
     readonly gpu: Gpu,
     readonly config: ModelConfig,
@@ -87,7 +97,11 @@ export class Transformer {
     return this.#rope;
   }
 
-  /** What a layer computes with, RoPE tables covering positions [0, needed). */
+  /**
+   * What a layer computes with, RoPE tables covering positions [0, needed).
+   *
+   * @ignore
+   */
   layerContext(needed: number): LayerContext {
     return { plan: this.plan, weights: this.weights, rope: this.rope(needed), lora: this.lora };
   }

@@ -27,14 +27,20 @@ import { decoderPlan } from "./plan.ts";
  * a LoRA adapter's (loraTable), whose gradients and moments are then sets over the same table.
  */
 export class TensorSet {
+  /** The tensors by name, in table order. */
   readonly tensors = new Map<string, StoredTensor>();
 
+  /** A set over `specs` (default the model's table) whose tensors `fill` makes, one per spec. */
   constructor(
     readonly gpu: Gpu,
     readonly config: ModelConfig,
     fill: (spec: ParamSpec) => StoredTensor,
     readonly specs: ParamSpec[] = paramTable(config),
-    /** The arena the tensors are views of, when they are (see the module header). */
+    /**
+     * The arena the tensors are views of, when they are (see the module header).
+     *
+     * @ignore
+     */
     readonly arena?: Arena,
   ) {
     for (const spec of this.specs) this.tensors.set(spec.name, fill(spec));

@@ -6,6 +6,7 @@
  * whole row (T = 1 when greedy). O(V log V) only when top-k or top-p is on.
  */
 import type { SampleSettings } from "../ops/sample.ts";
+import { logprobTemperature } from "../util/temperature.ts";
 
 /** The chosen id and its log-probability. */
 export interface Pick {
@@ -16,7 +17,7 @@ export interface Pick {
 /** Picks a token from logits `z` (one row) with uniform `u` in [0, 1) (unused when greedy). */
 export function pickToken(z: ArrayLike<number>, settings: SampleSettings, u: number): Pick {
   const V = z.length, temperature = settings.temperature ?? 1;
-  const T = temperature === 0 ? 1 : temperature;
+  const T = logprobTemperature(temperature);
   let max = -Infinity, arg = 0;
   for (let i = 0; i < V; i++) {
     if (z[i] > max) {

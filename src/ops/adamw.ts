@@ -23,10 +23,15 @@ const PARAMS = uniforms(
 
 /** Hyperparameters of one AdamW step. */
 export interface AdamwSettings {
+  /** The learning rate of this step. */
   lr: number;
+  /** β1, the first moment's decay (default 0.9). */
   beta1?: number;
+  /** β2, the second moment's decay (default 0.999). */
   beta2?: number;
+  /** ε added to the second moment's root (default 1e-8). */
   eps?: number;
+  /** Decoupled weight decay λ: w -= lr · λ · w (default 0.01). */
   weightDecay?: number;
   /** 1-based count of updates applied so far including this one (bias correction). */
   step: number;
@@ -39,9 +44,13 @@ export interface AdamwSettings {
 
 /** The tensors of one parameter: all [n] f32. */
 export interface AdamwState {
+  /** The parameter, updated in place. */
   w: Tensor;
+  /** Its gradient, read. */
   g: Tensor;
+  /** The first moment, updated in place. */
   m: Tensor;
+  /** The second moment, updated in place. */
   v: Tensor;
 }
 

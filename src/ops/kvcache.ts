@@ -23,9 +23,11 @@ export interface KvcacheWriteArgs {
   v: Tensor;
   /** [2T] u32: each token's position (< table.positions), then its cache row (>= S: not stored). */
   idx: Tensor;
+  /** The RoPE table the keys are rotated with. */
   table: RopeTable;
   /** [S, KV, D] f32 or f16 key and value caches of one layer. */
   kCache: Tensor;
+  /** [S, KV, D] f32 or f16 value cache of the layer (as kCache). */
   vCache: Tensor;
 }
 

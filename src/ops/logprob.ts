@@ -24,8 +24,11 @@ export interface LogprobForwardArgs {
   target: Tensor;
   /** [N] f32 outputs. */
   logp: Tensor;
+  /** [N] f32 output: the entropy of each row's softmax(logits / temperature). */
   entropy: Tensor;
+  /** [N] f32 output: each row's log-sum-exp of logits / temperature, which the backward reads. */
   lse: Tensor;
+  /** The logits are divided by it (default 1). */
   temperature?: number;
   /** Invocations per row, a power of two from 2 to 256; defaults to {@linkcode pickLogprobWorkgroup}'s. */
   workgroup?: number;
@@ -45,11 +48,17 @@ export function pickLogprobWorkgroup(gpu: Gpu, V: number): number {
 export interface LogprobBackwardArgs {
   /** [N, V] f32 logits, overwritten with their gradient. */
   logits: Tensor;
+  /** [N] u32 target ids, as the forward's. */
   target: Tensor;
+  /** [N] f32 log-sum-exp from the forward. */
   lse: Tensor;
+  /** [N] f32 entropy from the forward. */
   entropy: Tensor;
+  /** [N] f32 d loss / d logp. */
   dlogp: Tensor;
+  /** [N] f32 d loss / d entropy. */
   dentropy: Tensor;
+  /** The forward's temperature (default 1). */
   temperature?: number;
 }
 

@@ -67,16 +67,21 @@ const BIAS_PARAMS = uniforms([["rows", "u32"], ["N", "u32"], ["beta", "f32"]] as
  * transB).
  */
 export interface MatmulArgs {
+  /** A [..., M, K] f32 or f16 ([..., K, M] with transA). */
   a: Tensor;
+  /** B [..., K, N] f32 or f16 ([..., N, K] with transB). */
   b: Tensor;
   /** Output [..., M, N], f32. Leading dimensions are the batch; A, B or R without them are broadcast. */
   out: Tensor;
+  /** A is stored transposed. */
   transA?: boolean;
+  /** B is stored transposed (a weight [out, in] times x: transB). */
   transB?: boolean;
   /** [N] f32, added to every row. */
   bias?: Tensor;
   /** [..., M, N] f32, added to the product (a residual connection). */
   residual?: Tensor;
+  /** Scales the product: out = alpha · A·B (+ bias, residual) + beta · out (default 1). */
   alpha?: number;
   /** 0 overwrites `out`; 1 accumulates into it (gradient accumulation). */
   beta?: number;

@@ -11,6 +11,7 @@ import type { DType } from "../gpu/tensor.ts";
 
 /** A block shape of the matmul shader (see the header of shaders/matmul_forward.wgsl). */
 export interface MatmulVariant {
+  /** The variant's name in tuning tables and benchmarks (e.g. `reg 4x4`). */
   name: string;
   /**
    * "reg": register blocks straight from storage; "tile": shared-memory tiles; "gemv": split-K within a workgroup
@@ -19,9 +20,11 @@ export interface MatmulVariant {
   kind: "reg" | "tile" | "gemv" | "wg";
   /** reg: rows x columns of C per invocation (RM x CN); tile and wg: TM x TN; gemv: rows per workgroup (GM) x 1. */
   tm: number;
+  /** Columns of the block (CN, TN; 1 for gemv). */
   tn: number;
   /** Workgroup size x, y. reg: 0 x 1, the adapter's subgroup size decides; gemv: GX x GY. */
   wx: number;
+  /** Workgroup size y. */
   wy: number;
   /** K depth of a shared-memory tile (tile and wg kinds; 0 otherwise). */
   bk: number;
@@ -98,13 +101,19 @@ export function matmulVariant(name: string): MatmulVariant {
 
 /** The sizes a variant is chosen for: C [M, N] = op(A) [M, K] · op(B) [K, N]. */
 export interface MatmulShape {
+  /** Rows of C (and of op(A)). */
   M: number;
+  /** Columns of C (and of op(B)). */
   N: number;
+  /** The shared dimension. */
   K: number;
-  /** Transpositions and input dtypes (default false and f32): the autotuner keys its choices by them too. */
+  /** Whether A is stored transposed ([K, M]); default false. The autotuner keys its choices by it too. */
   transA?: boolean;
+  /** Whether B is stored transposed ([N, K]); default false. */
   transB?: boolean;
+  /** A's element type; default f32. */
   at?: DType;
+  /** B's element type; default f32. */
   bt?: DType;
 }
 

@@ -1,8 +1,9 @@
 /**
  * The actor's per-token loss on the GPU (shaders/policy_loss.wgsl): from each token's logp and entropy and
  * its inputs (old logp, reference logp, advantage, aggregation weight), dlogp, dentropy and per-token statistics.
- * The formula and its CPU definition live in src/rl/policy_loss.ts, which resolves the settings this kernel
- * takes as numbers; src/train/policy_head.ts runs it inside the LM head pass.
+ * The formula and its CPU definition live in src/rl (surrogate.ts, policy_loss.ts), which resolves the settings
+ * this kernel takes as numbers; src/rl/policy_losses.ts names this kernel as the vanilla loss's GPU side, and
+ * src/update/policy_head.ts runs a loss's kernel inside the LM head pass.
  *
  * The host uploads one [T, 4] tensor per packed batch; the weights are the whole mini-batch's, so micro-batch
  * gradients add up to the mini-batch's.
@@ -56,10 +57,15 @@ export interface PolicyKernelSettings {
   klCode: number;
   /** The value of the estimator with the gradient of k2. */
   straightThrough: boolean;
+  /** ε_low: the ratio is clipped below at 1 − clipLow. */
   clipLow: number;
+  /** ε_high: the ratio is clipped above at 1 + clipHigh. */
   clipHigh: number;
+  /** The dual clip's constant c > 1 for negative advantages. */
   clipC: number;
+  /** c_KL, the KL term's weight. */
   klCoef: number;
+  /** c_H, the entropy bonus's weight. */
   entropyCoef: number;
 }
 
@@ -68,9 +74,11 @@ export const POLICY_INPUTS = ["oldLogp", "refLogp", "advantage", "weight"] as co
 
 /** Host arrays of {@linkcode uploadPolicyInputs}, each [T] (a packed batch's tokens end to end). */
 export interface PolicyInputArrays {
+  /** Behaviour log-probabilities (the sampler's, or recomputed by the learner). */
   oldLogp: ArrayLike<number>;
   /** Omitted without a reference model (klKind "none"): uploaded as zeros. */
   refLogp?: ArrayLike<number>;
+  /** Each token's advantage. */
   advantages: ArrayLike<number>;
   /** Aggregation weights of the mini-batch, 0 on mask-0 tokens. */
   weights: ArrayLike<number>;
@@ -94,17 +102,26 @@ export function uploadPolicyInputs(gpu: Gpu, a: PolicyInputArrays): Tensor {
 export interface PolicyLossArgs {
   /** [T] f32, the model's outputs. */
   logp: Tensor;
+  /** [T] f32, the model's entropies. */
   entropy: Tensor;
   /** [T, 4] f32 from uploadPolicyInputs. */
   inputs: Tensor;
   /** [T] f32 outputs (written). */
   dlogp: Tensor;
+  /** [T] f32 output (written): d loss / d entropy. */
   dentropy: Tensor;
   /** [T, 8] f32 output (written), columns POLICY_STATS. */
   stats: Tensor;
 }
 
-/** Records the fused per-token loss: dlogp, dentropy and statistics of T tokens. */
+/**
+ * A policy loss's GPU side: records, for T tokens, a fused per-token loss whose surrogate is the loss's own, with the
+ * KL and entropy terms and the statistics POLICY_STATS, writing dlogp, dentropy and stats. The registry of policy
+ * losses (src/rl/policy_losses.ts) names one per loss.
+ */
+export type PolicyLossKernel = (batch: Batch, args: PolicyLossArgs, k: PolicyKernelSettings) => void;
+
+/** Records the fused per-token loss with PPO's clipped surrogate (verl's vanilla): dlogp, dentropy and statistics. */
 export function policyLossForward(batch: Batch, args: PolicyLossArgs, k: PolicyKernelSettings): void {
   const T = args.logp.size;
   const S = POLICY_STATS.length;

@@ -19,13 +19,19 @@ const BACKWARD = uniforms([["T", "u32"], ["C", "u32"], ["beta", "f32"], ["betaW"
 
 /** Arguments of {@linkcode rmsnormForward}. All [T, C] f32 except w [C] and rstd [T]. */
 export interface RmsnormForwardArgs {
+  /** [T, C] f32 input. */
   x: Tensor;
+  /** [C] f32 or f16 weight. */
   w: Tensor;
+  /** [T, C] f32 output: x / rms(x) · w. */
   y: Tensor;
+  /** [T] f32 output: 1 / rms of each row, for the backward. */
   rstd: Tensor;
+  /** Added to the mean square before the root. */
   eps: number;
   /** When given, the norm is taken of x + add, which is also written to `sum`. */
   add?: Tensor;
+  /** [T, C] f32 output x + add, when `add` is given. */
   sum?: Tensor;
   /** Invocations per row, a power of two from 2 to 256; defaults to the adapter's pick. */
   workgroup?: number;
@@ -33,16 +39,21 @@ export interface RmsnormForwardArgs {
 
 /** Arguments of {@linkcode rmsnormBackward}. */
 export interface RmsnormBackwardArgs {
+  /** [T, C] f32 gradient of the output. */
   dy: Tensor;
   /** The forward's input to the norm: x, or the fused sum x + a. */
   r: Tensor;
+  /** [C] the forward's weight. */
   w: Tensor;
+  /** [T] the forward's 1 / rms. */
   rstd: Tensor;
   /** Gradient of the input [T, C]; with beta 1 the norm's share is added to what it holds. */
   dr: Tensor;
+  /** 0 overwrites dr (default), 1 adds to it. */
   beta?: number;
   /** Gradient of the weight [C]; skipped when absent. With betaW 1 it accumulates. */
   dw?: Tensor;
+  /** 0 overwrites dw (default), 1 adds to it. */
   betaW?: number;
   /** Invocations per row of the dr pass, as the forward's. */
   workgroup?: number;

@@ -17,9 +17,13 @@ const PARAMS = uniforms(
 
 /** cos and sin of pos · θ^(-2i/D) for pos < positions, i < D/2: [positions, D/2] each, on the GPU. */
 export interface RopeTable {
+  /** [positions, D/2] f32 cosines. */
   cos: Tensor;
+  /** [positions, D/2] f32 sines. */
   sin: Tensor;
+  /** Positions the table covers. */
   positions: number;
+  /** D, the head dimension. */
   headDim: number;
 }
 
@@ -70,6 +74,7 @@ export interface RopeArgs {
   x: Tensor;
   /** [T] u32 positions, each < table.positions. */
   pos: Tensor;
+  /** The cos and sin table (ropeTable). */
   table: RopeTable;
   /** Heads rotated per token (the first ones). */
   heads: number;

@@ -14,6 +14,7 @@ import type { Gpu } from "../gpu/device.ts";
 import type { Rng } from "../util/random.ts";
 import { placeholder, type Tensor } from "../gpu/tensor.ts";
 import { uniforms } from "../gpu/uniforms.ts";
+import { logprobTemperature } from "../util/temperature.ts";
 import { LOOP_BUDGET } from "./wgsl.ts";
 
 const SHADER: Shader = { name: "sample", source };
@@ -113,7 +114,7 @@ function resolveSampleSettings(
     throw new RangeError(`Sampling topK must be an integer >= 0 (0 = off), got ${topK}`);
   }
   if (!(topP > 0)) throw new RangeError(`Sampling topP must be > 0 (>= 1 = off), got ${topP}`);
-  const invTemp = temperature === 0 ? 1 : 1 / temperature;
+  const invTemp = 1 / logprobTemperature(temperature);
   if (!Number.isFinite(Math.fround(invTemp))) {
     throw new RangeError(`Sampling temperature ${temperature} is too small: 1/temperature overflows f32`);
   }

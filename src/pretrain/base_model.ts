@@ -20,13 +20,8 @@ import type { Tokenizer } from "../model/tokenizer.ts";
 import type { BaseModelWords } from "../task/task.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { AGENT_FILE, readAgentSettings } from "../train/agent_settings.ts";
-import {
-  checkpointName,
-  loadCheckpoint,
-  type LoadedCheckpoint,
-  loadLatestCheckpoint,
-  STATE_FILE,
-} from "../train/checkpoint.ts";
+import { checkpointName, loadCheckpoint, loadLatestCheckpoint, STATE_FILE } from "../train/checkpoint.ts";
+import type { LoadedCheckpoint } from "../train/types.ts";
 
 interface EvalLine {
   phase: string;

@@ -11,8 +11,8 @@ import { ChatRenderer } from "../rollout/chat.ts";
 import type { SyntheticTasks, Task, TextEpisode } from "../task/task.ts";
 import { Rng } from "../util/random.ts";
 import type { RunConfig } from "../config/schema.ts";
-import type { Learner } from "../train/learner.ts";
-import { microBatches, toPositions, type TrainSequence } from "../train/sequences.ts";
+import type { Learner } from "../update/learner.ts";
+import { microBatches, toPositions, type TrainSequence } from "../update/sequences.ts";
 import { episodeSequence } from "../train/sft_data.ts";
 
 /** Seed of the generator that draws batch `step` (or held-out task `step` with `stream` 2). */

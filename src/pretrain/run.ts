@@ -5,24 +5,16 @@
  * `minutes` ends the run early with a checkpoint, so hours of pretraining can be spread over sessions.
  */
 import { stringify } from "yaml";
-import { envClient } from "../env/adapters/mod.ts";
+import { EnvClient } from "../env/client.ts";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
-import type { EnvClient } from "../env/client.ts";
 import type { Task, TextEpisode } from "../task/task.ts";
-import {
-  checkpointName,
-  hostFromCheckpoint,
-  type LoadedCheckpoint,
-  loadLatestCheckpoint,
-  saveCheckpoint,
-  type TrainerState,
-} from "../train/checkpoint.ts";
+import { checkpointName, hostFromCheckpoint, loadLatestCheckpoint, saveCheckpoint } from "../train/checkpoint.ts";
 import { type AgentSettings, agentSettings } from "../train/agent_settings.ts";
 import { coverage, type EvalResult, evaluate } from "../train/eval.ts";
-import { createLearner, type Learner, phaseOptimizer, SkipGuard } from "../train/learner.ts";
+import { createLearner, type Learner, phaseOptimizer, SkipGuard } from "../update/learner.ts";
 import { RunLog } from "../train/metrics.ts";
-import type { AdamW } from "../train/optimizer.ts";
+import type { AdamW } from "../update/optimizer.ts";
 import {
   type CopyAccuracy,
   copyAccuracy,
@@ -33,10 +25,10 @@ import {
   recoveryCount,
 } from "./data.ts";
 import { rolloutOptions } from "../rollout/options.ts";
-import type { RunOptions } from "../train/run.ts";
 import { lrAt } from "../rl/schedule.ts";
-import { configuredTask, type HostModel, loadModel } from "../train/setup.ts";
+import { configuredTask, loadModel } from "../train/setup.ts";
 import { supervisedStep } from "../train/sft.ts";
+import type { HostModel, LoadedCheckpoint, RunOptions, TrainerState } from "../train/types.ts";
 
 /** Options of {@linkcode runPretraining}. */
 export interface PretrainOptions extends RunOptions {
@@ -46,13 +38,19 @@ export interface PretrainOptions extends RunOptions {
 
 /** What a pretraining session did. */
 export interface PretrainSummary {
+  /** The run folder. */
   runDir: string;
   /** Optimizer steps done in all (of config pretrain.steps). */
   step: number;
+  /** Whether every step of pretrain.steps is done (false when a stop request ended the session). */
   finished: boolean;
+  /** Wall time of this session. */
   seconds: number;
+  /** The latest held-out evaluation. */
   lastEval?: EvalResult;
+  /** The latest copy-string accuracies, where the task's curriculum has copy strings. */
   copy?: CopyAccuracy;
+  /** The latest checkpoint's folder. */
   lastCheckpoint?: string;
 }
 
@@ -84,7 +82,7 @@ export async function runPretraining(o: PretrainOptions): Promise<PretrainSummar
     heldOut: heldOut.map((e) => e.opening),
   });
   const server = await synthetic.serve(p.eval_seed);
-  const client = envClient(task.env, { urls: [server.url] });
+  const client = new EnvClient(task.adapter, { urls: [server.url] });
   const session: Session = {
     o,
     agent: agentSettings(c, task, options),

@@ -11,7 +11,10 @@
  * reward-to-go, so the turns before it get no credit). Reward-to-go and GAE run over
  * the compressed subsequence of mask-1 tokens: one discount step per trainable transition, observations contribute
  * nothing. Every token-level output is 0 where the mask is 0.
+ *
+ * Each estimator is registered by name in estimators.ts, whose entries have the shape AdvantageEstimator (below).
  */
+import type { Registered } from "./registry.ts";
 
 /** Identifies the prompt a sample was drawn for: samples of one prompt share it, or GRPO compares the wrong groups. */
 export type GroupId = string | number;
@@ -172,7 +175,9 @@ function checkRewardPlacement(name: string, rewards: Rows, masks: Rows): void {
 
 /** Advantages and returns per token, both 0 where the mask is 0. */
 export interface TokenAdvantages {
+  /** Per token: the advantage. */
   advantages: number[][];
+  /** Per token: the return (GAE's critic targets; REINFORCE++'s reward-to-go). */
   returns: number[][];
 }
 
@@ -265,4 +270,47 @@ export function gaeAdvantages(rewards: Rows, values: Rows, masks: Rows, options:
     returns.push(ret);
   });
   return { advantages: options.whiten === false ? advantages : maskedWhiten(advantages, masks), returns };
+}
+
+/** What an estimator sees of one step's B trainable episodes. */
+export interface EstimatorInput {
+  /** Per episode: its score, the reward less algorithm.round_penalty per round on a success. */
+  scores: readonly number[];
+  /** Per episode: its prompt group (the episodes of one prompt share it). */
+  groups: readonly GroupId[];
+  /** Per episode, per response token: 1 where the policy sampled it (it trains), 0 on observations. */
+  masks: Rows;
+  /** Per episode, per response token: the critic's value of the state before it; only for `critic` estimators. */
+  values?: Rows;
+}
+
+/**
+ * The config's `algorithm` section as the estimators read it: the keys the built-in ones use, and any other key a
+ * new estimator reads by name (declared in src/config/schema.ts, listed in its entry's `keys`).
+ */
+export interface AlgorithmSettings {
+  /** algorithm.gamma: the discount per trainable transition. */
+  readonly gamma: number;
+  /** algorithm.lam: GAE's λ. */
+  readonly lam: number;
+  /** algorithm.norm_adv_by_std_in_grpo: GRPO divides by its group's std. */
+  readonly norm_adv_by_std_in_grpo: boolean;
+  /** Any other key of the section, which a registered estimator reads by name. */
+  readonly [key: string]: unknown;
+}
+
+/** Per episode, per response token: the advantages (0 on observations), and the returns a critic learns. */
+export interface EstimatedAdvantages {
+  /** Per episode, per response token: the advantage (0 on observations). */
+  advantages: number[][];
+  /** The critic's targets, from an estimator that needs one (`critic`). */
+  returns?: number[][];
+}
+
+/** One advantage estimator. */
+export interface AdvantageEstimator extends Registered {
+  /** It needs the critic's values: the run then trains a critic (config section critic) and passes `values`. */
+  readonly critic?: boolean;
+  /** The advantages of one step's trainable episodes. */
+  estimate(x: EstimatorInput, settings: AlgorithmSettings): EstimatedAdvantages;
 }

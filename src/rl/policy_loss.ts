@@ -1,17 +1,20 @@
 /**
- * The actor's loss, the one home of its formula, on plain arrays with gradients (verl's vanilla policy loss with
- * dual clip, plus its KL-loss estimators):
+ * The actor's loss, the one home of its formula, on plain arrays with gradients (a registered policy loss's
+ * surrogate, verl's vanilla by default, plus its KL-loss estimators):
  *
  *   L = Σ_t w_t [pg_t + c_KL · kl_t] − c_H Σ_t w_t H_t
  *
  * with w_t the aggregation weights of the whole mini-batch (aggregationWeights, 0 on mask-0 tokens), pg_t the
- * clipped surrogate, kl_t the KL estimator against the reference and H_t the entropy of the temperature-scaled
- * logits. Tokens are flat [T] arrays: the rows of a packed batch laid end to end. The fused GPU kernel
- * (src/ops/policy_loss.ts, run by src/train/policy_head.ts) computes the same per token and is tested against
- * policyObjective. Gradients follow PyTorch's conventions at clamps (a clamp passes the gradient on its closed
- * interval), so they match what verl's autograd computes.
+ * surrogate of the configured policy loss (policy_losses.ts; vanilla: the clipped ratio of surrogate.ts), kl_t the
+ * KL estimator against the reference and H_t the entropy of the temperature-scaled logits. Tokens are flat [T]
+ * arrays: the rows of a packed batch laid end to end. The loss's fused GPU kernel (src/ops/policy_loss.ts for
+ * vanilla, run by src/update/policy_head.ts) computes the same per token and is tested against policyObjective.
+ * Gradients follow PyTorch's conventions at clamps (a clamp passes the gradient on its closed interval), so they
+ * match what verl's autograd computes.
  */
 import { KL_CODES, POLICY_STATS, type PolicyKernelSettings } from "../ops/policy_loss.ts";
+import { policyLoss } from "./policy_losses.ts";
+import { type ClipSettings, clipSettings } from "./surrogate.ts";
 
 export { aggregateLoss, aggregationWeights, LOSS_AGG_MODES, type LossAggMode } from "./aggregation.ts";
 export { POLICY_STATS } from "../ops/policy_loss.ts";
@@ -75,85 +78,10 @@ export function klPenaltyGrad(logp: ArrayLike<number>, refLogp: ArrayLike<number
   return Array.from(logp, (l, t) => klTerm(l, refLogp[t], kind)[1]);
 }
 
-/** Clip settings of the policy surrogate (verl's defaults). */
-export interface ClipSettings {
-  /** ε_low: the ratio is clipped below at 1 − clipLow (default 0.2). */
-  clipLow?: number;
-  /** ε_high: above at 1 + clipHigh (default 0.2; DAPO uses 0.28). */
-  clipHigh?: number;
-  /** Dual clip c > 1: for A < 0 the loss is capped at −A·c (default 3). */
-  clipC?: number;
-}
-
-/** One token's surrogate loss, its derivative with respect to logp, and what the metrics count. */
-export interface SurrogateTerm {
-  loss: number;
-  grad: number;
-  /** ρ = exp(clamp(logp − oldLogp, −20, 20)). */
-  ratio: number;
-  /** 1 when the ratio clip is active (L2 > L1): pg_clipfrac. */
-  clipped: number;
-  /** 1 when the dual clip is active (A < 0 and max(L1, L2) > −A·c): pg_clipfrac_lower. */
-  clippedLower: number;
-}
-
-/** Checks clip settings and fills defaults. */
-export function clipSettings(c: ClipSettings = {}): Required<ClipSettings> {
-  const s = { clipLow: c.clipLow ?? 0.2, clipHigh: c.clipHigh ?? 0.2, clipC: c.clipC ?? 3 };
-  if (!(s.clipLow >= 0 && s.clipLow < 1)) throw new RangeError(`clipLow must be in [0, 1), got ${s.clipLow}`);
-  if (!(s.clipHigh >= 0)) throw new RangeError(`clipHigh must be >= 0, got ${s.clipHigh}`);
-  if (!(s.clipC > 1)) throw new RangeError(`The dual-clip constant clipC must be > 1, got ${s.clipC}`);
-  return s;
-}
-
-/**
- * The clipped policy surrogate of one token (verl's `vanilla` loss): Δ = clamp(logp − oldLogp, ±20), ρ = e^Δ,
- * L1 = −Aρ, L2 = −A·clip(ρ, 1 − ε_low, 1 + ε_high), Lc = max(L1, L2); for A < 0 the loss is min(Lc, −A·c).
- * The gradient flows only through an unclipped L1 with the log-ratio inside the clamp.
- *
- * @example
- * ```ts
- * surrogateTerm(Math.log(1.5), 0, 1).loss; // −1.2: A > 0 and ρ = 1.5 is clipped at 1 + 0.2
- * ```
- */
-export function surrogateTerm(
-  logp: number,
-  oldLogp: number,
-  advantage: number,
-  clip: ClipSettings = {},
-): SurrogateTerm {
-  const { clipLow, clipHigh, clipC } = clipSettings(clip);
-  const diff = logp - oldLogp;
-  const ratio = Math.exp(Math.min(20, Math.max(-20, diff)));
-  const l1 = -advantage * ratio;
-  const l2 = -advantage * Math.min(1 + clipHigh, Math.max(1 - clipLow, ratio));
-  const clipped = l2 > l1 ? 1 : 0;
-  let loss = Math.max(l1, l2);
-  let grad = clipped === 0 && Math.abs(diff) <= 20 ? -advantage * ratio : 0;
-  let clippedLower = 0;
-  if (advantage < 0) {
-    const l3 = -advantage * clipC;
-    if (loss > l3) [loss, grad, clippedLower] = [l3, 0, 1];
-  }
-  return { loss, grad, ratio, clipped, clippedLower };
-}
-
-/** {@linkcode surrogateTerm} over arrays of tokens: per-token losses and gradients with respect to logp. */
-export function policySurrogate(
-  logp: ArrayLike<number>,
-  oldLogp: ArrayLike<number>,
-  advantages: ArrayLike<number>,
-  clip: ClipSettings = {},
-): { losses: number[]; grads: number[]; terms: SurrogateTerm[] } {
-  if (logp.length !== oldLogp.length || logp.length !== advantages.length) {
-    throw new TypeError(`policySurrogate: lengths ${logp.length}, ${oldLogp.length}, ${advantages.length} differ`);
-  }
-  const terms = Array.from(logp, (l, t) => surrogateTerm(l, oldLogp[t], advantages[t], clip));
-  return { losses: terms.map((x) => x.loss), grads: terms.map((x) => x.grad), terms };
-}
-
 /** Loss settings of the actor. */
 export interface PolicyLossSettings extends ClipSettings {
+  /** The surrogate, a registered policy loss's name (actor.policy_loss; default "vanilla", PPO's clipped ratio). */
+  loss?: string;
   /** KL estimator against the reference, or "none" to skip it (default "low_var_kl", k3 with both clamps). */
   klKind?: KlKind | "none";
   /** c_KL (default 1e-3). The KL statistic is still computed with c_KL = 0 unless klKind is "none". */
@@ -164,6 +92,7 @@ export interface PolicyLossSettings extends ClipSettings {
 
 /** Defaults of {@linkcode PolicyLossSettings}: verl's clip defaults, dual clip 3, k3 KL at 1e-3, no entropy bonus. */
 export const POLICY_LOSS_DEFAULTS: Required<PolicyLossSettings> = {
+  loss: "vanilla",
   clipLow: 0.2,
   clipHigh: 0.2,
   clipC: 3,
@@ -176,11 +105,13 @@ export const POLICY_LOSS_DEFAULTS: Required<PolicyLossSettings> = {
 export function policyLossSettings(s: PolicyLossSettings = {}): Required<PolicyLossSettings> {
   const d = POLICY_LOSS_DEFAULTS;
   const out = {
+    loss: s.loss ?? d.loss,
     ...clipSettings(s),
     klKind: s.klKind ?? d.klKind,
     klCoef: s.klCoef ?? d.klCoef,
     entropyCoef: s.entropyCoef ?? d.entropyCoef,
   };
+  policyLoss(out.loss); // an unknown name fails here, naming the registered ones
   if (out.klKind !== "none") klCode(out.klKind);
   if (!Number.isFinite(out.klCoef)) throw new RangeError(`klCoef must be finite, got ${out.klCoef}`);
   if (!Number.isFinite(out.entropyCoef)) throw new RangeError(`entropyCoef must be finite, got ${out.entropyCoef}`);
@@ -206,11 +137,13 @@ export function policyKernelSettings(settings: PolicyLossSettings = {}): PolicyK
 export interface PolicyTokens {
   /** Current log-probabilities (temperature-scaled logits), the model's output. */
   logp: ArrayLike<number>;
+  /** Entropies of the temperature-scaled distributions, the model's output. */
   entropy: ArrayLike<number>;
   /** Behaviour log-probabilities (recomputed by the actor before the update). */
   oldLogp: ArrayLike<number>;
   /** Reference log-probabilities; ignored when klKind is "none". */
   refLogp: ArrayLike<number>;
+  /** Each token's advantage. */
   advantages: ArrayLike<number>;
   /** Aggregation weights w_t, 0 on masked tokens, whose other inputs are then never read. */
   weights: ArrayLike<number>;
@@ -218,9 +151,13 @@ export interface PolicyTokens {
 
 /** The objective of a packed batch: its value, gradients [T] and statistics [T, 8] (see POLICY_STATS). */
 export interface PolicyObjective {
+  /** L, summed over the tokens. */
   loss: number;
+  /** [T] d L / d logp. */
   dlogp: Float64Array;
+  /** [T] d L / d entropy. */
   dentropy: Float64Array;
+  /** [T, 8] per-token statistics, columns POLICY_STATS. */
   stats: Float64Array;
 }
 
@@ -241,14 +178,14 @@ export function policyObjective(x: PolicyTokens, settings: PolicyLossSettings = 
     if (name === "refLogp" && s.klKind === "none") continue;
     if (x[name].length !== T) throw new TypeError(`policyObjective: ${name} has ${x[name].length} tokens, not ${T}`);
   }
-  const S = POLICY_STATS.length;
+  const S = POLICY_STATS.length, surrogate = policyLoss(s.loss).term;
   const dlogp = new Float64Array(T), dentropy = new Float64Array(T), stats = new Float64Array(T * S);
   let loss = 0;
   for (let t = 0; t < T; t++) {
     const w = x.weights[t];
     if (w === 0) continue;
     const lp = x.logp[t], h = x.entropy[t];
-    const pg = surrogateTerm(lp, x.oldLogp[t], x.advantages[t], s);
+    const pg = surrogate(lp, x.oldLogp[t], x.advantages[t], s);
     const [kl, dkl] = s.klKind === "none" ? [0, 0] : klTerm(lp, x.refLogp[t], s.klKind);
     loss += w * (pg.loss + s.klCoef * kl - s.entropyCoef * h);
     dlogp[t] = w * (pg.grad + s.klCoef * dkl);
@@ -264,13 +201,19 @@ export interface PolicyMetrics {
   loss: number;
   /** Aggregated surrogate Σ w·pg, KL Σ w·kl and entropy Σ w·H. */
   pgLoss: number;
+  /** Σ w·kl, the aggregated KL estimate (a measurement only with a reference policy). */
   klLoss: number;
+  /** Σ w·H, the aggregated entropy. */
   entropy: number;
   /** Masked means over the trained tokens. */
   pgClipfrac: number;
+  /** Share of trained tokens where the dual clip was active (verl's pg_clipfrac_lower). */
   pgClipfracLower: number;
+  /** Mean ratio ρ over the trained tokens. */
   ratioMean: number;
+  /** Mean of oldLogp − logp over the trained tokens (verl's ppo_kl). */
   ppoKl: number;
+  /** Trained tokens (weight ≠ 0) counted. */
   tokens: number;
 }
 

@@ -7,6 +7,7 @@ import { type AggregationOptions, aggregationWeights, type LossAggMode } from ".
 
 /** Result of {@linkcode valueLoss}. */
 export interface ValueLoss {
+  /** The aggregated clipped value loss. */
   loss: number;
   /** d loss / d V per token, rows like the inputs (0 on mask-0 tokens). */
   grads: number[][];

@@ -32,11 +32,15 @@ export interface EpisodeSpec {
 
 /** Limits and sampling of a rollout. */
 export interface RolloutOptions {
+  /** The most environment rounds (agent turns) an episode takes. */
   maxRounds: number;
+  /** The most tokens the agent writes in one turn. */
   maxTokensPerTurn: number;
   /** Most tokens after the prompt (sampled and observation); a chunk that would pass it ends the episode. */
   maxResponseLength: number;
+  /** The most tokens of the first prompt; a longer one ends the episode as a prompt overflow. */
   maxPromptLength: number;
+  /** Temperature, top-k and top-p of the policy's turns. */
   sampling: SampleSettings;
   /** Ids that end an assistant turn (e.g. <|im_end|>, eos). */
   stopIds: readonly number[];
@@ -51,23 +55,32 @@ export interface RolloutOptions {
  * prompt and appended chunks; `decode` continues several at once.
  */
 export interface Sampler {
+  /** How many sequences it holds at once. */
   readonly options: { slots: number };
+  /** Opens a sequence on `prompt` with its own sampling stream; returns its handle. */
   open(prompt: readonly number[], seed: number): number;
+  /** Appends tokens (an observation) to a sequence. */
   append(seq: number, ids: readonly number[]): void;
+  /** Samples one turn of each sequence, within its limits. */
   decode(seqs: readonly number[], limits: readonly DecodeLimits[], settings?: SampleSettings): Promise<Generation[]>;
   /**
    * One block of decode: what each sequence sampled, `finish` set where its turn ended (see Generator.advance).
    * Optional: without it every turn is decoded whole.
    */
   advance?(seqs: readonly number[], limits: readonly DecodeLimits[], settings?: SampleSettings): Promise<DecodePiece[]>;
+  /** Frees a sequence. */
   close(seq: number): void;
 }
 
 /** What a rollout plays with. */
 export interface RolloutContext {
+  /** What samples the policy's turns. */
   generator: Sampler;
+  /** The policy's tokenizer and chat template. */
   tokenizer: Tokenizer;
+  /** The environment's client. */
   client: EnvClient;
+  /** The task: prompt, action parser, success rule. */
   task: Task;
 }
 

@@ -10,8 +10,11 @@ import type { Task } from "../task/task.ts";
 
 /** A conversation start: instructions, the assistant's acknowledgement, and the environment's first observation. */
 export interface Opening {
+  /** The task's instructions, the first user message. */
   user: string;
+  /** The assistant's acknowledgement of them. */
   assistant: string;
+  /** The environment's first observation, the second user message. */
   observation: string;
 }
 

@@ -8,10 +8,12 @@ import type { Sampler } from "./agent.ts";
 
 /** Replies per episode, looked up by the episode's seed; once a script runs out, `fallback` is said. */
 export class ScriptedSampler implements Sampler {
+  /** How many sequences it holds at once (default 64). */
   readonly options: { slots: number };
   #scripts = new Map<number, string[]>();
   #next = 0;
 
+  /** Replies by episode seed from `scripts`, each ended by `stopId`; `o.fallback` once a script runs out. */
   constructor(
     readonly tokenizer: Tokenizer,
     readonly scripts: (seed: number) => string[],
@@ -22,16 +24,20 @@ export class ScriptedSampler implements Sampler {
     this.fallback = o.fallback ?? "";
   }
 
+  /** What it says once an episode's script runs out. */
   readonly fallback: string;
 
+  /** Opens a sequence whose replies are `scripts(seed)`. */
   open(_prompt: readonly number[], seed: number): number {
     const id = this.#next++;
     this.#scripts.set(id, [...this.scripts(seed)]);
     return id;
   }
 
+  /** Observations are not read: the script decides. */
   append(): void {}
 
+  /** Each sequence's next scripted reply, as its tokens with log-probability 0, cut at the limit. */
   decode(seqs: readonly number[], limits: readonly DecodeLimits[]): Promise<Generation[]> {
     return Promise.resolve(seqs.map((seq, n) => {
       const text = this.#scripts.get(seq)?.shift() ?? this.fallback;
@@ -41,6 +47,7 @@ export class ScriptedSampler implements Sampler {
     }));
   }
 
+  /** Forgets a sequence's script. */
   close(seq: number): void {
     this.#scripts.delete(seq);
   }

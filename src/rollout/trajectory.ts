@@ -9,7 +9,9 @@ export interface TurnRecord {
   text: string;
   /** The action sent, or null when the task answered locally (e.g. two actions in one reply). */
   action: string | null;
+  /** What the environment said after the action (or the task's local reply). */
   observation: string;
+  /** The step's reward. */
   reward: number;
 }
 
@@ -21,25 +23,38 @@ export type Finish = "done" | "max_rounds" | "length" | "env_failure" | "prompt_
 
 /** One episode's tokens, masks and outcome. */
 export interface Trajectory {
+  /** The task's index in its split (or in the server's tasks). */
   task: number;
+  /** The prompt group: the episodes of one prompt in one step share it. */
   group: number;
+  /** The episode's sampling seed. */
   seed: number;
+  /** The rendered prompt's ids: instructions, acknowledgement and first observation. */
   promptIds: number[];
+  /** Everything after the prompt: the agent's turns and the observations between them. */
   responseIds: number[];
+  /** Per response token: 1 where the policy sampled it (it trains), 0 on observations. */
   mask: number[];
+  /** Per response token: the sampler's log-probability (0 on observations). */
   logprobs: number[];
   /** The last step's reward (upstream's episode reward); null for an environment failure or a prompt overflow. */
   reward: number | null;
+  /** Whether the task's success rule holds for the episode. */
   success: boolean;
+  /** Environment rounds taken. */
   rounds: number;
+  /** How the episode ended. */
   finish: Finish;
+  /** The environment's first observation. */
   firstObservation: string;
+  /** Each round: the agent's text, the action sent, the observation and reward. */
   turns: TurnRecord[];
   /**
    * What the environment said about the task when it reset (Crucible's BFCL server: the entry's id, category and
    * involved classes), which results are labelled by; absent where it said nothing.
    */
   taskInfo?: Readonly<Record<string, unknown>>;
+  /** The environment's error, for an episode that ended in one. */
   error?: string;
   /**
    * The policy version that sampled it, when a cluster worker or the one-step-off sampler did (absent: the learner's

@@ -3,17 +3,20 @@
  * the model's text becomes an action, what counts as success, the default round limit and the task splits.
  */
 import type { ActionParse } from "../env/client.ts";
-import type { EnvName } from "../env/adapters/mod.ts";
+import type { Adapter } from "../env/adapter.ts";
 import type { Rng } from "../util/random.ts";
 
 /** The conversation start: the user's instructions and the assistant's acknowledgement. */
 export interface Prompt {
+  /** The first user message: the task's instructions. */
   user: string;
+  /** The assistant's reply to them that opens the conversation (e.g. "OK."). */
   assistant: string;
 }
 
 /** An episode as text: the opening observation, then each reply and what the environment answered to it. */
 export interface TextEpisode {
+  /** The environment's first observation. */
   opening: string;
   /**
    * `misread` marks a deliberately wrong reply (recovery data): it stays in the context, with the environment's
@@ -35,15 +38,19 @@ export type TaskOptions = Readonly<Record<string, unknown>>;
 
 /** Where an augmentation is: its generator (seeded per episode and epoch by the trainer) and the epoch. */
 export interface AugmentContext {
+  /** The augmentation's generator, seeded per episode and epoch by the trainer. */
   rng: Rng;
   /** 0-based epoch, of `epochs` (may be fractional: the last epoch is cut short). */
   epoch: number;
+  /** How many epochs the SFT data runs for. */
   epochs: number;
 }
 
 /** A running environment server that a task embeds. */
 export interface EmbeddedServer {
+  /** Where it listens (http://127.0.0.1:PORT). */
   url: string;
+  /** Stops it. */
   shutdown(): Promise<void>;
 }
 
@@ -86,7 +93,9 @@ export interface SyntheticTasks {
 
 /** One piece of a look-up drill (SyntheticTasks.drill). */
 export interface DrillPiece {
+  /** The piece's text. */
   text: string;
+  /** Whether the loss is taken on it (the answer) or not (the question). */
   trained: boolean;
 }
 
@@ -104,13 +113,17 @@ export interface RlWorlds {
 
 /** Where RL worlds come from: their seed, and the task indices whose tasks they must never be (the test split). */
 export interface RlWorldsOptions {
+  /** The worlds' seed (data.synthetic_prompts.seed): world k is drawn from it and k alone. */
   seed: number;
+  /** Task indices no world may be (the run's test split). */
   exclude: readonly number[];
 }
 
 /** A pretraining recipe as a base model's card reads it: the run's `pretrain` and `task_options` sections, raw. */
 export interface PretrainRecipe {
+  /** The run config's `pretrain` section. */
   pretrain: Readonly<Record<string, unknown>>;
+  /** The run config's `task_options`. */
   taskOptions: Readonly<Record<string, unknown>>;
 }
 
@@ -137,8 +150,11 @@ export interface BaseModelWords {
 export interface Task {
   /** The task's name, also its item-id prefix (`textcraft_12`). */
   readonly name: string;
-  /** The adapter that talks to its server. */
-  readonly env: EnvName;
+  /**
+   * The protocol its servers speak (src/env/adapters/<env>.ts), whose name is the environment's: tasks/mod.ts lists
+   * the environments from the tasks' adapters.
+   */
+  readonly adapter: Adapter;
   /** Crucible's own wording of the upstream instructions; see `loadPrompt` to use another. */
   readonly prompt: Prompt;
   /** The model's text -> the action to send, or a local reply. */

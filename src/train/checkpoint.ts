@@ -14,36 +14,10 @@ import type { Tokenizer } from "../model/tokenizer.ts";
 import type { LoraAdapters } from "../model/lora.ts";
 import { bindAdapter, isAdapterDir, loadAdapterDir, saveAdapterDir } from "../model/peft.ts";
 import type { TensorSet } from "../model/weights.ts";
-import type { AdamW } from "./optimizer.ts";
-import type { HostModel } from "./setup.ts";
+import type { AdamW } from "../update/optimizer.ts";
 import { AGENT_FILE, type AgentSettings } from "./agent_settings.ts";
 import { faultPoint } from "./faults.ts";
-import type { DataPosition } from "../rl/prompts.ts";
-import type { ResumedAdapter } from "./lora.ts";
-
-/** What the trainer needs to continue exactly where it stopped. */
-export interface TrainerState {
-  version: 1;
-  /** "sft" while warm-starting, "rl" after; "pretrain" in a pretraining run. */
-  phase: "sft" | "rl" | "pretrain";
-  /** Optimizer steps of the SFT phase (or of pretraining) done. */
-  sftStep: number;
-  /** RL training steps done. */
-  rlStep: number;
-  /** AdamW's applied-update count (bias correction). */
-  optimizerStep: number;
-  /** Position in the shuffled training data: epoch and offset (and per category, under signal sampling). */
-  data: DataPosition;
-  /** The reference model's directory (frozen copy for the KL), relative to the run folder. */
-  reference: string | null;
-  /** Anything else worth keeping (evaluation history, timings). */
-  notes: Record<string, unknown>;
-  /**
-   * Prompts drawn for later steps whose episodes were published or played ahead (rollout.max_staleness > 0), by
-   * step: a resumed run plays these, not the next ones of its data position. Absent when nothing is ahead.
-   */
-  ahead?: Record<string, number[]>;
-}
+import type { HostModel, LoadedCheckpoint, Moments, TrainerState } from "./types.ts";
 
 /** The trainer state's file in a checkpoint folder (and in a base model saved from one). */
 export const STATE_FILE = "trainer_state.json";
@@ -80,12 +54,6 @@ async function readMoments(path: string): Promise<Moments | undefined> {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
     return undefined;
   }
-}
-
-/** An optimizer's moments by parameter name. */
-export interface Moments {
-  m: Map<string, Float32Array>;
-  v: Map<string, Float32Array>;
 }
 
 /** Saves model, optimizer and state into `<runDir>/checkpoints/<name>` and points `latest` at it. */
@@ -162,22 +130,6 @@ export async function tidyCheckpoints(runDir: string, o: { prefix?: string; keep
     stale.push(...steps.slice(0, Math.max(0, steps.length - (o.keep ?? 1))).filter((n) => n !== latest));
   }
   for (const n of stale) await Deno.remove(`${root}/${n}`, { recursive: true }).catch(() => {});
-}
-
-/** A checkpoint read back. */
-export interface LoadedCheckpoint {
-  dir: string;
-  config: ModelConfig;
-  dtype: SaveDType;
-  tensors: Map<string, Float32Array>;
-  tokenizer?: Tokenizer;
-  state: TrainerState;
-  /** Moments by parameter name, when the checkpoint has optimizer state. */
-  moments?: Moments;
-  /** PPO's critic, when the run has one: its weights by name and its optimizer's moments. */
-  critic?: { tensors: Map<string, Float32Array>; moments?: Moments };
-  /** A LoRA run's adapter (then config, dtype, tensors and tokenizer are the base's, as `base` loaded them). */
-  adapter?: ResumedAdapter;
 }
 
 /**

@@ -28,7 +28,8 @@ import { type ConfigSource, parseYaml, resolveConfig } from "../config/load.ts";
 import { configSource } from "../config/presets.ts";
 import type { RunConfig } from "../config/schema.ts";
 import type { EvalResult } from "./eval.ts";
-import { type Reporter, runTraining } from "./run.ts";
+import { runTraining } from "./run.ts";
+import type { Reporter } from "./types.ts";
 
 /** The step metrics a promotion rule may watch (see stepMetrics). */
 export const PROMOTION_METRICS = ["reward_mean", "success_rate"] as const;

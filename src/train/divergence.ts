@@ -12,7 +12,7 @@ import { Batch } from "../gpu/batch.ts";
 import { rowParts } from "../gpu/split.ts";
 import { zeros } from "../gpu/tensor.ts";
 import { gradNorm } from "../ops/gradnorm.ts";
-import { type Learner, trainable } from "./learner.ts";
+import { type Learner, trainable } from "../update/learner.ts";
 
 /** The L2 norm of the learner's trainable parameters; NaN when it is not finite. A sync point (~10 ms). */
 export async function weightNorm(l: Learner): Promise<number> {

@@ -13,20 +13,25 @@ import type { Trajectory } from "../rollout/trajectory.ts";
 
 /** Rates over a set of tasks. */
 export interface Rates {
+  /** Tasks evaluated. */
   tasks: number;
+  /** Episodes played and scored. */
   episodes: number;
   /** Mean success over episodes (Avg@n). */
   avg: number;
   /** Share of tasks with at least one success (Pass@n). */
   pass: number;
+  /** Mean reward over the episodes. */
   meanReward: number;
 }
 
 /** One evaluation's results. */
 export interface EvalResult extends Rates {
+  /** Episodes per task (trainer.eval_samples). */
   samples: number;
   /** The split the tasks were drawn from and how many tasks it holds (`tasks` of them were played). */
   split?: string;
+  /** How many tasks the split holds. */
   splitTasks?: number;
   /** Episodes whose environment failed (after retries), left out of the rates. */
   envFailures: number;
@@ -34,9 +39,11 @@ export interface EvalResult extends Rates {
   overflows: number;
   /** Played episodes cut at max_response_length (in the rates, as failures). */
   truncated: number;
+  /** Rates by the task's category (TextCraft: crafting depth). */
   byCategory: Record<string, Rates>;
   /** Rates by the task's further groups (BFCL: by involved class); absent when the task has none. */
   byGroup?: Record<string, Rates>;
+  /** Each task's successes out of its episodes. */
   perTask: { task: number; category: string; successes: number; episodes: number }[];
 }
 

@@ -16,17 +16,11 @@ import {
 import { saveModelDir } from "../model/model_dir.ts";
 import { bindAdapter, loadAdapterDir, mergeAdapter } from "../model/peft.ts";
 import { AGENT_FILE, agentSettings } from "./agent_settings.ts";
-import type { Learner } from "./learner.ts";
-import type { Run } from "./run.ts";
+import type { Learner } from "../update/learner.ts";
+import type { ResumedAdapter, Run } from "./types.ts";
 
 /** verl's default lora_alpha. */
 export const DEFAULT_LORA_ALPHA = 16;
-
-/** A resumed checkpoint's adapter (checkpoint.ts reads it). */
-export interface ResumedAdapter {
-  settings: LoraSettings;
-  tensors: Map<string, Float32Array>;
-}
 
 /**
  * The adapter a run's learner starts with, or undefined for full fine-tuning: a resumed checkpoint's, else the

@@ -9,7 +9,9 @@ import type { HeadGrad } from "../model/head.ts";
 
 /** A head gradient for weighted NLL, and the tensors it holds (release them after the batch is submitted). */
 export interface NllGrad {
+  /** Pass as the model's `lossGrad`. */
   grad: HeadGrad;
+  /** Frees the tensors it holds; call after the batch that used them was submitted. */
   release(): void;
 }
 

@@ -26,8 +26,8 @@ import { Transformer } from "../model/transformer.ts";
 import type { TensorSet } from "../model/weights.ts";
 import { type EpisodeSpec, type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
-import type { Learner } from "./learner.ts";
-import type { PlayedStep, RolloutSource } from "./rl_step.ts";
+import type { Learner } from "../update/learner.ts";
+import type { PlayedStep, RolloutSource } from "./types.ts";
 
 /** The file of a checkpoint that holds the episodes played ahead. */
 export const AHEAD_FILE = "rollouts_ahead.json";

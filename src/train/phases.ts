@@ -10,24 +10,26 @@ import { ChatRenderer } from "../rollout/chat.ts";
 import { FailureBudget, mixText } from "./budget.ts";
 import { checkpointName, tidyCheckpoints } from "./checkpoint.ts";
 import { coverage } from "./eval.ts";
-import { Critic } from "./critic.ts";
+import { Critic } from "../update/critic.ts";
 import { collapsedEntropy, DivergenceGuard } from "./divergence.ts";
-import { phaseOptimizer, SkipGuard, trainable } from "./learner.ts";
-import type { AdamW } from "./optimizer.ts";
+import { phaseOptimizer, SkipGuard, trainable } from "../update/learner.ts";
+import type { AdamW } from "../update/optimizer.ts";
 import { AHEAD_FILE, type AheadRecord, OneStepOff } from "./one_step_off.ts";
 import { byCategory, nextPrompts, recordSignal, signalPrompts, withWorlds } from "../rl/prompts.ts";
-import { roundsAt } from "../rollout/scheduler.ts";
+import { roundsAt, scheduleOf } from "../rl/rounds.ts";
 import { divergeAt, Rollbacks, SpikeCheck } from "./rollback.ts";
-import { groupRewards, rlStep, type RlStepContext, scheduleOf, stepMetrics, stepSpecs } from "./rl_step.ts";
+import { rlStep, type RlStepContext, stepSpecs } from "./rl_step.ts";
 import { rolloutOptions } from "../rollout/options.ts";
-import type { Run } from "./run.ts";
 import { checkEnv, servedCategory } from "./setup.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import { lrAt } from "../rl/schedule.ts";
-import type { TrainSequence } from "./sequences.ts";
+import { advantageEstimator } from "../rl/estimators.ts";
+import type { TrainSequence } from "../update/sequences.ts";
 import { runSft, sftEpochs, sftPlan } from "./sft.ts";
 import { EnvFailed, RunDiverged, RunStopped } from "./stops.ts";
 import { agentGymSequences, augmentedEpochs, oracleEpisodes, textEpisode } from "./sft_data.ts";
+import type { Run } from "./types.ts";
+import { groupRewards, stepMetrics } from "./step_metrics.ts";
 
 /** Supervised warm start; false when interrupted (a checkpoint `sft-latest` is saved to resume from). */
 export async function sftPhase(run: Run): Promise<boolean> {
@@ -201,7 +203,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
   const stepsTotal = c.trainer.total_steps;
   const optimizerStepsTotal = stepsTotal * c.actor.ppo_epochs *
     Math.ceil(c.data.train_batch_size / c.actor.ppo_mini_batch_size);
-  run.critic = c.algorithm.adv_estimator === "gae" ? await startCritic(run) : undefined;
+  run.critic = advantageEstimator(c.algorithm.adv_estimator).critic ? await startCritic(run) : undefined;
   if (!run.source && c.rollout.max_staleness > 0 && state.rlStep < stepsTotal) run.source = await oneStepOff(run);
   const ctx: RlStepContext = {
     config: c,
@@ -333,7 +335,7 @@ function aheadOf(
   return async (step) => {
     const mine = draw(step);
     for (let s = step + 1; s <= Math.min(step + k, c.trainer.total_steps); s++) {
-      const options = rolloutOptions(c, roundsAt(scheduleOf(c), s), run.host.stopIds);
+      const options = rolloutOptions(c, roundsAt(scheduleOf(c.algorithm.rounds_ctrl), s), run.host.stopIds);
       await source.prepare!(s, stepSpecs(c, s, draw(s)), options);
     }
     return mine;
@@ -476,7 +478,7 @@ function percent(v: number | undefined, digits: number): string {
   return v === undefined ? "–" : `${(100 * v).toFixed(digits)}%`;
 }
 
-/** The step's numbers by kind of prompt (data.synthetic_prompts; rl_step.ts kindMetrics), when it has them. */
+/** The step's numbers by kind of prompt (data.synthetic_prompts; step_metrics.ts kindMetrics), when it has them. */
 function kinds(m: Record<string, number>): string {
   const of = (kind: string) =>
     `${kind} reward ${fixed(m[`${kind}_reward_mean`], 3)} success ${percent(m[`${kind}_success_rate`], 1)}`;

@@ -1,96 +1,69 @@
 /**
- * One RL training step: `train_batch_size` prompts × `n` samples played as rollouts, behaviour and reference
- * log-probabilities, advantages, then the policy update. Episodes that hit an environment failure are left out of
- * the advantages and the update, and counted.
+ * One RL training step, read top to bottom in rlStep: `train_batch_size` prompts × `n` samples played as rollouts
+ * (here or by a rollout source), stale and failed episodes set apart, the configured advantage estimator
+ * (src/rl/estimators.ts) over the trainable ones, behaviour and reference log-probabilities, then the critic's and
+ * the policy's updates (src/update/). Episodes that hit an environment failure are left out of the advantages and the
+ * update, and counted; the step's numbers are step_metrics.ts's.
  */
 import type { RunConfig } from "../config/schema.ts";
 import type { Generator } from "../model/generate.ts";
-import type { Critic, CriticStep } from "./critic.ts";
+import type { Critic, CriticStep } from "../update/critic.ts";
 import type { Transformer } from "../model/transformer.ts";
 import { type EpisodeSpec, type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
-import { roundsAt, type RoundsSchedule } from "../rollout/scheduler.ts";
+import { roundsAt, scheduleOf } from "../rl/rounds.ts";
 import { trainable, type Trajectory } from "../rollout/trajectory.ts";
-import {
-  broadcastAdvantages,
-  gaeAdvantages,
-  grpoAdvantages,
-  outcomeRewards,
-  reinforceBaselineAdvantages,
-  reinforcePlusPlusAdvantages,
-  rlooAdvantages,
-} from "../rl/advantages.ts";
+import { advantageEstimator } from "../rl/estimators.ts";
 import { faultPoint } from "./faults.ts";
+import { logprobTemperature } from "../util/temperature.ts";
 import { rolloutOptions } from "../rollout/options.ts";
 import { boundStaleness, tisMetrics, tisWeights } from "../rl/off_policy.ts";
-import type { Learner } from "./learner.ts";
-import type { AdamW } from "./optimizer.ts";
-import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "./rl_update.ts";
-import { fromPositions, sequenceLogprobs } from "./sequences.ts";
+import type { Learner } from "../update/learner.ts";
+import type { AdamW } from "../update/optimizer.ts";
+import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "../update/rl_update.ts";
+import { fromPositions, sequenceLogprobs } from "../update/sequences.ts";
+import type { PlayedStep, RolloutSource } from "./types.ts";
+import type { EstimatorInput } from "../rl/advantages.ts";
 
 /** What a step works with. */
 export interface RlStepContext {
+  /** The run's configuration. */
   config: RunConfig;
+  /** Where episodes are played in this process: the sampler, tokenizer, environment client and task. */
   rollout: RolloutContext;
+  /** The policy being trained, with its gradient buffers. */
   learner: Learner;
   /** The frozen reference policy for the KL loss, if used. */
   reference?: Transformer;
   /** PPO's critic (algorithm.adv_estimator=gae). */
   critic?: Critic;
+  /** The policy's optimizer. */
   opt: AdamW;
+  /** Ids that end an assistant turn. */
   stopIds: number[];
   /** Learning rate by 1-based optimizer step. */
   lr: (optimizerStep: number) => number;
+  /** Called as each episode played here ends (progress bars). */
   onEpisode?: (t: Trajectory) => void;
   /** Where the step's episodes are played; absent: in this process, on the learner's own weights. */
   source?: RolloutSource;
 }
 
-/**
- * Plays a step's episodes somewhere else (a cluster's workers, the one-step-off sampler): every episode of `specs`, each group whole, sampled
- * by a policy version at most rollout.max_staleness behind the learner's (version step − 1 for step `step`).
- */
-export interface RolloutSource {
-  play(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<PlayedStep>;
-  /** Publishes a later step's episodes ahead of its play (rollout.max_staleness > 0): they play during updates. */
-  prepare?(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<void>;
-  /** Steps whose episodes `prepare` takes ahead; default rollout.max_staleness. */
-  readonly ahead?: number;
-  /** Files a checkpoint keeps for the source (episodes played ahead), by name; may wait for them. */
-  checkpoint?(): Promise<Record<string, unknown> | undefined>;
-  /** Ends the source's connections. */
-  close?(): Promise<void>;
-}
-
-/** What a rollout source played for one step. */
-export interface PlayedStep {
-  trajectories: Trajectory[];
-  /** Sampling time on the workers, summed (prefill, decode) and their environment time. */
-  seconds: { prefill: number; decode: number; env: number };
-  /** The source's own numbers (waiting, queue depth, drops), added to the step's metrics. */
-  metrics: Record<string, number>;
-}
-
 /** A step's outcome: its trajectories and the numbers of its update. */
 export interface RlStepResult {
+  /** Every episode the step played (stale ones dropped). */
   trajectories: Trajectory[];
   /** True when most episodes failed in the environment: no update was made and the step does not count. */
   aborted?: boolean;
   /** The critic's updates (PPO with GAE). */
   critic?: CriticStep[];
+  /** The round limit of the step (the schedule's). */
   rounds: number;
+  /** One result per optimizer step of the policy. */
   updates: MiniBatchResult[];
   /** Numbers beside the update's: off-policy corrections and a rollout source's own. */
   extra?: Record<string, number>;
   /** Wall time per phase; the rollout's splits into prefill, decode and waiting for the environment. */
   seconds: { rollout: number; prefill: number; decode: number; env: number; logprobs: number; update: number };
-}
-
-/** The round schedule of a config. */
-export function scheduleOf(c: RunConfig): RoundsSchedule {
-  const r = c.algorithm.rounds_ctrl;
-  return r.type === "fixed"
-    ? { type: "fixed", rounds: r.rounds[r.rounds.length - 1] }
-    : { type: "scaling_inter", rounds: r.rounds, stepsPerStage: r.steps_scaling_inter };
 }
 
 /** Seed of episode k of step `step`: distinct per episode, and the same after a resume. */
@@ -109,7 +82,7 @@ export function stepSpecs(c: RunConfig, step: number, prompts: readonly number[]
 /** Plays and learns from one step's prompts. */
 export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly number[]): Promise<RlStepResult> {
   const c = ctx.config;
-  const rounds = roundsAt(scheduleOf(c), step);
+  const rounds = roundsAt(scheduleOf(c.algorithm.rounds_ctrl), step);
   const t0 = performance.now();
   const specs = stepSpecs(c, step, prompts);
   const played = ctx.source
@@ -142,7 +115,9 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
   if (train.length === 0) {
     return { trajectories, rounds, updates: [], extra, seconds: { ...phase, logprobs: 0, update: 0 } };
   }
-  const seqs = await updateSequences(ctx, train, extra);
+  const seqs = updateSequences(train);
+  await estimateAdvantages(ctx, seqs, train);
+  await logprobs(ctx, seqs, train, extra);
   const t2 = performance.now();
   const critic = ctx.critic ? await criticUpdates(ctx, seqs) : [];
   // During the critic's warm-up only the critic learns.
@@ -180,26 +155,100 @@ async function playHere(
   };
 }
 
-/** The actor's update with the config's loss settings (the KL term only with a reference policy). */
-function actorUpdate(ctx: RlStepContext, seqs: readonly UpdateSequence[]): Promise<MiniBatchResult[]> {
-  const a = ctx.config.actor;
-  return rlUpdate(ctx.learner, ctx.opt, {
-    seqs,
-    ppoEpochs: a.ppo_epochs,
-    miniBatchGroups: a.ppo_mini_batch_size,
-    microBatchTokens: a.ppo_micro_batch_tokens,
-    lossAggMode: a.loss_agg_mode,
-    temperature: samplingTemperature(ctx.config),
-    lr: ctx.lr,
-    loss: {
-      clipLow: a.clip_ratio_low,
-      clipHigh: a.clip_ratio_high,
-      clipC: a.clip_ratio_c,
-      klKind: ctx.reference ? a.kl_loss_type : "none",
-      klCoef: ctx.reference ? a.kl_loss_coef : 0,
-      entropyCoef: a.entropy_coeff,
-    },
-  });
+/** The trainable episodes as update sequences: tokens, masks and the sampler's log-probabilities. */
+function updateSequences(train: readonly Trajectory[]): UpdateSequence[] {
+  return train.map((t) => ({
+    ids: [...t.promptIds, ...t.responseIds],
+    promptLength: t.promptIds.length,
+    mask: t.mask,
+    group: t.group,
+    advantages: [],
+    oldLogp: t.logprobs,
+  }));
+}
+
+/** Fills each sequence's advantages by the configured estimator; with a critic, its old values and returns. */
+async function estimateAdvantages(
+  ctx: RlStepContext,
+  seqs: UpdateSequence[],
+  train: readonly Trajectory[],
+): Promise<void> {
+  const c = ctx.config;
+  const estimator = advantageEstimator(c.algorithm.adv_estimator);
+  if (estimator.critic && !ctx.critic) {
+    throw new RangeError(`algorithm.adv_estimator=${estimator.name} needs a critic`);
+  }
+  // The critic values each response token from the state before it; its estimator runs over the trainable tokens.
+  const values = estimator.critic ? await ctx.critic!.values(seqs) : undefined;
+  const estimated = estimator.estimate({ ...advantageInput(c, train), values }, c.algorithm);
+  seqs.forEach((q, i) => (q.advantages = estimated.advantages[i]));
+  if (values) {
+    if (!estimated.returns) throw new TypeError(`${estimator.name} trains a critic but gave it no returns`);
+    seqs.forEach((q, i) => Object.assign(q, { oldValues: values[i], returns: estimated.returns![i] }));
+  }
+}
+
+/**
+ * Behaviour log-probabilities recomputed by the learner (actor.recompute_old_logprob), truncated importance weights
+ * on the advantages (actor.tis_cap, its numbers into `extra`) and the reference policy's log-probabilities.
+ */
+async function logprobs(
+  ctx: RlStepContext,
+  seqs: UpdateSequence[],
+  train: readonly Trajectory[],
+  extra: Record<string, number>,
+): Promise<void> {
+  const c = ctx.config;
+  const lp = { temperature: logprobTemperature(c.rollout.temperature), maxTokens: c.actor.ppo_micro_batch_tokens };
+  if (c.actor.recompute_old_logprob) {
+    const old = await sequenceLogprobs(ctx.learner.gpu, ctx.learner.model, seqs, lp);
+    seqs.forEach((q, i) => (q.oldLogp = fromPositions(q, old[i])));
+  }
+  if (c.actor.tis_cap !== null) {
+    // The schema ties tis_cap to recompute_old_logprob: oldLogp is the learner's, t.logprobs the sampler's.
+    const w = tisWeights(
+      seqs.map((q) => q.oldLogp),
+      train.map((t) => t.logprobs),
+      seqs.map((q) => q.mask),
+      c.actor.tis_cap,
+    );
+    seqs.forEach((q, i) => (q.advantages = q.advantages.map((a, j) => a * w.weights[i][j])));
+    Object.assign(extra, tisMetrics(w));
+  }
+  if (ctx.reference) {
+    const ref = await sequenceLogprobs(ctx.learner.gpu, ctx.reference, seqs, lp);
+    seqs.forEach((q, i) => (q.refLogp = fromPositions(q, ref[i])));
+  }
+}
+
+/** What an advantage estimator sees of the trainable trajectories: their scores, groups and masks. */
+function advantageInput(c: Pick<RunConfig, "algorithm">, train: readonly Trajectory[]): EstimatorInput {
+  return {
+    scores: train.map((t) => advantageScore(c, t)),
+    groups: train.map((t) => t.group),
+    masks: train.map((t) => t.mask),
+  };
+}
+
+/**
+ * Per-response-token advantages of the trainable trajectories (the reward sits on the last sampled token), by the
+ * configured estimator; one that needs a critic's values (gae) is refused: the RL step computes those.
+ */
+export function tokenAdvantages(c: Pick<RunConfig, "algorithm">, train: readonly Trajectory[]): number[][] {
+  const estimator = advantageEstimator(c.algorithm.adv_estimator);
+  if (estimator.critic) {
+    throw new RangeError(`${estimator.name}'s advantages need the critic's values: they are computed in the RL step`);
+  }
+  return estimator.estimate(advantageInput(c, train), c.algorithm).advantages;
+}
+
+/**
+ * What the advantages see of an episode: its reward, less algorithm.round_penalty for each round when it succeeded
+ * (a failure keeps its reward, so fewer rounds never make a failure look better).
+ */
+export function advantageScore(c: Pick<RunConfig, "algorithm">, t: Pick<Trajectory, "reward" | "success" | "rounds">) {
+  const reward = t.reward ?? 0;
+  return t.success ? reward - c.algorithm.round_penalty * t.rounds : reward;
 }
 
 /** The critic's updates: ppo_epochs passes over mini-batches of ppo_mini_batch_size prompts, as the actor's. */
@@ -223,231 +272,25 @@ async function criticUpdates(ctx: RlStepContext, seqs: readonly UpdateSequence[]
   return out;
 }
 
-/** The temperature the policy sampled at (greedy counts as 1), which the update's log-probabilities use too. */
-function samplingTemperature(c: RunConfig): number {
-  return c.rollout.temperature > 0 ? c.rollout.temperature : 1;
-}
-
-/** The trainable episodes as update sequences: advantages, behaviour and reference log-probabilities. */
-async function updateSequences(
-  ctx: RlStepContext,
-  train: readonly Trajectory[],
-  extra: Record<string, number>,
-): Promise<UpdateSequence[]> {
-  const c = ctx.config;
-  const seqs: UpdateSequence[] = train.map((t) => ({
-    ids: [...t.promptIds, ...t.responseIds],
-    promptLength: t.promptIds.length,
-    mask: t.mask,
-    group: t.group,
-    advantages: [],
-    oldLogp: t.logprobs,
-  }));
-  if (c.algorithm.adv_estimator === "gae") {
-    if (!ctx.critic) throw new RangeError("algorithm.adv_estimator=gae needs a critic");
-    // The critic values each response token from the state before it; GAE runs over the trainable tokens only.
-    const values = await ctx.critic.values(seqs);
-    const gae = gaeAdvantages(
-      outcomeRewards(train.map((t) => advantageScore(c, t)), seqs.map((q) => q.mask)),
-      values,
-      seqs.map((q) => q.mask),
-      {
-        gamma: c.algorithm.gamma,
-        lambda: c.algorithm.lam,
-      },
-    );
-    seqs.forEach((q, i) =>
-      Object.assign(q, { advantages: gae.advantages[i], oldValues: values[i], returns: gae.returns[i] })
-    );
-  } else {
-    const advantages = tokenAdvantages(c, train);
-    seqs.forEach((q, i) => (q.advantages = advantages[i]));
-  }
-  const lp = { temperature: samplingTemperature(c), maxTokens: c.actor.ppo_micro_batch_tokens };
-  if (c.actor.recompute_old_logprob) {
-    const old = await sequenceLogprobs(ctx.learner.gpu, ctx.learner.model, seqs, lp);
-    seqs.forEach((q, i) => (q.oldLogp = fromPositions(q, old[i])));
-  }
-  if (c.actor.tis_cap !== null) {
-    // The schema ties tis_cap to recompute_old_logprob: oldLogp is the learner's, t.logprobs the sampler's.
-    const w = tisWeights(
-      seqs.map((q) => q.oldLogp),
-      train.map((t) => t.logprobs),
-      seqs.map((q) => q.mask),
-      c.actor.tis_cap,
-    );
-    seqs.forEach((q, i) => (q.advantages = q.advantages.map((a, j) => a * w.weights[i][j])));
-    Object.assign(extra, tisMetrics(w));
-  }
-  if (ctx.reference) {
-    const ref = await sequenceLogprobs(ctx.learner.gpu, ctx.reference, seqs, lp);
-    seqs.forEach((q, i) => (q.refLogp = fromPositions(q, ref[i])));
-  }
-  return seqs;
-}
-
-/** Per-response-token advantages of the trainable trajectories (the reward sits on the last sampled token). */
-export function tokenAdvantages(c: RunConfig, train: readonly Trajectory[]): number[][] {
-  const scores = train.map((t) => advantageScore(c, t));
-  const groups = train.map((t) => t.group);
-  const masks = train.map((t) => t.mask);
-  switch (c.algorithm.adv_estimator) {
-    case "grpo":
-      return broadcastAdvantages(
-        grpoAdvantages(scores, groups, { normalizeByStd: c.algorithm.norm_adv_by_std_in_grpo }),
-        masks,
-      );
-    case "rloo":
-      return broadcastAdvantages(rlooAdvantages(scores, groups), masks);
-    case "reinforce_plus_plus":
-      return reinforcePlusPlusAdvantages(outcomeRewards(scores, masks), masks, { gamma: c.algorithm.gamma }).advantages;
-    case "reinforce_plus_plus_baseline":
-      return reinforceBaselineAdvantages(scores, groups, masks);
-    case "gae":
-      throw new RangeError("GAE's advantages need the critic's values: they are computed in the RL step");
-  }
-}
-
-/**
- * What the advantages see of an episode: its reward, less algorithm.round_penalty for each round when it succeeded
- * (a failure keeps its reward, so fewer rounds never make a failure look better).
- */
-export function advantageScore(c: Pick<RunConfig, "algorithm">, t: Pick<Trajectory, "reward" | "success" | "rounds">) {
-  const reward = t.reward ?? 0;
-  return t.success ? reward - c.algorithm.round_penalty * t.rounds : reward;
-}
-
-/** The critic's numbers of a step (verl's names), when there is a critic. */
-function criticMetrics(steps: readonly CriticStep[]): Record<string, number> {
-  if (steps.length === 0) return {};
-  const mean = (f: (s: CriticStep) => number) => steps.reduce((a, s) => a + f(s), 0) / steps.length;
-  return {
-    value_loss: mean((s) => s.valueLoss),
-    vf_clipfrac: mean((s) => s.clipfrac),
-    critic_grad_norm: mean((s) => s.gradNorm),
-  };
-}
-
-/**
- * The share of prompt groups whose episodes do not all earn the same reward: GRPO's signal (a group of equal
- * rewards has every advantage 0 and teaches nothing); undefined when no group has a scored episode.
- */
-export function signalShare(ts: readonly Trajectory[]): number | undefined {
-  const scored = groupRewards(ts).filter((g) => g.rewards.length > 0);
-  if (scored.length === 0) return undefined;
-  return scored.filter((g) => new Set(g.rewards).size > 1).length / scored.length;
-}
-
-/** A prompt group's task, the rewards of its episodes and what the environment said about the task at reset. */
-export interface GroupRewards {
-  task: number;
-  rewards: number[];
-  /** The first of its episodes' `taskInfo` (BFCL: the entry's id, category and classes), where one was given. */
-  info?: Readonly<Record<string, unknown>>;
-}
-
-/**
- * Each prompt group's task and the rewards of its episodes that have one (an environment failure or a prompt
- * overflow has none), with the task's info from the first episode that brought one.
- */
-export function groupRewards(ts: readonly Trajectory[]): GroupRewards[] {
-  const out = new Map<number, GroupRewards>();
-  for (const t of ts) {
-    const g = out.get(t.group) ?? out.set(t.group, { task: t.task, rewards: [] }).get(t.group)!;
-    if (t.reward !== null) g.rewards.push(t.reward);
-    if (t.taskInfo && !g.info) g.info = t.taskInfo;
-  }
-  return [...out.values()];
-}
-
-/** Whether an episode has a score: neither an environment failure nor a prompt overflow. */
-function scored(t: Trajectory): boolean {
-  return t.finish !== "env_failure" && t.finish !== "prompt_overflow";
-}
-
-function mean(xs: readonly number[]): number | undefined {
-  return xs.length === 0 ? undefined : xs.reduce((a, b) => a + b, 0) / xs.length;
-}
-
-/** How a step's metrics are split. */
-export interface StepMetricsOptions {
-  /** Which task indices are synthetic worlds (data.synthetic_prompts); absent when the run plays none. */
-  isWorld?: (task: number) => boolean;
-}
-
-/**
- * A step's reward, success and signal by kind of prompt, side by side: `split_*` for the train split's prompts,
- * `synthetic_*` for the synthetic worlds'. Nothing when the step played no world (the step's own numbers are the
- * split's then); a kind's numbers are absent, never 0, when none of its episodes was scored.
- */
-export function kindMetrics(
-  ts: readonly Trajectory[],
-  isWorld: (task: number) => boolean,
-): Record<string, number | undefined> {
-  if (!ts.some((t) => isWorld(t.task))) return {};
-  const out: Record<string, number | undefined> = {};
-  for (const [kind, world] of [["split", false], ["synthetic", true]] as const) {
-    const ok = ts.filter((t) => scored(t) && isWorld(t.task) === world);
-    out[`${kind}_reward_mean`] = mean(ok.map((t) => t.reward ?? 0));
-    out[`${kind}_success_rate`] = mean(ok.map((t) => (t.success ? 1 : 0)));
-    out[`${kind}_groups_with_signal`] = signalShare(ok);
-  }
-  return out;
-}
-
-/**
- * Step metrics from a step's result (one JSON line of metrics.jsonl, minus time and step). A metric the step did
- * not measure is absent, never 0: the policy metrics when no micro-batch ran (every group's rewards equal, no
- * trainable episode, the critic's warm-up), `kl` without a reference policy, the rates when no episode was scored.
- * `computed_token_share` says what share of the update's weight the policy metrics cover when some micro-batches were
- * skipped (their gradient is exactly 0). With `o.isWorld`, the numbers by kind of prompt (`kindMetrics`) join them.
- */
-export function stepMetrics(r: RlStepResult, o: StepMetricsOptions = {}): Record<string, number> {
-  const ts = r.trajectories;
-  const ok = ts.filter(scored);
-  const rewards = ok.map((t) => t.reward ?? 0);
-  const mu = mean(rewards);
-  const last = r.updates[r.updates.length - 1];
-  const sampled = ts.reduce((a, t) => a + t.mask.reduce((x, m) => x + m, 0), 0);
-  const allTokens = ts.reduce((a, t) => a + t.promptIds.length + t.responseIds.length, 0);
-  const seconds = r.seconds.rollout + r.seconds.logprobs + r.seconds.update;
-  const ran = r.updates.filter((u) => u.computed > 0);
-  const avg = (f: (u: MiniBatchResult) => number, of = ran) => mean(of.map(f));
-  const share = avg((u) => u.computedShare, r.updates);
-  const out: Record<string, number | undefined> = {
-    reward_mean: mu,
-    reward_std: mu === undefined ? undefined : Math.sqrt(mean(rewards.map((x) => (x - mu) ** 2))!),
-    success_rate: mean(ok.map((t) => (t.success ? 1 : 0))),
-    groups_with_signal: signalShare(ok),
-    rounds_max: r.rounds,
-    rounds_mean: mean(ok.map((t) => t.rounds)),
-    response_length_mean: mean(ts.map((t) => t.responseIds.length)),
-    episodes: ts.length,
-    env_failures: ts.filter((t) => t.finish === "env_failure").length,
-    prompt_overflows: ts.filter((t) => t.finish === "prompt_overflow").length,
-    truncated: ts.filter((t) => t.finish === "length").length,
-    policy_loss: avg((u) => u.pgLoss),
-    kl: avg((u) => u.klLoss, ran.filter((u) => u.withKl)),
-    entropy: avg((u) => u.entropy),
-    pg_clipfrac: avg((u) => u.pgClipfrac),
-    pg_clipfrac_lower: avg((u) => u.pgClipfracLower),
-    ppo_kl: avg((u) => u.ppoKl),
-    grad_norm: avg((u) => u.gradNorm),
-    computed_token_share: share !== undefined && share < 1 ? share : undefined,
-    skipped_updates: r.updates.filter((u) => !u.applied).length,
-    skipped_microbatches: r.updates.reduce((n, u) => n + u.skipped, 0),
-    ...criticMetrics(r.critic ?? []),
-    lr: last?.lr,
-    sampled_tokens: sampled,
-    tokens_per_s: seconds > 0 ? allTokens / seconds : undefined,
-    time_rollout_s: r.seconds.rollout,
-    time_prefill_s: r.seconds.prefill,
-    time_decode_s: r.seconds.decode,
-    time_env_s: r.seconds.env,
-    time_logprobs_s: r.seconds.logprobs,
-    time_update_s: r.seconds.update,
-    ...(o.isWorld ? kindMetrics(ts, o.isWorld) : {}),
-    ...r.extra,
-  };
-  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as Record<string, number>;
+/** The actor's update with the config's loss settings (the KL term only with a reference policy). */
+function actorUpdate(ctx: RlStepContext, seqs: readonly UpdateSequence[]): Promise<MiniBatchResult[]> {
+  const a = ctx.config.actor;
+  return rlUpdate(ctx.learner, ctx.opt, {
+    seqs,
+    ppoEpochs: a.ppo_epochs,
+    miniBatchGroups: a.ppo_mini_batch_size,
+    microBatchTokens: a.ppo_micro_batch_tokens,
+    lossAggMode: a.loss_agg_mode,
+    temperature: logprobTemperature(ctx.config.rollout.temperature),
+    lr: ctx.lr,
+    loss: {
+      loss: a.policy_loss,
+      clipLow: a.clip_ratio_low,
+      clipHigh: a.clip_ratio_high,
+      clipC: a.clip_ratio_c,
+      klKind: ctx.reference ? a.kl_loss_type : "none",
+      klCoef: ctx.reference ? a.kl_loss_coef : 0,
+      entropyCoef: a.entropy_coeff,
+    },
+  });
 }

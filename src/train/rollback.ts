@@ -12,7 +12,7 @@ import type { Gpu } from "../gpu/device.ts";
 import { rowParts, writeStored } from "../gpu/split.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
 import type { TensorSet } from "../model/weights.ts";
-import type { AdamW } from "./optimizer.ts";
+import type { AdamW } from "../update/optimizer.ts";
 
 /** The GPU tensors that hold a set's values: its arena chunks, or each tensor's row parts. */
 function storage(set: TensorSet): Tensor[] {

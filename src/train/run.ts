@@ -1,112 +1,27 @@
 /**
  * A whole training run: SFT warm start (optional), evaluation, then RL steps with periodic evaluation and
- * checkpoints, all written to one run folder. The phases (phases.ts) work on one `Run`: the learner, the
+ * checkpoints, all written to one run folder. The phases (phases.ts) work on one `Run` (types.ts): the learner, the
  * environment, the trainer's state and the run folder's writers. A stop request (Ctrl-C) finishes the step in
  * progress, saves a checkpoint and returns; `resume` continues from the folder's latest checkpoint exactly where it
  * stopped.
  */
 import { stringify } from "yaml";
-import type { RunConfig } from "../config/schema.ts";
-import type { TaskSet } from "../env/adapter.ts";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import { HubError } from "../model/hub.ts";
-import type { RolloutContext } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
-import {
-  hostFromCheckpoint,
-  type LoadedCheckpoint,
-  loadLatestCheckpoint,
-  saveCheckpoint,
-  tidyCheckpoints,
-  type TrainerState,
-} from "./checkpoint.ts";
+import { hostFromCheckpoint, loadLatestCheckpoint, saveCheckpoint, tidyCheckpoints } from "./checkpoint.ts";
 import { agentSettings } from "./agent_settings.ts";
-import type { Critic } from "./critic.ts";
 import { errorMix, mixText } from "./budget.ts";
 import { coverage, type EvalResult, evaluate } from "./eval.ts";
-import { createLearner, type Learner } from "./learner.ts";
+import { createLearner } from "../update/learner.ts";
 import { checkpointAdapter, loraLine, runLora, saveMerged } from "./lora.ts";
 import { RunLog } from "./metrics.ts";
-import type { AdamW } from "./optimizer.ts";
 import { rlPhase, sftPhase } from "./phases.ts";
 import { rolloutOptions } from "../rollout/options.ts";
-import type { RolloutSource } from "./rl_step.ts";
 import { diskFullStop, EnvFailed } from "./stops.ts";
-import {
-  checkEnv,
-  checkFiles,
-  type HostModel,
-  loadModel,
-  localModelPath,
-  openEnv,
-  type RunEnv,
-  splitIndices,
-} from "./setup.ts";
-
-/** Progress reporting, implemented by the command line. */
-export interface Reporter {
-  /** A progress bar for `total` units of a phase. */
-  bar(label: string, total: number): { tick(n?: number, note?: string): void; done(note?: string): void };
-  /** One line of text. */
-  line(text: string): void;
-}
-
-/** Options of {@linkcode runTraining}. */
-export interface RunOptions {
-  config: RunConfig;
-  runDir: string;
-  resume: boolean;
-  reporter: Reporter;
-  /** Polled between steps: true asks the run to save and stop. */
-  stopRequested: () => boolean;
-  /** Resume even when the checkpoint's optimizer state is missing, with fresh moments. */
-  freshOptimizer?: boolean;
-  /** Where RL plays its episodes (train --cluster), made once the run's learner exists; default this process. */
-  source?: (run: Run) => Promise<RolloutSource>;
-}
-
-/** What a run reports at the end. */
-export interface RunSummary {
-  runDir: string;
-  interrupted: boolean;
-  sftEval?: EvalResult;
-  finalEval?: EvalResult;
-  seconds: number;
-  lastCheckpoint?: string;
-}
-
-/** Everything the phases of one run share. */
-export interface Run {
-  config: RunConfig;
-  dir: string;
-  rep: Reporter;
-  log: RunLog;
-  stopRequested: () => boolean;
-  env: RunEnv;
-  host: HostModel;
-  learner: Learner;
-  /** The trainer's state, saved with every checkpoint. */
-  state: TrainerState;
-  /** The checkpoint a resumed run started from (its state as loaded, never the live one). */
-  resumed?: LoadedCheckpoint;
-  rollout: RolloutContext;
-  /** Where RL steps play their episodes, when not in this process. */
-  source?: RolloutSource;
-  /** PPO's critic, once the RL phase made one (algorithm.adv_estimator=gae). */
-  critic?: Critic;
-  train: number[];
-  /** The tasks the servers said they hold (GET /tasks), where they said. */
-  served?: TaskSet;
-  /** The test tasks evaluated (the first trainer.eval_limit of the split when set) and the split's size. */
-  evalSet: number[];
-  testTasks: number;
-  lastCheckpoint?: string;
-  /** Saves a checkpoint of the learner (with the optimizer's moments when given) and remembers it. */
-  save(opt: AdamW | undefined, name: string): Promise<string>;
-  /** Evaluates the test tasks and logs the result. */
-  evaluate(phase: string, step: number): Promise<EvalResult>;
-}
+import { checkEnv, checkFiles, loadModel, localModelPath, openEnv, splitIndices } from "./setup.ts";
+import type { HostModel, LoadedCheckpoint, Run, RunEnv, RunOptions, RunSummary, TrainerState } from "./types.ts";
 
 /** Runs (or resumes) training as configured. */
 export async function runTraining(o: RunOptions): Promise<RunSummary> {

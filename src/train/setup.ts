@@ -6,18 +6,14 @@
  */
 import { parse } from "yaml";
 import type { RunConfig } from "../config/schema.ts";
-import { envClient } from "../env/adapters/mod.ts";
 import type { TaskSet } from "../env/adapter.ts";
-import type { EnvClient } from "../env/client.ts";
+import { EnvClient } from "../env/client.ts";
 import { resolveModel } from "../model/hub.ts";
 import { loadModelDir, stopTokenIds } from "../model/model_dir.ts";
-import type { ModelConfig } from "../model/config.ts";
 import { buildTinyModel, TINY_SHAPES, tinySpecOf } from "../model/tiny.ts";
-import type { SaveDType } from "../model/safetensors.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import { wordTokenizer } from "../model/word_tokenizer.ts";
 import { readAgentSettings } from "./agent_settings.ts";
-import type { Reporter } from "./run.ts";
 import { getTask } from "../../tasks/mod.ts";
 import { readItemIds } from "../task/splits.ts";
 import {
@@ -28,20 +24,7 @@ import {
   type TaskOptions,
   type TaskVocabulary,
 } from "../task/task.ts";
-
-/** The environment side of a run. */
-export interface RunEnv {
-  /** The task, with the run's prompt. */
-  task: Task;
-  /** The task's checked options (config task_options). */
-  options: TaskOptions;
-  client: EnvClient;
-  /** The embedded server, when the run started one. */
-  server?: EmbeddedServer;
-  /** The task's synthetic RL worlds, which the embedded server plays beside its tasks (data.synthetic_prompts). */
-  worlds?: RlWorlds;
-  close(): Promise<void>;
-}
+import type { HostModel, Reporter, RunEnv } from "./types.ts";
 
 /**
  * The task of a config with its prompt and its checked options. The prompt is the config's (inline or from a
@@ -127,14 +110,15 @@ export async function openEnv(c: RunConfig): Promise<RunEnv> {
     urls = [server.url];
   } else if (urls.length === 0) {
     if (!task.serve) {
+      const env = task.adapter.name;
       throw new RangeError(
-        `Crucible has no embedded ${task.env} server; start the ${task.env} AgentGym server and pass --env-url URL`,
+        `Crucible has no embedded ${env} server; start the ${env} AgentGym server and pass --env-url URL`,
       );
     }
     server = await task.serve(options);
     urls = [server.url];
   }
-  const client = envClient(task.env, {
+  const client = new EnvClient(task.adapter, {
     urls,
     timeoutMs: c.env.timeout_ms,
     retries: c.env.retries,
@@ -167,8 +151,8 @@ async function rlWorlds(c: RunConfig, task: Task, options: TaskOptions): Promise
   }
   if (c.env.urls.length > 0) {
     throw new RangeError(
-      `${key} plays synthetic worlds on Crucible's embedded ${task.env} server, and env.urls (--env-url) names ` +
-        `external servers, which know only the task's own tasks. Leave out --env-url (env.urls) to use the ` +
+      `${key} plays synthetic worlds on Crucible's embedded ${task.adapter.name} server, and env.urls (--env-url) ` +
+        `names external servers, which know only the task's own tasks. Leave out --env-url (env.urls) to use the ` +
         `embedded server, or set data.synthetic_prompts.share=0.`,
     );
   }
@@ -220,7 +204,7 @@ export async function checkEnv(env: RunEnv): Promise<void> {
   } catch (e) {
     const urls = env.client.transport.health().map((h) => h.url);
     throw new Error(
-      `The ${env.task.env} server at ${urls.join(", ")} does not answer (${(e as Error).message}). ` +
+      `The ${env.task.adapter.name} server at ${urls.join(", ")} does not answer (${(e as Error).message}). ` +
         startServerHint(env.task, urls[0]),
     );
   }
@@ -228,25 +212,13 @@ export async function checkEnv(env: RunEnv): Promise<void> {
 
 /** How to get a server of `task`'s environment answering at `url`: the command that starts one, or its absence. */
 export function startServerHint(task: Task, url: string | undefined): string {
-  const port = url ? (URL.parse(url)?.port || "PORT") : "PORT";
+  const port = url ? (URL.parse(url)?.port || "PORT") : "PORT", env = task.adapter.name;
   if (task.serve) {
-    return `Start one there with \`deno task serve ${task.env} --port ${port}\` (in another terminal), or leave ` +
-      `out --env-url (config env.urls) and the run starts Crucible's embedded ${task.env} server itself.`;
+    return `Start one there with \`deno task serve ${env} --port ${port}\` (in another terminal), or leave ` +
+      `out --env-url (config env.urls) and the run starts Crucible's embedded ${env} server itself.`;
   }
-  return `Start AgentGym's ${task.env} server there (its agentenv-${task.env} package: \`${task.env} --host ` +
+  return `Start AgentGym's ${env} server there (its agentenv-${env} package: \`${env} --host ` +
     `127.0.0.1 --port ${port}\`), or pass the URL of one that runs with --env-url URL (config env.urls).`;
-}
-
-/** A model's host-side parts. */
-export interface HostModel {
-  config: ModelConfig;
-  /** The dtype its weights were stored in. */
-  dtype: SaveDType;
-  tensors: Map<string, Float32Array>;
-  tokenizer: Tokenizer;
-  stopIds: number[];
-  /** Where it came from, for the run log. */
-  source: string;
 }
 
 /** Loads the configured model: a Hugging Face directory, or the built-in tiny model over the task's vocabulary. */
@@ -313,7 +285,7 @@ export async function splitIndices(
   const file = which === "train" ? c.data.train_items : c.data.test_items;
   const name = which === "train" ? c.data.train_split : c.data.test_split;
   const what = file ? `data.${which}_items=${file}` : `split "${name}" (data.${which}_split)`;
-  const held = served && `the ${task.env} server holds ${served.count} tasks` +
+  const held = served && `the ${task.adapter.name} server holds ${served.count} tasks` +
       (served.about ? ` (${served.about})` : "") +
       (served.splits ? `, in splits ${Object.keys(served.splits).join(", ")}` : "");
   const check = (indices: number[]): number[] => {

@@ -9,9 +9,9 @@ import { PackedInputs, packSequences } from "../model/packing.ts";
 import { nllGrad } from "./nll.ts";
 import { faultPoint } from "./faults.ts";
 import { spikeAt } from "./rollback.ts";
-import type { Learner } from "./learner.ts";
-import type { AdamW } from "./optimizer.ts";
-import { microBatches, toPositions, type TrainSequence } from "./sequences.ts";
+import type { Learner } from "../update/learner.ts";
+import type { AdamW } from "../update/optimizer.ts";
+import { microBatches, toPositions, type TrainSequence } from "../update/sequences.ts";
 
 /** Settings of one SFT run. */
 export interface SftSettings {

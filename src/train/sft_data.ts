@@ -13,7 +13,7 @@ import { ScriptedSampler } from "../rollout/scripted.ts";
 import type { AugmentContext, Task, TaskOptions, TextEpisode } from "../task/task.ts";
 import { Rng } from "../util/random.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
-import type { TrainSequence } from "./sequences.ts";
+import type { TrainSequence } from "../update/sequences.ts";
 
 /** Plays the task's oracle demonstration of each task index through the environment; every episode must succeed. */
 export async function oracleEpisodes(

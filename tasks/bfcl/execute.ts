@@ -19,10 +19,15 @@ import { pyDeepCopy, PyFloat, renderResult } from "./classes/py.ts";
 
 /** What the executor needs of an API class instance (the classes' `ApiClass` satisfies it). */
 export interface ApiInstance {
+  /** The class's BFCL name (GorillaFileSystem, TwitterAPI, ...). */
   readonly name: string;
+  /** Loads an entry's initial state for the class. */
   loadScenario(config: Record<string, unknown>, longContext?: boolean): void;
+  /** Calls a method by name; raises ApiCallError as the Python method raises. */
   call(method: string, args: Record<string, unknown>, positional?: readonly unknown[]): unknown;
+  /** The class's public method names. */
   methods(): readonly string[];
+  /** The instance's state, as BFCL's checker compares it. */
   state(): Record<string, unknown>;
 }
 
@@ -39,14 +44,19 @@ const FORBIDDEN = new Set(FORBIDDEN_NAMES);
 
 /** One episode's instances: by class, and by the public method name that reaches them. */
 export interface Instances {
+  /** Each involved class's instance, by class name. */
   byClass: Map<string, ApiInstance>;
+  /** The instance each public method name reaches. */
   byMethod: Map<string, ApiInstance>;
 }
 
 /** What an entry contributes to its instances. */
 export interface Scenario {
+  /** The classes the entry involves. */
   involvedClasses: readonly string[];
+  /** Each class's initial state, by class name (BFCL's initial_config). */
   initialConfig: Readonly<Record<string, Record<string, unknown>>>;
+  /** Whether the entry is a long-context one (its classes load larger states). */
   longContext: boolean;
 }
 

@@ -22,8 +22,11 @@ export type PyValue = string | number | boolean | null | PyFloat | PyValue[] | {
 
 /** One call as written: its dotted name, keyword arguments in order, and any positional ones. */
 export interface ParsedCall {
+  /** The dotted name called, e.g. `ls` or `TwitterAPI.post_tweet`. */
   name: string;
+  /** Keyword arguments in the order written. */
   args: Record<string, PyValue>;
+  /** Positional arguments, in order. */
   positional: PyValue[];
 }
 

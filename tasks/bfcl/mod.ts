@@ -6,6 +6,7 @@
  * model's vocabulary, synthetic tasks for pretraining a base model (synthetic.ts), and the first observation's tool
  * documents for a chat template that reads `tools`.
  */
+import { bfclAdapter } from "../../src/env/adapters/bfcl.ts";
 import type { Task } from "../../src/task/task.ts";
 import { type EpisodeOptions, splitToolList } from "./episode.ts";
 import { oracleReplies } from "./oracle.ts";
@@ -56,7 +57,7 @@ export { oracleReplies };
 /** The BFCL task. 60 rounds: BFCL allows 20 steps a turn; generated entries need at most about 10 in all. */
 export const bfcl: Task = {
   name: "bfcl",
-  env: "bfcl",
+  adapter: bfclAdapter,
   prompt: BFCL_PROMPT,
   parseAction: (text) => ({ action: text }),
   // The server's `passed` at the end (every turn passed BFCL's checks), which holds under any reward mode; a server

@@ -5,6 +5,7 @@
  * model's vocabulary, synthetic worlds for pretraining (worlds.ts) with their words on a base model's card
  * (card.ts), and fresh worlds among RL's prompts (rl_worlds.ts).
  */
+import { textcraftAdapter } from "../../src/env/adapters/textcraft.ts";
 import { serveTextCraft } from "./game/server.ts";
 import { CraftingTree } from "./game/tree.ts";
 import { type Task, upstreamSuccess } from "../../src/task/task.ts";
@@ -24,7 +25,7 @@ export { DEPTH_RANGES, parseTextCraftAction, TEXTCRAFT_PROMPT, TEXTCRAFT_SPLITS 
 /** The TextCraft task. Max rounds 30, as AgentGym-RL trains and evaluates it. */
 export const textcraft: Task = {
   name: "textcraft",
-  env: "textcraft",
+  adapter: textcraftAdapter,
   prompt: TEXTCRAFT_PROMPT,
   parseAction: parseTextCraftAction,
   isSuccess: upstreamSuccess,

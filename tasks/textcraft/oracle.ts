@@ -12,7 +12,9 @@ import type { CraftingTree, Recipe } from "./game/tree.ts";
 
 /** A plan's actions, gets first, then crafts with every input before its consumer. */
 export interface OraclePlan {
+  /** The item the plan crafts. */
   goal: string;
+  /** The actions in order: `get 1 oak logs`, then `craft 4 oak planks using 1 oak logs`, ... */
   actions: string[];
 }
 

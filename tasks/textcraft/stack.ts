@@ -29,21 +29,29 @@
 
 /** A recipe input as a command line writes it. */
 export interface Ingredient {
+  /** The input's name as written (`oak planks`). */
   name: string;
+  /** How many the line takes. */
   count: number;
 }
 
 /** One line of the command list. */
 export interface CommandLine {
+  /** The item the line crafts. */
   output: string;
+  /** How many one craft makes. */
   count: number;
+  /** What one craft takes. */
   inputs: Ingredient[];
+  /** The line as written. */
   text: string;
 }
 
 /** A task's opening, parsed. */
 export interface Opening {
+  /** The command list, in order. */
   lines: CommandLine[];
+  /** The item to craft. */
   goal: string;
 }
 
@@ -79,7 +87,9 @@ function tail(text: string): string {
 
 /** One turn of the policy: the reply to send and the action inside it. */
 export interface StackTurn {
+  /** The reply to send, in the format the policy writes. */
   reply: string;
+  /** The action inside it. */
   action: string;
 }
 

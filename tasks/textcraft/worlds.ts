@@ -24,7 +24,9 @@ import {
 
 /** A generated world: its command list in order and its goal. */
 export interface World {
+  /** The command list, in order. */
   lines: CommandLine[];
+  /** The item to craft. */
   goal: string;
   /** The goal's depth. */
   depth: number;
@@ -149,8 +151,11 @@ export function worldOpening(w: World): string {
 
 /** What a step returns, as TextCraft's. */
 export interface WorldStep {
+  /** What the game says after the action. */
   observation: string;
+  /** 1 when the goal was crafted. */
   reward: 0 | 1;
+  /** Whether the episode has ended. */
   done: boolean;
 }
 
@@ -168,6 +173,7 @@ export class WorldGame {
   readonly #craftable: Set<string>;
   #inventory = new Map<string, number>();
 
+  /** A game of `world` with an empty inventory. */
   constructor(world: World) {
     this.#world = world;
     this.#craftable = new Set(world.lines.map((l) => l.output));

@@ -5,6 +5,7 @@
  * Crucible's generated catalogue), results by product category, the oracle's demonstrations and the tiny model's
  * vocabulary. `--env-url` to AgentGym's own WebShop server plays the same task with the same prompt.
  */
+import { webshopAdapter } from "../../src/env/adapters/webshop.ts";
 import { type Task, upstreamSuccess } from "../../src/task/task.ts";
 import { webShopCardWords } from "./card.ts";
 import { generatedSource, webShopSource } from "./data.ts";
@@ -29,7 +30,7 @@ function labelCategory(info?: Readonly<Record<string, unknown>>): string | undef
 /** The WebShop task. 6 rounds, as AgentGym's AgentEvol scripts run it (configs set their own). */
 export const webshop: Task = {
   name: "webshop",
-  env: "webshop",
+  adapter: webshopAdapter,
   prompt: WEBSHOP_PROMPT,
   parseAction: (text) => ({ action: webShopAction(text) }),
   isSuccess: upstreamSuccess,

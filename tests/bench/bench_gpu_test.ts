@@ -1,9 +1,9 @@
 // `deno task bench gpu`, `bench roofline` and `bench kernels --tune` as a user runs them (subprocesses, smoke sizes
 // on lavapipe), and the roofline's arithmetic and the report's table on made-up measurements (no GPU).
 import assert from "node:assert/strict";
-import { gather, type GpuBench, markdown, type PartRun } from "../../src/bench/gpu_report.ts";
-import type { ModelReport } from "../../src/bench/model.ts";
-import { causalPairs, type Ceilings, matmulParams, rooflinePhases } from "../../src/bench/roofline_phases.ts";
+import { gather, type GpuBench, markdown, type PartRun } from "../../bench/gpu_report.ts";
+import type { ModelReport } from "../../bench/model.ts";
+import { causalPairs, type Ceilings, matmulParams, rooflinePhases } from "../../bench/roofline_phases.ts";
 import { noGpu } from "../no_gpu.ts";
 import { runDeno } from "../subprocess.ts";
 

@@ -2,7 +2,7 @@
 // varying length, the lookup answer the goal's own line) without a GPU, and a short run as a user starts it, whose
 // untrained losses sit at chance.
 import assert from "node:assert/strict";
-import { recallSequence } from "../../src/bench/recall.ts";
+import { recallSequence } from "../../bench/recall.ts";
 import { Rng } from "../../src/util/random.ts";
 import { noGpu } from "../no_gpu.ts";
 import { runCli } from "../subprocess.ts";

@@ -2,14 +2,14 @@
 // training and decode measurements, and the main job's benchmark on a minimal run; plus the train report's
 // arithmetic and text without a GPU.
 import assert from "node:assert/strict";
-import { reportLines, rlPhases, trainReport } from "../../src/bench/train.ts";
+import { reportLines, rlPhases, trainReport } from "../../bench/train.ts";
 import type { EvalResult } from "../../src/train/eval.ts";
 import { noGpu } from "../no_gpu.ts";
-import { SMOKE_MODEL_YAML } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML } from "../../bench/smoke_run.ts";
 import { runDeno } from "../subprocess.ts";
 
 const bench = (args: string[]) =>
-  runDeno(["run", "-A", "--lock=tests/deno.lock", "src/cli/main.ts", "bench", ...args], { env: { NO_COLOR: "1" } });
+  runDeno(["run", "-A", "--lock=tests/deno.lock", "bench/main.ts", ...args], { env: { NO_COLOR: "1" } });
 
 /** The JSON objects of stdout, one per line. */
 function jsonLines(out: string): Record<string, unknown>[] {

@@ -1,11 +1,11 @@
 // `deno task bench vs-torch`: the rounds' arithmetic (medians, per-round ratios) by hand, the bad --rounds message,
 // and one round as a user runs it with no PyTorch to be found (the PyTorch side skipped, Crucible's side measured).
 import assert from "node:assert/strict";
-import { median, summarize } from "../../src/bench/vs_torch.ts";
+import { median, summarize } from "../../bench/vs_torch.ts";
 import { noGpu } from "../no_gpu.ts";
-import { runDeno, TASK_FLAGS } from "../subprocess.ts";
+import { BENCH_TASK_FLAGS, runDeno } from "../subprocess.ts";
 
-const vsTorch = (args: string[]) => runDeno([...TASK_FLAGS, "bench", "vs-torch", ...args]);
+const vsTorch = (args: string[]) => runDeno([...BENCH_TASK_FLAGS, "vs-torch", ...args]);
 
 Deno.test("median: the middle value, the mean of the middle two for an even count, and none of nothing", () => {
   assert.equal(median([3, 1, 2]), 2);

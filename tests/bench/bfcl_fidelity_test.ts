@@ -9,7 +9,7 @@ import {
   upstreamLines,
   variantCall,
   variantEntry,
-} from "../../src/bench/bfcl_fidelity.ts";
+} from "../../bench/bfcl_fidelity.ts";
 import { newInstance } from "../../tasks/bfcl/classes/api.ts";
 import { toPlain } from "../../tasks/bfcl/classes/py.ts";
 import { parseGroundTruth } from "../../tasks/bfcl/checker.ts";

@@ -3,7 +3,7 @@
 // against the next run's reference model; each stage runs its own reward (format, format, progress).
 import assert from "node:assert/strict";
 import { noGpu } from "../no_gpu.ts";
-import { SMOKE_MODEL_YAML } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML } from "../../bench/smoke_run.ts";
 import { runCli, sha } from "../subprocess.ts";
 
 const BUDGET = [

@@ -4,7 +4,7 @@
 // tests/deno.lock; and the command lines that need the ONNX packages, and only those, re-run under their lock.
 import assert from "node:assert/strict";
 import denoJson from "../../deno.json" with { type: "json" };
-import { onnxLockFor } from "../../src/cli/onnx_lock.ts";
+import { onnxLockFor } from "../../src/command/onnx_lock.ts";
 import { ONNX_PROTO } from "../../src/onnx/proto.ts";
 import { EXPORT_LOCK, ONNX_LOCK, ORT_WEB } from "../../src/onnx/runtime.ts";
 import { runDeno } from "../subprocess.ts";

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { CHROMIUM_FLAGS, chromiumPath } from "../browser.ts";
 import { noGpu } from "../no_gpu.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
 import { runDeno } from "../subprocess.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

@@ -5,7 +5,7 @@
  * installs it and its absence must fail.
  */
 import { type NatsServer, natsServerInstalled, startNatsServer } from "../../src/cluster/server.ts";
-import { SMOKE_MODEL_YAML } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML } from "../../bench/smoke_run.ts";
 
 /** True where the cluster tests cannot run: no nats-server, outside CI. */
 export const noNats: boolean = !(await natsServerInstalled()) && !Deno.env.get("CI");

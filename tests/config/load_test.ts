@@ -1,9 +1,6 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { applyOverride, resolveConfig } from "../../src/config/load.ts";
-import { CONFIG_KL_KINDS, CONFIG_LOSS_AGG_MODES } from "../../src/config/schema.ts";
-import { LOSS_AGG_MODES } from "../../src/rl/aggregation.ts";
-import { KL_KINDS } from "../../src/rl/policy_loss.ts";
 import { runCli } from "../subprocess.ts";
 
 const src = (text: string) => ({ text, name: "test.yaml" });
@@ -35,9 +32,19 @@ Deno.test("an unknown key or a wrong type stops with the key's path and what was
   assert.throws(() => applyOverride({ actor: 3 }, "actor.lr=1"), /holds a value/);
 });
 
-Deno.test("the config's loss and KL names are exactly the trainer's", () => {
-  assert.deepEqual([...CONFIG_LOSS_AGG_MODES], [...LOSS_AGG_MODES]);
-  assert.deepEqual([...CONFIG_KL_KINDS], [...KL_KINDS, ...KL_KINDS.map((k) => `${k}+`)]);
+Deno.test("a round schedule whose stages shrink is refused when the config is read, naming the key and value", () => {
+  assert.throws(
+    () => resolveConfig(src(""), ["algorithm.rounds_ctrl.rounds=[30,10]"]),
+    /config key "algorithm\.rounds_ctrl\.rounds": is \[30, 10\]: ScalingInter rounds must not decrease.*type=fixed/,
+  );
+  // A fixed schedule keeps the last of its rounds, so their order is free; a growing one is a schedule.
+  const fixed = resolveConfig(src(""), ["algorithm.rounds_ctrl.rounds=[30,10]", "algorithm.rounds_ctrl.type=fixed"]);
+  assert.deepEqual(fixed.algorithm.rounds_ctrl.rounds, [30, 10]);
+  assert.deepEqual(resolveConfig(src(""), ["algorithm.rounds_ctrl.rounds=[10,10,30]"]).algorithm.rounds_ctrl.rounds, [
+    10,
+    10,
+    30,
+  ]);
 });
 
 Deno.test("every shipped config resolves against the schema", async () => {

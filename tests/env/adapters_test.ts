@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ADAPTERS, envClient } from "../../src/env/adapters/mod.ts";
+import { ADAPTERS, envClient } from "../../tasks/mod.ts";
 import type { StepResult } from "../../src/env/adapter.ts";
 import { EnvError } from "../../src/env/errors.ts";
 import { fakeServer, json } from "./helpers.ts";

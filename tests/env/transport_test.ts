@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { envClient } from "../../src/env/adapters/mod.ts";
+import { envClient } from "../../tasks/mod.ts";
 import { wordTokenizer } from "../../src/model/word_tokenizer.ts";
 import { babyai } from "../../tasks/babyai.ts";
 import type { EnvError } from "../../src/env/errors.ts";

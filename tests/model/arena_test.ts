@@ -9,7 +9,7 @@ import { sizeOf, write } from "../../src/gpu/tensor.ts";
 import { parseModelConfig } from "../../src/model/config.ts";
 import { paramTable } from "../../src/model/params.ts";
 import { type ArenaLayout, arenaLayout, TensorSet } from "../../src/model/weights.ts";
-import { AdamW } from "../../src/train/optimizer.ts";
+import { AdamW } from "../../src/update/optimizer.ts";
 import { assertClose } from "../reference/check.ts";
 import { Rng } from "../../src/util/random.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";

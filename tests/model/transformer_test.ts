@@ -9,7 +9,7 @@ import { PackedInputs, packSequences } from "../../src/model/packing.ts";
 import { paramTable } from "../../src/model/params.ts";
 import { Transformer } from "../../src/model/transformer.ts";
 import { TensorSet } from "../../src/model/weights.ts";
-import { AdamW } from "../../src/train/optimizer.ts";
+import { AdamW } from "../../src/update/optimizer.ts";
 import { assertClose } from "../reference/check.ts";
 import { numericGrad } from "../reference/finite_diff.ts";
 import { modelLogprobRef, modelLossRef } from "../reference/model.ts";

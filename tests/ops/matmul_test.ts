@@ -8,8 +8,8 @@ import { assertClose, maxAbs } from "../reference/check.ts";
 import { biasGradRef, matmulRef } from "../reference/matmul.ts";
 import { roundF16, roundF32, uniformArray } from "../reference/random.ts";
 import { checkOp, type OpInput } from "./check_op.ts";
-import { benchCases } from "../../src/bench/cases.ts";
-import { measureCase } from "../../src/bench/measure.ts";
+import { benchCases } from "../../bench/cases.ts";
+import { measureCase } from "../../bench/measure.ts";
 import { noF16, noGpu, testGpu } from "../no_gpu.ts";
 
 // Shapes that are multiples of no block size: partial blocks along every edge, and K below and above one tile.

@@ -4,7 +4,8 @@ import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { headPass } from "../../src/model/head.ts";
 import { aggregationWeights } from "../../src/rl/aggregation.ts";
 import { POLICY_STATS, policyLossForward, uploadPolicyInputs } from "../../src/ops/policy_loss.ts";
-import { policyLossHead } from "../../src/train/policy_head.ts";
+import { POLICY_LOSSES } from "../../src/rl/policy_losses.ts";
+import { policyLossHead } from "../../src/update/policy_head.ts";
 import {
   policyKernelSettings,
   type PolicyLossSettings,
@@ -148,5 +149,39 @@ Deno.test({
     assertClose("stats", gs, ref.stats, TOL);
     loss.release();
     for (const t of [nf, w, targets, tin, logp, entropy, dnf, dHead]) t.release();
+  },
+});
+
+Deno.test({
+  name: "policy loss head runs the configured loss's kernel: a loss registered by name is the one recorded",
+  ignore: noGpu,
+  async fn() {
+    const gpu = await testGpu();
+    const T = 64, x = inputs(70, T);
+    let calls = 0;
+    // vanilla's kernel, counted: the head must reach it through the registry by the settings' name.
+    POLICY_LOSSES.register({
+      ...POLICY_LOSSES.get("vanilla"),
+      name: "test_counted",
+      kernel: (batch, args, k) => {
+        calls++;
+        policyLossForward(batch, args, k);
+      },
+    });
+    try {
+      const logp = fromHost(gpu, x.logp, [T]), entropy = fromHost(gpu, x.entropy, [T]);
+      const tin = uploadPolicyInputs(gpu, x);
+      const head = policyLossHead(gpu, tin, { ...SETTINGS[0], loss: "test_counted" });
+      const batch = new Batch(gpu);
+      head.grad(batch, { start: 0, count: T, logp, entropy });
+      assert.equal(calls, 1);
+      const [gl] = await batch.read([head.dlogp]);
+      assertClose("dlogp", gl, policyObjective(x, SETTINGS[0]).dlogp, TOL);
+      assert.throws(() => policyLossHead(gpu, tin, { loss: "test_missing" }), /Unknown policy loss "test_missing"/);
+      head.release();
+      for (const t of [logp, entropy, tin]) t.release();
+    } finally {
+      POLICY_LOSSES.unregister("test_counted");
+    }
   },
 });

@@ -2,7 +2,7 @@
 // same prompt, same observation chunks), so the model plays in the page as it played in training; and after a
 // person's move it re-reads the conversation and answers as a fresh sampler would.
 import assert from "node:assert/strict";
-import { envClient } from "../../src/env/adapters/mod.ts";
+import { envClient } from "../../tasks/mod.ts";
 import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { stopTokenIds } from "../../src/model/model_dir.ts";
 import { onnxBytes } from "../../src/onnx/export.ts";

@@ -5,7 +5,7 @@
 //   2. otherwise, or when that model solves none of the first 24: a tiny model fine-tuned here for 120 SFT steps on
 //      task 0's oracle episode alone (`deno task sft`, about 25 s on lavapipe), which it then solves in 2 turns.
 // The trained model is what the test is about; the fine-tuned one keeps the test meaningful before one exists.
-import { envClient } from "../../src/env/adapters/mod.ts";
+import { envClient } from "../../tasks/mod.ts";
 import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { openOnnxEngine } from "../../src/onnx/engine.ts";
 import { PageAgent } from "../../src/play/agent.ts";

@@ -452,8 +452,8 @@ Deno.test({
   name: "a supervised step scores no ignored token, not even by the context loss",
   ignore: noGpu,
   async fn() {
-    const { createLearner } = await import("../../src/train/learner.ts");
-    const { AdamW } = await import("../../src/train/optimizer.ts");
+    const { createLearner } = await import("../../src/update/learner.ts");
+    const { AdamW } = await import("../../src/update/optimizer.ts");
     const { supervisedStep } = await import("../../src/train/sft.ts");
     const { testGpu } = await import("../no_gpu.ts");
     const gpu = await testGpu();

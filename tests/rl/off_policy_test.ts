@@ -6,7 +6,8 @@ import { resolveConfig } from "../../src/config/load.ts";
 import type { Trajectory } from "../../src/rollout/trajectory.ts";
 import { boundStaleness, tisMetrics, tisWeights } from "../../src/rl/off_policy.ts";
 import { policyObjective } from "../../src/rl/policy_loss.ts";
-import { rlStep, type RlStepContext, stepMetrics } from "../../src/train/rl_step.ts";
+import { rlStep, type RlStepContext } from "../../src/train/rl_step.ts";
+import { stepMetrics } from "../../src/train/step_metrics.ts";
 
 Deno.test("TIS weights: a hand-worked case of truncation, observation tokens and the clip fraction", () => {
   // Sequence 0: tokens 0 and 2 sampled, 1 an observation. Sequence 1: one sampled token.

@@ -1,12 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  KL_KINDS,
-  type KlKind,
-  klPenalty,
-  klPenaltyGrad,
-  policySurrogate,
-  surrogateTerm,
-} from "../../src/rl/policy_loss.ts";
+import { KL_KINDS, type KlKind, klPenalty, klPenaltyGrad } from "../../src/rl/policy_loss.ts";
+import { policySurrogate, surrogateTerm } from "../../src/rl/surrogate.ts";
 import { valueLoss } from "../../src/rl/value_loss.ts";
 import { assertClose } from "../reference/check.ts";
 import { numericGrad } from "../reference/finite_diff.ts";

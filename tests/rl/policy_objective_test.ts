@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { aggregationWeights } from "../../src/rl/aggregation.ts";
-import { klPenalty, policySurrogate } from "../../src/rl/policy_loss.ts";
+import { klPenalty } from "../../src/rl/policy_loss.ts";
+import { policySurrogate } from "../../src/rl/surrogate.ts";
 import { POLICY_STATS, policyMetrics, policyObjective, type PolicyTokens } from "../../src/rl/policy_loss.ts";
 import { assertClose } from "../reference/check.ts";
 import { numericGrad } from "../reference/finite_diff.ts";

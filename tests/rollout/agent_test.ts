@@ -1,7 +1,7 @@
 // Rollouts on a scripted policy against Crucible's TextCraft server (in process, port 0): which tokens train,
 // what the policy saw, and how episodes end (done, round limit, token budget, environment failure).
 import assert from "node:assert/strict";
-import { envClient } from "../../src/env/adapters/mod.ts";
+import { envClient } from "../../tasks/mod.ts";
 import { solveTask } from "../../tasks/textcraft/oracle.ts";
 import { idToName } from "../../tasks/textcraft/game/python.ts";
 import type { DecodeLimits, DecodePiece, Generation } from "../../src/model/generate.ts";

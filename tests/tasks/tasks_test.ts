@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
-import { ADAPTERS } from "../../src/env/adapters/mod.ts";
 import { lastAction } from "../../tasks/alfworld.ts";
-import { getTask, TASKS } from "../../tasks/mod.ts";
+import { ADAPTERS, getTask, TASKS } from "../../tasks/mod.ts";
 import { sqlAction } from "../../tasks/sqlgym.ts";
 import { afterAction, loadPrompt } from "../../src/task/task.ts";
 
-Deno.test("every adapter has a task of the same name with a prompt and positive round limit", () => {
+Deno.test("every task names its environment's adapter, and the environments are the tasks' adapters", () => {
   assert.deepEqual(Object.keys(TASKS).sort(), Object.keys(ADAPTERS).sort());
   for (const [name, task] of Object.entries(TASKS)) {
     assert.equal(task.name, name);
-    assert.equal(task.env, name);
+    assert.equal(task.adapter.name, name);
+    assert.equal(ADAPTERS[name], task.adapter);
     assert.ok(task.prompt.user.length > 200, name);
     assert.ok(task.prompt.assistant.length > 0, name);
     assert.ok(Number.isInteger(task.maxRounds) && task.maxRounds > 0, name);

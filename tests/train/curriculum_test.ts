@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { configSource } from "../../src/config/presets.ts";
 import { curriculumConfigs, isCurriculum, parseCurriculum, runCurriculum } from "../../src/train/curriculum.ts";
-import type { Reporter } from "../../src/train/run.ts";
-import { SMOKE_MODEL_YAML } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML } from "../../bench/smoke_run.ts";
 import { noGpu } from "../no_gpu.ts";
+import type { Reporter } from "../../src/train/types.ts";
 
 function reporter(lines: string[]): Reporter {
   return { bar: () => ({ tick() {}, done() {} }), line: (t) => lines.push(t) };

@@ -3,7 +3,7 @@
 // when every step diverged) the run stops with exit code 2, saves nothing of the diverged step and writes no `final`,
 // at the first step of a phase as at its last. A loss spike takes the same path.
 import assert from "node:assert/strict";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
 import { loadSafetensors } from "../../src/model/safetensors.ts";
 import { noGpu } from "../no_gpu.ts";
 import { runCli } from "../subprocess.ts";

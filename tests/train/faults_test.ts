@@ -8,7 +8,7 @@ import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { noGpu } from "../no_gpu.ts";
 import { tree } from "../env/helpers.ts";
 import { runCli, sha, spawnCli } from "../subprocess.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
 
 function budget(dir: string): string[] {
   return [

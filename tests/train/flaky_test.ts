@@ -4,11 +4,11 @@
 // server it finishes.
 import assert from "node:assert/strict";
 import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
 import { noGpu } from "../no_gpu.ts";
 import { tree } from "../env/helpers.ts";
 import { runCli } from "../subprocess.ts";
-import { faultProxy, flaky } from "../../src/bench/fault_proxy.ts";
+import { faultProxy, flaky } from "../../bench/fault_proxy.ts";
 
 function budget(dir: string): string[] {
   return [

@@ -7,9 +7,9 @@ import { coverage } from "../../src/train/eval.ts";
 import { stepLine } from "../../src/train/phases.ts";
 import { readRun } from "../../src/report/data.ts";
 import type { RlStepResult } from "../../src/train/rl_step.ts";
-import { stepMetrics } from "../../src/train/rl_step.ts";
-import type { MiniBatchResult } from "../../src/train/rl_update.ts";
+import type { MiniBatchResult } from "../../src/update/rl_update.ts";
 import { writeTrainRun } from "../report/report_fixture.ts";
+import { stepMetrics } from "../../src/train/step_metrics.ts";
 
 function episode(group: number, reward: number | null, finish: Trajectory["finish"] = "done"): Trajectory {
   return {

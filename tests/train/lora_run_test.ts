@@ -11,7 +11,7 @@ import { loadSafetensors } from "../../src/model/safetensors.ts";
 import { configuredTask, loadModel } from "../../src/train/setup.ts";
 import { noGpu } from "../no_gpu.ts";
 import { runCli, sha } from "../subprocess.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
 
 function budget(base: string): string[] {
   return [

@@ -1,4 +1,5 @@
 /** A one-round environment for the RL toy tests: TextCraft's protocol, a fixed prompt, a reward per reply. */
+import { textcraftAdapter } from "../../src/env/adapters/textcraft.ts";
 import type { Task } from "../../src/task/task.ts";
 import { fakeServer } from "../env/helpers.ts";
 
@@ -20,7 +21,7 @@ export function oneRoundServer(prompt: string, reward: (action: string) => numbe
 export function oneRoundTask(name: string, prompt: string): Task {
   return {
     name,
-    env: "textcraft",
+    adapter: textcraftAdapter,
     prompt: { user: prompt, assistant: "OK." },
     parseAction: (text) => ({ action: text }),
     isSuccess: (r) => r === 1,

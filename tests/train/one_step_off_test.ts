@@ -15,12 +15,13 @@ import { loadSafetensors } from "../../src/model/safetensors.ts";
 import { Transformer } from "../../src/model/transformer.ts";
 import { runLora } from "../../src/train/lora.ts";
 import { AHEAD_FILE, type AheadRecord } from "../../src/train/one_step_off.ts";
-import { type Reporter, runTraining } from "../../src/train/run.ts";
-import { fromPositions, sequenceLogprobs } from "../../src/train/sequences.ts";
+import { runTraining } from "../../src/train/run.ts";
+import { fromPositions, sequenceLogprobs } from "../../src/update/sequences.ts";
 import { configuredTask, loadModel } from "../../src/train/setup.ts";
 import type { Trajectory } from "../../src/rollout/trajectory.ts";
 import { noGpu } from "../no_gpu.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
+import type { Reporter } from "../../src/train/types.ts";
 
 const QUIET: Reporter = { bar: () => ({ tick() {}, done() {} }), line() {} };
 

@@ -2,17 +2,18 @@
 // better arm within a few dozen steps, through the real rollout, critic, GAE, value loss and policy loss.
 import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
-import { envClient } from "../../src/env/adapters/mod.ts";
+import { envClient } from "../../tasks/mod.ts";
 import { Generator } from "../../src/model/generate.ts";
 import { initParams } from "../../src/model/init.ts";
 import { parseModelConfig } from "../../src/model/config.ts";
 import { wordTokenizer } from "../../src/model/word_tokenizer.ts";
-import { Critic } from "../../src/train/critic.ts";
-import { createLearner } from "../../src/train/learner.ts";
-import { AdamW } from "../../src/train/optimizer.ts";
-import { rlStep, stepMetrics } from "../../src/train/rl_step.ts";
+import { Critic } from "../../src/update/critic.ts";
+import { createLearner } from "../../src/update/learner.ts";
+import { AdamW } from "../../src/update/optimizer.ts";
+import { rlStep } from "../../src/train/rl_step.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
 import { oneRoundServer, oneRoundTask } from "./one_round.ts";
+import { stepMetrics } from "../../src/train/step_metrics.ts";
 
 const ARMS: Record<string, number> = { left: 1, right: 0.3 };
 

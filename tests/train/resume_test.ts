@@ -4,9 +4,10 @@
 import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
 import { loadModelDir } from "../../src/model/model_dir.ts";
-import { type Reporter, runTraining } from "../../src/train/run.ts";
+import { runTraining } from "../../src/train/run.ts";
 import { noGpu } from "../no_gpu.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
+import type { Reporter } from "../../src/train/types.ts";
 
 const QUIET: Reporter = { bar: () => ({ tick() {}, done() {} }), line() {} };
 

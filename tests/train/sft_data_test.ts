@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { envClient } from "../../src/env/adapters/mod.ts";
+import { envClient } from "../../tasks/mod.ts";
 import { solveTask } from "../../tasks/textcraft/oracle.ts";
 import { textCraftCorpus } from "../../tasks/textcraft/vocabulary.ts";
 import { wordTokenizer } from "../../src/model/word_tokenizer.ts";
@@ -8,7 +8,7 @@ import { oracleReply } from "../../tasks/textcraft/formats.ts";
 import { textcraft } from "../../tasks/textcraft/mod.ts";
 import { tree, withTextCraft } from "../env/helpers.ts";
 import { parseTextCraftOptions } from "../../tasks/textcraft/options.ts";
-import { faultProxy, flaky } from "../../src/bench/fault_proxy.ts";
+import { faultProxy, flaky } from "../../bench/fault_proxy.ts";
 
 const tok = wordTokenizer(textCraftCorpus(tree, [textcraft.prompt.user, textcraft.prompt.assistant, "Action: x"]));
 const stop = tok.id("<|im_end|>");

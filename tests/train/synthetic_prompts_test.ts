@@ -6,13 +6,14 @@ import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
 import { loadModelDir } from "../../src/model/model_dir.ts";
 import { nextPrompts } from "../../src/rl/prompts.ts";
-import { type Reporter, runTraining } from "../../src/train/run.ts";
+import { runTraining } from "../../src/train/run.ts";
 import { idToName } from "../../tasks/textcraft/game/python.ts";
 import { TEXTCRAFT_SPLITS } from "../../tasks/textcraft/mod.ts";
 import { parseOpening } from "../../tasks/textcraft/stack.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../src/bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
 import { tree } from "../env/helpers.ts";
 import { noGpu } from "../no_gpu.ts";
+import type { Reporter } from "../../src/train/types.ts";
 
 const QUIET: Reporter = { bar: () => ({ tick() {}, done() {} }), line() {} };
 const FIRST = 1_000_000;

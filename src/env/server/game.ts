@@ -6,9 +6,13 @@
 
 /** One step of a served game: TextCraft's three fields, and an `info` object where the game has one (BFCL). */
 export interface ServedStep {
+  /** What the game says after the action. */
   observation: string;
+  /** The step's reward. */
   reward: number;
+  /** Whether the episode has ended. */
   done: boolean;
+  /** Anything the game says beyond AgentGym's fields (sent as `info`). */
   info?: Record<string, unknown>;
 }
 
@@ -17,13 +21,17 @@ export interface ServedStep {
  * category and involved classes), which `/create` and `/reset` pass on as an extra `info` field.
  */
 export interface ServedReset {
+  /** The first observation of the task the game was reset to. */
   observation: string;
+  /** What the game says about the task (sent as `info`). */
   info?: Record<string, unknown>;
 }
 
 /** What the server plays: a game that resets to a task index and steps actions, with TextCraft's messages. */
 export interface ServedGame {
+  /** Starts task `index` over: its first observation, or that with its info. */
   reset(index: bigint): string | ServedReset;
+  /** Plays one action. */
   step(action: string): ServedStep;
 }
 
@@ -33,9 +41,13 @@ export interface ServedGame {
  * task's labels by index, as a reset to it answers them in `info`.
  */
 export interface ServedTasks {
+  /** How many tasks the server holds. */
   count: number;
+  /** The task indices of each named split, where the server has splits. */
   splits?: Record<string, readonly number[]>;
+  /** A line about where the tasks come from, for messages. */
   about?: string;
+  /** One object of labels per task (id, category, ...), where the server has them. */
   labels?: readonly Readonly<Record<string, unknown>>[];
 }
 

@@ -14,13 +14,17 @@ import vehicle from "../data/func_doc/vehicle_control.jsonl" with { type: "text"
 
 /** One BFCL function document. */
 export interface FunctionDoc {
+  /** The function's name as the model calls it. */
   name: string;
+  /** What it does, as BFCL's documentation says. */
   description: string;
+  /** Its parameters as a JSON schema object. */
   parameters: {
     type: string;
     properties: Record<string, { type: string; description?: string; default?: unknown; [k: string]: unknown }>;
     required: string[];
   };
+  /** What it returns, as BFCL documents it. */
   response?: unknown;
 }
 

@@ -13,6 +13,7 @@
 
 /** A Python exception raised by an API method; `message` is Python's `str(e)`, `pythonType` its class name. */
 export class ApiCallError extends Error {
+  /** An exception whose str() is `message`, of Python class `pythonType`. */
   constructor(message: string, readonly pythonType = "Exception") {
     super(message);
     this.name = "ApiCallError";
@@ -53,6 +54,7 @@ export function pyFloatOf(v: unknown): number {
 
 /** A Python float with an integral value (5.0); other floats are plain non-integer numbers. */
 export class PyFloat {
+  /** The float `value` (integral), rendered with its `.0`. */
   constructor(readonly value: number) {}
 }
 

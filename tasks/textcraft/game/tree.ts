@@ -9,16 +9,23 @@ import RECIPES from "./recipes.tsv" with { type: "text" };
 
 /** One recipe input: an item id, or a tag id when `tag` is true (`minecraft:planks`, `minecraft:wool`). */
 export interface Ingredient {
+  /** The item id (`minecraft:stick`) or tag id (`minecraft:planks`). */
   readonly id: string;
+  /** Whether `id` names a tag (any item of the group will do). */
   readonly tag: boolean;
+  /** How many are needed. */
   readonly count: number;
 }
 
 /** A registered recipe. `tag` is `minecraft:<group>` or null; it may equal `output` (then it makes no tag). */
 export interface Recipe {
+  /** The item id the recipe makes. */
   readonly output: string;
+  /** How many one craft makes. */
   readonly count: number;
+  /** The tag group the output belongs to (`minecraft:planks`), or null. */
   readonly tag: string | null;
+  /** What one craft consumes. */
   readonly inputs: readonly Ingredient[];
   /** The command line shown to the agent: `craft 4 stick using 2 planks`. */
   readonly text: string;

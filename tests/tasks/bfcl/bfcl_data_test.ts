@@ -8,7 +8,7 @@ import { loadBfclDir } from "../../../tasks/bfcl/entries.ts";
 import { newInstance } from "../../../tasks/bfcl/classes/api.ts";
 import { ERROR_PREFIX, executeCall, newInstances } from "../../../tasks/bfcl/execute.ts";
 import { checkEntry, parseGroundTruth } from "../../../tasks/bfcl/checker.ts";
-import { compareEntry, upstreamLines } from "../../../src/bench/bfcl_fidelity.ts";
+import { compareEntry, upstreamLines } from "../../../bench/bfcl_fidelity.ts";
 
 const DIR = Deno.env.get("BFCL_DATA_DIR");
 

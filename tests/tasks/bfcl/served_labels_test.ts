@@ -13,15 +13,14 @@ import { checkEnv, openEnv, servedCategory, splitIndices } from "../../../src/tr
 import { readRun } from "../../../src/report/data.ts";
 import { byCategory, type DataPosition, recordSignal } from "../../../src/rl/prompts.ts";
 import { appendEpisodes } from "../../../src/train/metrics.ts";
-import { groupRewards } from "../../../src/train/rl_step.ts";
 import { newInstance } from "../../../tasks/bfcl/classes/api.ts";
 import { DOC_FILES } from "../../../tasks/bfcl/classes/docs.ts";
-import { envClient } from "../../../src/env/adapters/mod.ts";
 import { generateEntries } from "../../../tasks/bfcl/generator.ts";
 import { serveBfcl } from "../../../tasks/bfcl/server.ts";
 import { GENERATED_DOCS } from "../../../tasks/bfcl/tool_docs.ts";
-import { TASKS } from "../../../tasks/mod.ts";
+import { envClient, TASKS } from "../../../tasks/mod.ts";
 import { get as getJson, playScripts, post as postJson } from "../../env/helpers.ts";
+import { groupRewards } from "../../../src/train/step_metrics.ts";
 
 const bfcl = TASKS.bfcl;
 

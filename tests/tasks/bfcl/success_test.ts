@@ -2,12 +2,11 @@
 // EnvTuning's stage 1-2 format reward (0..2) the server's final `info.passed` decides it, so the oracle's
 // demonstrations (SFT before stage 1 of `deno task train bfcl`) and success rates count passes, not rewards of 1.
 import assert from "node:assert/strict";
-import { envClient } from "../../../src/env/adapters/mod.ts";
 import { buildTinyModel } from "../../../src/model/tiny.ts";
 import { oracleEpisodes } from "../../../src/train/sft_data.ts";
 import { runRollouts } from "../../../src/rollout/agent.ts";
 import { ScriptedSampler } from "../../../src/rollout/scripted.ts";
-import { TASKS } from "../../../tasks/mod.ts";
+import { envClient, TASKS } from "../../../tasks/mod.ts";
 
 const bfcl = TASKS.bfcl;
 

@@ -2,7 +2,7 @@
 // tasks below RL_WORLDS_FIRST exactly as the plain server plays them, worlds past it at the configured depths, never
 // a test goal's name anywhere in them, the same world for the same (seed, k), and solvable through the server.
 import assert from "node:assert/strict";
-import { envClient } from "../../../src/env/adapters/mod.ts";
+import { envClient } from "../../../tasks/mod.ts";
 import { textcraft, TEXTCRAFT_SPLITS } from "../../../tasks/textcraft/mod.ts";
 import { TextCraftGame } from "../../../tasks/textcraft/game/game.ts";
 import { idToName } from "../../../tasks/textcraft/game/python.ts";

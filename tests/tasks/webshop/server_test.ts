@@ -2,7 +2,7 @@
 // agentenv-webshop's server answers them, the plumbing's guards (quota, body limit, key, origin, 404/405/422), and the
 // oracle's episodes replayed through the server by Crucible's client with the rewards planned for them.
 import assert from "node:assert/strict";
-import { envClient } from "../../../src/env/adapters/mod.ts";
+import { envClient } from "../../../tasks/mod.ts";
 import type { GameServerOptions } from "../../../src/env/server/serve.ts";
 import { generatedSource } from "../../../tasks/webshop/data.ts";
 import { webshop } from "../../../tasks/webshop/mod.ts";

@@ -2,7 +2,7 @@
 // word of their pages and replies in the tiny model's vocabulary (no [UNK]), and held-out task i served as the goal i
 // that heldOut(seed, i) plays, which the oracle solves through the server.
 import assert from "node:assert/strict";
-import { envClient } from "../../../src/env/adapters/mod.ts";
+import { envClient } from "../../../tasks/mod.ts";
 import { UNK, wordTokenizer } from "../../../src/model/word_tokenizer.ts";
 import { Rng } from "../../../src/util/random.ts";
 import { webshop } from "../../../tasks/webshop/mod.ts";

@@ -2,7 +2,7 @@
 // every request must carry (and required beyond loopback), environments that touches cannot keep forever, 405 for a
 // method it does not serve. Servers bind loopback only.
 import assert from "node:assert/strict";
-import { envClient } from "../../../../src/env/adapters/mod.ts";
+import { envClient } from "../../../../tasks/mod.ts";
 import { EnvTable } from "../../../../src/env/server/envs.ts";
 import { serveTextCraft, textCraftHandler } from "../../../../tasks/textcraft/game/server.ts";
 import { tree, withTextCraft } from "../../../env/helpers.ts";

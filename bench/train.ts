@@ -1,0 +1,261 @@
+/**
+ * `deno task bench train [--json] [--run-dir DIR] [key.path=value ...]`: the main job as a benchmark. Runs
+ * `deno task train textcraft` on the embedded defaults (plus any overrides) in this process, into a fresh run
+ * folder, and prints its wall time, the test success after the SFT warm start alone, the final test success and
+ * the gap between them, against the main job's bar (+15 points or 90%, within 30 minutes on a 2-core machine).
+ * It takes as long as the job: up to 30 minutes on a CPU rasteriser.
+ */
+import { resolveConfig } from "../src/config/load.ts";
+import { configSource } from "../src/config/presets.ts";
+import { getGpu } from "../src/gpu/device.ts";
+import { coverage, type EvalResult } from "../src/train/eval.ts";
+import { writeReport } from "../src/report/write.ts";
+import { runTraining } from "../src/train/run.ts";
+import { terminalReporter } from "../src/command/progress.ts";
+import { dryRun, parseFlags } from "../src/command/args.ts";
+import type { Reporter } from "../src/train/types.ts";
+import { PROGRAM } from "./program.ts";
+
+/** Usage text of the `train` subcommand. */
+export const TRAIN_USAGE = "Usage: deno task bench train [--json] [--run-dir DIR] [--no-extra] [key.path=value ...]\n" +
+  "  --no-extra      skip the evaluations outside the timed job (the base model's success, the final Pass@4,\n" +
+  "                  the final checkpoint's greedy success on the train split)\n" +
+  "  key.path=value  overrides of configs/textcraft.yaml, e.g. trainer.total_steps=1 sft.epochs=0.01 " +
+  "trainer.eval_limit=2\n" +
+  "  --run-dir DIR   the run folder (default: <trainer.runs_dir>/bench-train-<time>; it must not exist)\n" +
+  "  --json          one JSON object on stdout (progress goes to stderr)";
+
+/** The main job's bar (issue 6): RL must add this many points of test success to SFT's, or reach GOAL_SUCCESS. */
+const GOAL_GAIN_POINTS = 15;
+const GOAL_SUCCESS = 0.9;
+const GOAL_MINUTES = 30;
+
+/** What `bench train` reports (the JSON object). Successes are fractions in [0, 1]; null when not measured. */
+export interface TrainBenchReport {
+  config: string;
+  overrides: string[];
+  runDir: string;
+  adapter: string;
+  wallSeconds: number;
+  sftSuccess: number | null;
+  finalSuccess: number | null;
+  /** (final - SFT) x 100. */
+  gapPoints: number | null;
+  testTasks: number | null;
+  /** The test split's size when the evaluations covered only part of it (trainer.eval_limit), else null. */
+  testSplitTasks?: number | null;
+  interrupted: boolean;
+  /** Whether the run meets the main job's bar: gap >= 15 points or final >= 90%, and at most 30 minutes. */
+  meetsBar: boolean | null;
+  /** Seconds of all RL steps by phase (the rollout split into prefill, decode and waiting for the environment). */
+  phases: Record<string, number>;
+  /** Mean share of prompt groups per RL step whose episodes differ in reward (GRPO's signal). */
+  signal: number | null;
+  /** The starting model's greedy test success, before any training of this job. */
+  baseSuccess: number | null;
+  /** Avg@1 by category (TextCraft: depth) of the base, after SFT and final. */
+  byDepth: Record<string, Record<string, number>>;
+  /** The final checkpoint's Pass@4 (4 samples per task at temperature 1). */
+  pass4: number | null;
+  /** The final checkpoint's greedy Avg@1 on the train split (what RL trained on), beside the test's: learning, not
+   * memorising, shows as both rising together. Null when not measured. */
+  trainSplitSuccess: number | null;
+  /** How many train-split tasks that covered, and the split's size. */
+  trainSplitTasks: number | null;
+  trainSplitSize: number | null;
+}
+
+function depths(e?: EvalResult): Record<string, number> {
+  return Object.fromEntries(Object.entries(e?.byCategory ?? {}).map(([k, r]) => [k, r.avg]));
+}
+
+/**
+ * Sums the RL steps' phase times and averages their signal share, from the run's metrics.jsonl. A phase no step
+ * logged is absent (a run without RL steps has none), never 0 s.
+ */
+export async function rlPhases(runDir: string): Promise<{ phases: Record<string, number>; signal: number | null }> {
+  const text = await Deno.readTextFile(`${runDir}/metrics.jsonl`).catch(() => "");
+  const rl = text.split("\n").filter((l) => l.includes('"phase":"rl"')).map((l) => JSON.parse(l));
+  const phases: Record<string, number> = {};
+  for (const key of ["prefill", "decode", "env", "logprobs", "update"]) {
+    const logged = rl.map((m) => m[`time_${key}_s`]).filter((x): x is number => typeof x === "number");
+    if (logged.length > 0) phases[key] = logged.reduce((a, x) => a + x, 0);
+  }
+  const signal = rl.length === 0 ? null : rl.reduce((a, m) => a + (m.groups_with_signal ?? 0), 0) / rl.length;
+  return { phases, signal };
+}
+
+/** Runs the `train` subcommand. */
+export async function main(args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags("deno task bench train", {
+    args,
+    allowPositionals: true,
+    options: {
+      json: { type: "boolean", default: false },
+      "run-dir": { type: "string" },
+      "no-extra": { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) return console.log(TRAIN_USAGE);
+  const bad = positionals.filter((p) => !p.includes("="));
+  if (bad.length > 0) {
+    throw new TypeError(`bench train takes key.path=value overrides only, got ${bad.join(", ")}. ${TRAIN_USAGE}`);
+  }
+  const source = await configSource("textcraft");
+  const config = resolveConfig(source, positionals);
+  if (dryRun(`would run the main job end to end`)) return;
+  const runDir = values["run-dir"] ?? `${config.trainer.runs_dir}/bench-train-${stamp()}`;
+  if (await exists(runDir)) throw new RangeError(`Run folder ${runDir} exists; bench train needs a fresh one`);
+  const gpu = await getGpu();
+  const base = terminalReporter();
+  // With --json, stdout carries the one object: the run's own lines go to stderr with the bars.
+  const reporter: Reporter = values.json ? { bar: base.bar, line: (text) => console.error(text) } : base;
+  const t0 = performance.now();
+  const summary = await runTraining({ config, runDir, resume: false, reporter, stopRequested: () => false });
+  await writeReport(runDir);
+  const wallSeconds = (performance.now() - t0) / 1000;
+  // Outside the timed job: the starting model's greedy success and the final checkpoint's Pass@4.
+  const limit = config.trainer.eval_limit > 0 ? ["--limit", String(config.trainer.eval_limit)] : [];
+  const extra = values["no-extra"] ? {} : {
+    base: config.model.path ? await evalJson([config.model.path, ...limit]) : undefined,
+    pass4: summary.lastCheckpoint
+      ? await evalJson([summary.lastCheckpoint, "--samples-per-task", "4", "--temperature", "1", ...limit])
+      : undefined,
+    trainSplit: summary.lastCheckpoint
+      ? await evalJson([summary.lastCheckpoint, "--split", config.data.train_split, ...limit])
+      : undefined,
+  };
+  const report = trainReport({
+    ...extra,
+    ...await rlPhases(runDir),
+    config: source.name,
+    overrides: positionals,
+    runDir,
+    adapter: gpu.name,
+    wallSeconds,
+    sft: summary.sftEval,
+    final: summary.finalEval,
+    interrupted: summary.interrupted,
+  });
+  if (values.json) console.log(JSON.stringify(report));
+  else reportLines(report).forEach((l) => console.log(l));
+}
+
+/** `deno task eval --json` on a model, in a subprocess (the same program), for numbers outside the timed job. */
+async function evalJson(args: string[]): Promise<EvalResult> {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", PROGRAM, "eval", "--model", ...args, "--json"],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (r.code !== 0) throw new Error(`deno task eval --model ${args.join(" ")} failed`);
+  return JSON.parse(new TextDecoder().decode(r.stdout).trim().split("\n").pop()!) as EvalResult;
+}
+
+/** The report of a finished run. */
+export function trainReport(r: {
+  base?: EvalResult;
+  pass4?: EvalResult;
+  trainSplit?: EvalResult;
+  phases?: Record<string, number>;
+  signal?: number | null;
+  config: string;
+  overrides: string[];
+  runDir: string;
+  adapter: string;
+  wallSeconds: number;
+  sft?: EvalResult;
+  final?: EvalResult;
+  interrupted: boolean;
+}): TrainBenchReport {
+  const sft = r.sft?.avg ?? null, final = r.final?.avg ?? null;
+  const gapPoints = sft !== null && final !== null ? 100 * (final - sft) : null;
+  const inTime = r.wallSeconds <= GOAL_MINUTES * 60;
+  return {
+    config: r.config,
+    overrides: r.overrides,
+    runDir: r.runDir,
+    adapter: r.adapter,
+    wallSeconds: r.wallSeconds,
+    sftSuccess: sft,
+    finalSuccess: final,
+    gapPoints,
+    testTasks: r.final?.tasks ?? r.sft?.tasks ?? null,
+    testSplitTasks: r.final?.splitTasks ?? r.sft?.splitTasks ?? null,
+    interrupted: r.interrupted,
+    meetsBar: final === null || gapPoints === null
+      ? null
+      : inTime && (gapPoints >= GOAL_GAIN_POINTS || final >= GOAL_SUCCESS),
+    phases: r.phases ?? {},
+    signal: r.signal ?? null,
+    baseSuccess: r.base?.avg ?? null,
+    byDepth: {
+      base: depths(r.base),
+      sft: depths(r.sft),
+      final: depths(r.final),
+      ...(r.trainSplit ? { "final, train split": depths(r.trainSplit) } : {}),
+    },
+    pass4: r.pass4?.pass ?? null,
+    trainSplitSuccess: r.trainSplit?.avg ?? null,
+    trainSplitTasks: r.trainSplit?.tasks ?? null,
+    trainSplitSize: r.trainSplit?.splitTasks ?? r.trainSplit?.tasks ?? null,
+  };
+}
+
+/** "on 20 of 100 test tasks", "on all 100 test tasks": the wording of every evaluation line (train/eval.ts). */
+function covered(tasks: number, splitTasks: number | null | undefined, split: string): string {
+  return coverage({ tasks, split, splitTasks: splitTasks ?? undefined });
+}
+
+/** The few lines of the text report. */
+export function reportLines(r: TrainBenchReport): string[] {
+  const pct = (x: number | null) => (x === null ? "n/a" : `${(100 * x).toFixed(1)}%`);
+  const min = r.wallSeconds / 60;
+  const bar = r.meetsBar === null
+    ? "n/a (needs both evaluations)"
+    : `${r.meetsBar ? "yes" : "no"} (needs +${GOAL_GAIN_POINTS} points or ${100 * GOAL_SUCCESS}%, ` +
+      `within ${GOAL_MINUTES} min)`;
+  return [
+    `bench train: ${r.config}${r.overrides.length ? ` with ${r.overrides.join(" ")}` : ""} on ${r.adapter}`,
+    `  wall time        ${min.toFixed(1)} min (${r.wallSeconds.toFixed(0)} s)${r.interrupted ? ", interrupted" : ""}`,
+    `  test success     ${pct(r.baseSuccess)} base, ${pct(r.sftSuccess)} after SFT, ${pct(r.finalSuccess)} final` +
+    `${r.testTasks === null ? "" : ` (${covered(r.testTasks, r.testSplitTasks, "test")}, greedy Avg@1)`}; Pass@4 ${
+      pct(r.pass4)
+    }`,
+    ...(r.trainSplitSuccess === null || r.trainSplitTasks === null ? [] : [
+      `  train split      ${pct(r.trainSplitSuccess)} final (${
+        covered(r.trainSplitTasks, r.trainSplitSize, "train")
+      }, greedy Avg@1: the prompts RL saw, beside the test's)`,
+    ]),
+    ...Object.entries(r.byDepth).filter(([, d]) => Object.keys(d).length > 0).map(([k, d]) =>
+      `  by depth (${k})${" ".repeat(Math.max(1, 6 - k.length))}${
+        Object.entries(d).map(([c, x]) => `${c} ${pct(x)}`).join(", ")
+      }`
+    ),
+    `  gap              ${
+      r.gapPoints === null ? "n/a" : `${r.gapPoints >= 0 ? "+" : ""}${r.gapPoints.toFixed(1)} points`
+    }`,
+    `  meets the bar    ${bar}`,
+    `  RL time          ${
+      Object.entries(r.phases).map(([k, x]) => `${k} ${x.toFixed(1)} s`).join(", ") || "n/a"
+    } (the rollout is prefill + decode + environment)`,
+    `  GRPO signal      ${
+      r.signal === null ? "n/a" : `${(100 * r.signal).toFixed(0)}% of groups per step differ in reward`
+    }`,
+    `  run folder       ${r.runDir}`,
+  ];
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function stamp(): string {
+  return new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+}
