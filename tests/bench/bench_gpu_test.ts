@@ -4,13 +4,14 @@ import assert from "node:assert/strict";
 import { gather, type GpuBench, markdown, type PartRun } from "../../bench/gpu_report.ts";
 import type { ModelReport } from "../../bench/model.ts";
 import { causalPairs, type Ceilings, matmulParams, rooflinePhases } from "../../bench/roofline_phases.ts";
+import { MATMUL_VARIANTS } from "../../src/ops/matmul_variants.ts";
 import { noGpu } from "../no_gpu.ts";
-import { runDeno } from "../subprocess.ts";
+import { BENCH_TASK_FLAGS, runDeno } from "../subprocess.ts";
+
+const VARIANT_NAMES = MATMUL_VARIANTS.map((v) => v.name);
 
 const bench = (args: string[], env: Record<string, string> = {}) =>
-  runDeno(["run", "-A", "--lock=tests/deno.lock", "src/cli/main.ts", "bench", ...args], {
-    env: { NO_COLOR: "1", ...env },
-  });
+  runDeno([...BENCH_TASK_FLAGS, ...args], { env: { NO_COLOR: "1", ...env } });
 
 const positive = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x > 0;
 
@@ -181,9 +182,10 @@ Deno.test({
       assert.ok(b.roofline[0].phases.some((p) => p.phase === "train matmuls" && positive(p.ofFma)));
       const train = b.parts[3].rows[0] as { phases: Record<string, number> };
       assert.ok(positive(train.phases.decode), JSON.stringify(train.phases));
-      // kernels --tune tuned its one product into the cache file given, and printed the table's row.
+      // kernels --tune tuned its one product into the cache file given, and printed the table's row. Which variant
+      // wins is a timing (it moves with the machine's load), so only that it is one of the candidates is asserted.
       const tuned = b.parts[4].rows.find((x) => "tuned" in x) as { variant: string } | undefined;
-      assert.equal(tuned?.variant, "reg8x8");
+      assert.ok(VARIANT_NAMES.includes(tuned?.variant ?? ""), JSON.stringify(tuned));
       const cache = JSON.parse(await Deno.readTextFile(`${dir}/kernels.json`));
       assert.equal(Object.keys(cache.adapters).length, 1);
       const md = await Deno.readTextFile(`${out}/bench-gpu.md`);
@@ -214,7 +216,9 @@ Deno.test({
         "10",
       ], env);
       assert.equal(tune.code, 0, tune.err + tune.out);
-      assert.match(tune.out, /autotune table for this adapter .*\n\s+matmul@\w+ NT f32xf32 M4 N4864 K1024\s+reg8x8/);
+      // The winner is a timing; the row names the product and one of the candidates.
+      const row = /autotune table for this adapter .*\n\s+matmul@\w+ NT f32xf32 M4 N4864 K1024\s+(\S+) /.exec(tune.out);
+      assert.ok(row && VARIANT_NAMES.includes(row[1]), tune.out);
       const clear = await bench(["kernels", "--clear-tuning"], env);
       assert.equal(clear.code, 0, clear.err);
       assert.match(clear.out, /Forgot 1 tuned choice\(s\)/);

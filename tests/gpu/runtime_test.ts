@@ -53,7 +53,11 @@ Deno.test("every shader in shaders/ is imported by some module, opens with a hea
   for await (const e of Deno.readDir(shaders)) {
     if (e.name.endsWith(".wgsl")) files.push(e.name.slice(0, -5));
   }
-  const imported = await importedShaders(new URL("../../src/", import.meta.url));
+  // The program's modules and the benchmarks' (bench/roofline.ts brings its microkernels).
+  const imported = new Set([
+    ...await importedShaders(new URL("../../src/", import.meta.url)),
+    ...await importedShaders(new URL("../../bench/", import.meta.url)),
+  ]);
   assert.deepEqual([...imported].sort(), files.sort());
   for (const name of files) {
     // `<op>_forward` only beside an `<op>_backward`; a shader with no backward is plain `<op>`.
