@@ -6,7 +6,7 @@
  *   model     the tiny and a Qwen2.5-0.5B-shaped model: training and decode tokens/s, bytes/parameter, hot spots
  *   roofline  the adapter's f32 FMA rate and bandwidth (microkernels), a model's phases as fractions of them
  *   gpu       everything a lent GPU should answer, in at most 10 minutes: one JSON and a Markdown table
- *   train     the main job (`deno task train textcraft`) end to end: wall time, success after SFT and after RL
+ *   train     a training job (`deno task train textcraft`, `textcraft_rl`) end to end: wall time, success before/after RL
  *   recall    how many steps the tiny model needs to learn to copy tokens from its context (copy, induction, seek, lookup)
  *   faults    kills, hostile requests, an outage, and the half-working world (flaky servers, lr 1e6, overflow, a hog)
  *   soak      a TextCraft server driven by many clients for a set time: memory, open files, threads, latency
@@ -65,7 +65,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     run: gpuBench,
   },
   train: {
-    summary: "the default main job end to end: wall time, test success after SFT and final, the gap",
+    summary: "a training job end to end (the main job, or textcraft_rl: RL alone): wall time, test success, the gap",
     usage: TRAIN_USAGE,
     run: train,
   },

@@ -14,6 +14,7 @@ import textcraft from "../../configs/textcraft.yaml" with { type: "text" };
 import textcraftQwen from "../../configs/textcraft_qwen2.5.yaml" with { type: "text" };
 import textcraftPretrain from "../../configs/textcraft_pretrain.yaml" with { type: "text" };
 import textcraftSmoke from "../../configs/textcraft_smoke.yaml" with { type: "text" };
+import textcraftRl from "../../configs/textcraft_rl.yaml" with { type: "text" };
 import textcraftBase from "../../configs/textcraft_base.yaml" with { type: "text" };
 import webshop from "../../configs/webshop.yaml" with { type: "text" };
 import webshopQwen from "../../configs/webshop_qwen2.5.yaml" with { type: "text" };
@@ -23,6 +24,7 @@ import type { ConfigSource } from "./load.ts";
 const PRESETS: Record<string, string> = {
   textcraft,
   textcraft_smoke: textcraftSmoke,
+  textcraft_rl: textcraftRl,
   "textcraft_qwen2.5": textcraftQwen,
   textcraft_pretrain: textcraftPretrain,
   textcraft_base: textcraftBase,

@@ -199,6 +199,11 @@ export interface Task {
   parseOptions?(raw: unknown): TaskOptions;
   /** Starts the task's own server on a free loopback port, used when a run names no server. */
   serve?(options: TaskOptions): Promise<EmbeddedServer>;
+  /**
+   * The option keys set in `options` that only the task's embedded server honours (TextCraft: its shaped rewards,
+   * which upstream's servers never pay); a run refuses them with external servers (env.urls).
+   */
+  embeddedOnly?(options: TaskOptions): string[];
   /** The vocabulary of the built-in tiny model for this task, given the run's prompt. */
   vocabulary?(prompt: Prompt): Promise<TaskVocabulary>;
   /** The replies of a demonstration that solves task `index` (played through the environment by the trainer). */

@@ -108,7 +108,18 @@ export async function openEnv(c: RunConfig): Promise<RunEnv> {
   if (worlds) {
     server = await worlds.serve();
     urls = [server.url];
-  } else if (urls.length === 0) {
+  } else if (urls.length > 0) {
+    const own = task.embeddedOnly?.(options) ?? [];
+    if (own.length > 0) {
+      throw new RangeError(
+        `task_options.${own[0]}=${
+          options[own[0]]
+        } is paid by Crucible's embedded ${task.adapter.name} server, and env.urls ` +
+          `(--env-url) names external servers, which pay the environment's own reward. Leave out --env-url ` +
+          `(env.urls) to use the embedded server, or set task_options.${own[0]}=0.`,
+      );
+    }
+  } else {
     if (!task.serve) {
       const env = task.adapter.name;
       throw new RangeError(

@@ -11,11 +11,14 @@ import { CraftingTree } from "./game/tree.ts";
 import { type Task, upstreamSuccess } from "../../src/task/task.ts";
 import { textCraftAugment } from "./augment.ts";
 import { textCraftCardWords } from "./card.ts";
-import { demoReplies } from "./demos.ts";
+import { demoReplies, tagMembers } from "./demos.ts";
 import { stackFrames } from "./formats.ts";
 import { parseTextCraftOptions } from "./options.ts";
 import { depthOf, parseTextCraftAction, TEXTCRAFT_PROMPT, TEXTCRAFT_SPLITS } from "./rules.ts";
 import { textCraftRlWorlds } from "./rl_worlds.ts";
+import { type RewardShaping, shapedGame, shapingOn } from "./shaping.ts";
+import { TextCraftGame } from "./game/game.ts";
+import type { TextCraftOptions } from "./options.ts";
 import { textCraftSynthetic } from "./synthetic.ts";
 import { textCraftVocabulary } from "./vocabulary.ts";
 import { idToName } from "./game/python.ts";
@@ -38,7 +41,18 @@ export const textcraft: Task = {
     return depth === 0 ? "unknown" : `depth ${depth}`;
   },
   parseOptions: parseTextCraftOptions,
-  serve: () => serveTextCraft({ port: 0 }),
+  async serve(options) {
+    const tree = await CraftingTree.load();
+    const shaping = shapingOf(parseTextCraftOptions(options));
+    if (!shapingOn(shaping)) return await serveTextCraft({ port: 0, tree });
+    const members = tagMembers(tree);
+    return await serveTextCraft({ port: 0, games: () => shapedGame(new TextCraftGame(tree), shaping, members) });
+  },
+  // The shaped rewards are the embedded server's; an external server pays upstream's.
+  embeddedOnly: (options) => {
+    const o = parseTextCraftOptions(options);
+    return (["progress_reward", "repeat_penalty"] as const).filter((k) => o[k] > 0);
+  },
   vocabulary: async (prompt) => textCraftVocabulary(await CraftingTree.load(), prompt),
   oracle: async (index, options) => {
     const o = parseTextCraftOptions(options);
@@ -54,7 +68,14 @@ export const textcraft: Task = {
       skippedPushes: o.synthetic_skipped_pushes,
     });
   },
-  rlWorlds: async (options, o) =>
-    textCraftRlWorlds(await CraftingTree.load(), parseTextCraftOptions(options).rl_world_depths, o),
+  rlWorlds: async (options, o) => {
+    const t = parseTextCraftOptions(options);
+    return textCraftRlWorlds(await CraftingTree.load(), t.rl_world_depths, o, shapingOf(t));
+  },
   baseModelWords: textCraftCardWords,
 };
+
+/** The reward shaping TextCraft's options ask for (shaping.ts). */
+function shapingOf(o: TextCraftOptions): RewardShaping {
+  return { progress: o.progress_reward, repeatPenalty: o.repeat_penalty };
+}

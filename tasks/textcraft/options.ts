@@ -65,6 +65,20 @@ const Schema = z.strictObject({
    * rl_world_depths[k mod length], so a step's worlds walk the list in turn; repeat a depth to weight it.
    */
   rl_world_depths: z.array(z.number().int().min(1).max(4)).min(1).default([1, 2, 3, 4]),
+  /**
+   * RL's progress reward, paid by Crucible's embedded server (shaping.ts): besides upstream's 1 for the goal, a
+   * failure earns this share times the fraction of the plan's intermediate items it crafted (each item of the goal's
+   * recipe tree once, never an item off the tree), so a group at depth 3 where no episode finishes still differs in
+   * reward. Below 1, so success (a reward of 1) keeps upstream's rule and the evaluation's success rates are
+   * unchanged. 0 serves upstream's reward.
+   */
+  progress_reward: z.number().finite().min(0).lt(1).default(0),
+  /**
+   * RL's penalty for loops, paid by the embedded server (shaping.ts): taken from a failure's score for each step whose
+   * action is the one the game refused on the step just before (a stuck policy repeats one refused action to the
+   * round limit). A success still scores 1. 0 serves upstream's reward.
+   */
+  repeat_penalty: share().default(0),
 });
 
 /** TextCraft's task options, defaults filled. */

@@ -20,6 +20,8 @@ import { Rng } from "../../src/util/random.ts";
 import type { RlWorlds, RlWorldsOptions } from "../../src/task/task.ts";
 import { SYNTHETIC_MAX_TURNS } from "./synthetic.ts";
 import { type World, worldEpisode, WorldGame } from "./worlds.ts";
+import { type RewardShaping, shapedGame, shapingOn } from "./shaping.ts";
+import { tagMembers } from "./demos.ts";
 
 /**
  * The task index of RL world 0. Far past TextCraft's 545 goals; an upstream server would wrap such an index onto a
@@ -51,13 +53,22 @@ export function rlWorld(names: readonly string[], o: { seed: number; depths: rea
   return worldEpisode(new Rng(rlWorldSeed(o.seed, o.k)), names, { depth, maxTurns: SYNTHETIC_MAX_TURNS }).world;
 }
 
-/** TextCraft's RL worlds over `tree`, at the depths of task_options.rl_world_depths. */
-export function textCraftRlWorlds(tree: CraftingTree, depths: readonly number[], o: RlWorldsOptions): RlWorlds {
+/**
+ * TextCraft's RL worlds over `tree`, at the depths of task_options.rl_world_depths; with `shaping` on, the tasks and
+ * the worlds alike pay the shaped reward (shaping.ts).
+ */
+export function textCraftRlWorlds(
+  tree: CraftingTree,
+  depths: readonly number[],
+  o: RlWorldsOptions,
+  shaping?: RewardShaping,
+): RlWorlds {
   const names = rlWorldNames(tree, o.exclude);
   const world = (k: number) => rlWorld(names, { seed: o.seed, depths, k });
+  const shape = shaping && shapingOn(shaping) ? { shaping, members: tagMembers(tree) } : undefined;
   return {
     first: RL_WORLDS_FIRST,
-    serve: () => serveTextCraft({ port: 0, games: () => worldsOrTasks(tree, world) }),
+    serve: () => serveTextCraft({ port: 0, games: () => worldsOrTasks(tree, world, shape) }),
   };
 }
 
@@ -66,18 +77,24 @@ export function textCraftRlWorlds(tree: CraftingTree, depths: readonly number[],
  * server does, one at or past it plays the world. (The server's create resets to the environment's random id
  * first, which may land either side; the trainer's reset follows.)
  */
-function worldsOrTasks(tree: CraftingTree, world: (k: number) => World): ServedGame {
+function worldsOrTasks(
+  tree: CraftingTree,
+  world: (k: number) => World,
+  shape?: { shaping: RewardShaping; members: (name: string) => readonly string[] | undefined },
+): ServedGame {
   let game: ServedGame | undefined;
   return {
     reset(index: bigint) {
       if (index < BigInt(RL_WORLDS_FIRST)) {
         const real = new TextCraftGame(tree);
-        game = real;
-        return real.reset(index);
+        game = shape ? shapedGame(real, shape.shaping, shape.members) : real;
+        return game.reset(index);
       }
       const synthetic = new WorldGame(world(Number(BigInt.asUintN(32, index - BigInt(RL_WORLDS_FIRST)))));
-      game = synthetic;
-      return synthetic.reset();
+      // Worlds have no tags: their names are items of the game, never a tag's.
+      const plain: ServedGame = { reset: () => synthetic.reset(), step: (action) => synthetic.step(action) };
+      game = shape ? shapedGame(plain, shape.shaping) : plain;
+      return game.reset(index);
     },
     step(action: string) {
       if (!game) throw new RangeError("Reset a TextCraft environment before stepping it");

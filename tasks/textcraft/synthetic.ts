@@ -12,6 +12,7 @@ import type { DrillPiece, SyntheticTasks, TextEpisode } from "../../src/task/tas
 import type { StackLayout } from "./stack.ts";
 import { randomWorld, type World, worldEpisode, WorldGame, worldOpening } from "./worlds.ts";
 import { COUNT_PHRASES } from "./vocabulary.ts";
+import { refusedObservation } from "./shaping.ts";
 
 /** Most turns of a synthetic episode: longer plans are drawn again (TextCraft's test tasks: median 5, p90 18). */
 export const SYNTHETIC_MAX_TURNS = 24;
@@ -129,6 +130,6 @@ export function textCraftSynthetic(names: readonly string[], o: SyntheticOptions
       });
     },
     category: (index) => `depth ${1 + (index % 4)}`,
-    refused: (observation) => /^(Could not|Wrong item format)/.test(observation),
+    refused: refusedObservation,
   };
 }

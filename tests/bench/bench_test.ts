@@ -213,6 +213,32 @@ Deno.test("bench train's report: the gap in points, the main job's bar, and n/a 
   assert.match(text, /by depth \(final, train split\) 1 50\.0%/);
 });
 
+Deno.test("bench train from the base (textcraft_rl): the gap and the bar over the base model, never 90% alone", () => {
+  const base = {
+    config: "configs/textcraft_rl.yaml",
+    overrides: [],
+    runDir: "runs/x",
+    adapter: "gpu",
+    interrupted: false,
+    reference: "base" as const,
+  };
+  const rl = trainReport({ ...base, wallSeconds: 1500, base: evalOf(0.46), final: evalOf(0.65) });
+  assert.equal(rl.reference, "base");
+  assert.ok(Math.abs(rl.gapPoints! - 19) < 1e-9);
+  assert.equal(rl.meetsBar, true);
+  const lines = reportLines(rl).join("\n");
+  assert.match(lines, /46\.0% base, 65\.0% after RL \(no warm start\) \(on 100 test tasks/);
+  assert.doesNotMatch(lines, /after SFT/);
+  assert.match(lines, /gap\s+\+19\.0 points over the base/);
+  assert.match(lines, /meets the bar\s+yes \(needs \+15 points over the base, within 30 min\)/);
+  // 90% is the main job's alternative, not RL alone's: 10 points over the base is short whatever the final.
+  assert.equal(trainReport({ ...base, wallSeconds: 60, base: evalOf(0.85), final: evalOf(0.95) }).meetsBar, false);
+  assert.equal(trainReport({ ...base, wallSeconds: 1900, base: evalOf(0.46), final: evalOf(0.65) }).meetsBar, false);
+  const noBase = trainReport({ ...base, wallSeconds: 60, final: evalOf(0.65) });
+  assert.equal(noBase.gapPoints, null);
+  assert.equal(noBase.meetsBar, null);
+});
+
 Deno.test("bench train's RL time sums the RL steps' phases, and is n/a for a run without RL steps, never 0 s", async () => {
   const dir = await Deno.makeTempDir();
   try {
