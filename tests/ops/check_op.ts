@@ -5,7 +5,8 @@
  * in one readback and compares element by element with {@linkcode assertClose}. With a backward it also uploads the
  * upstream gradients, compares the GPU's input gradients with the backward reference, and checks that reference
  * itself by central finite differences of the forward reference (the loss Σ upstream · output), at a few sampled
- * elements of each input so large inputs stay cheap.
+ * elements of each input so large inputs stay cheap. `backward.deterministic` runs the GPU backward twice and
+ * requires bit-identical gradients.
  *
  * Adding an op's test: write its references in tests/reference/<op>.ts, then one call:
  *
@@ -62,6 +63,12 @@ export interface OpBackward {
    * included); 0 skips the probe. Default 24.
    */
   probes?: number;
+  /**
+   * Records the backward twice in the same batch and requires the two runs' gradients bit for bit equal, for
+   * kernels that promise it (no atomics, a fixed summation order). `gpu` must then leave its inputs intact: one
+   * that writes its gradient over an input (logprob's) cannot run twice. Default false.
+   */
+  deterministic?: boolean;
 }
 
 /** What {@linkcode checkOp} checks. */
@@ -146,7 +153,8 @@ export async function checkOp(c: OpCheck): Promise<void> {
       ? fromHost(gpu, Array.from(v.data), v.shape, v.dtype ?? "f32")
       : zeros(gpu, v.shape, v.dtype ?? "f32");
   const tx = Object.fromEntries(Object.entries(c.inputs).map(([k, v]) => [k, upload(v)]));
-  let ty: Record<string, Tensor> = {}, tdy: Record<string, Tensor> = {}, tg: Record<string, Tensor> = {};
+  let ty: Record<string, Tensor> = {}, tdy: Record<string, Tensor> = {};
+  let tg: Record<string, Tensor> = {}, tg2: Record<string, Tensor> = {};
   try {
     const batch = new Batch(gpu);
     ty = c.forward(batch, tx);
@@ -162,9 +170,14 @@ export async function checkOp(c: OpCheck): Promise<void> {
       );
       tg = b.gpu(batch, tx, tdy, ty);
       gradNames = Object.keys(tg);
+      if (b.deterministic) tg2 = b.gpu(batch, tx, tdy, ty);
     }
-    // One readback for every output and gradient.
-    const got = await batch.read([...outNames.map((k) => ty[k]), ...gradNames.map((k) => tg[k])]);
+    // One readback for every output and gradient (and the second run's gradients).
+    const got = await batch.read([
+      ...outNames.map((k) => ty[k]),
+      ...gradNames.map((k) => tg[k]),
+      ...(c.backward?.deterministic ? gradNames.map((k) => tg2[k]) : []),
+    ]);
     const ref = c.reference(x);
     outNames.forEach((k, i) => {
       if (!ref[k]) throw new TypeError(`checkOp ${c.name}: the reference returns no "${k}"`);
@@ -177,10 +190,19 @@ export async function checkOp(c: OpCheck): Promise<void> {
         if (!grads[k]) throw new TypeError(`checkOp ${c.name}: the backward reference returns no gradient of "${k}"`);
         assertClose(`${c.name}: d${k}`, got[outNames.length + i], grads[k], toleranceOf(c.tol, `d${k}`));
       });
+      if (c.backward.deterministic) {
+        gradNames.forEach((k, i) => {
+          const [a, b] = [got[outNames.length + i], got[outNames.length + gradNames.length + i]];
+          const at = Array.from(a).findIndex((v, j) => !Object.is(v, b[j]));
+          if (at >= 0) {
+            throw new Error(`${c.name}: d${k} differs between two backward runs at [${at}]: ${a[at]}, ${b[at]}`);
+          }
+        });
+      }
       checkByFiniteDifferences(c, c.backward, x, dy);
     }
   } finally {
-    const all = new Set([...Object.values(tx), ...Object.values(ty), ...Object.values(tdy), ...Object.values(tg)]);
+    const all = new Set([tx, ty, tdy, tg, tg2].flatMap((ts) => Object.values(ts)));
     for (const t of all) t.release();
   }
 }

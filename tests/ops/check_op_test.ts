@@ -1,4 +1,7 @@
-/** checkOp (tests/ops/check_op.ts) refuses what it must: a wrong forward, a wrong gradient, a wrong reference. */
+/**
+ * checkOp (tests/ops/check_op.ts) refuses what it must: a wrong forward, a wrong gradient, a wrong reference, a
+ * backward that differs between two runs.
+ */
 import assert from "node:assert/strict";
 import { zeros } from "../../src/gpu/tensor.ts";
 import { swigluBackward, swigluForward } from "../../src/ops/swiglu.ts";
@@ -51,5 +54,28 @@ Deno.test({
     await assert.rejects(checkOp(gpuWrong), /swiglu: dg: /);
     // GPU and reference agree with each other but not with the forward: finite differences catch it.
     await assert.rejects(checkOp(swiglu(true)), /swiglu: reference dg vs finite differences/);
+  },
+});
+
+Deno.test({
+  name: "checkOp's deterministic backward passes a repeatable kernel and names a gradient that changes between runs",
+  ignore: noGpu,
+  async fn() {
+    const twice = swiglu(false);
+    twice.backward = { ...twice.backward!, deterministic: true };
+    await checkOp(twice);
+    // The second run returns its gradients swapped: the first is right, so only the determinism check can fail.
+    let runs = 0;
+    const flaky = swiglu(false);
+    const gpu = flaky.backward!.gpu;
+    flaky.backward = {
+      ...flaky.backward!,
+      deterministic: true,
+      gpu(batch, x, dy, y) {
+        const r = gpu(batch, x, dy, y);
+        return runs++ === 0 ? r : { g: r.u, u: r.g };
+      },
+    };
+    await assert.rejects(checkOp(flaky), /swiglu: dg differs between two backward runs at \[0\]/);
   },
 });

@@ -4,6 +4,7 @@ import { fromHost, zeros } from "../../src/gpu/tensor.ts";
 import { headPass } from "../../src/model/head.ts";
 import { aggregationWeights } from "../../src/rl/aggregation.ts";
 import { POLICY_STATS, policyLossForward, uploadPolicyInputs } from "../../src/ops/policy_loss.ts";
+import type { Tensor } from "../../src/gpu/tensor.ts";
 import { POLICY_LOSSES } from "../../src/rl/policy_losses.ts";
 import { policyLossHead } from "../../src/update/policy_head.ts";
 import {
@@ -15,6 +16,7 @@ import {
 import { assertClose } from "../reference/check.ts";
 import { intArray, roundF32, uniformArray } from "../reference/random.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
+import { checkOp, type HostArrays, type OpInput } from "./check_op.ts";
 
 // Elementwise f32 with one exp per token (WGSL exp: a few ulps, up to ~40 at |Δ| = 20, i.e. < 3e-6 relative).
 // Gradients and weighted terms scale with w ≈ 1/200, so atol 1e-7 is still tight; indicators and masked zeros
@@ -73,29 +75,54 @@ const SETTINGS: PolicyLossSettings[] = [
   { klKind: "none", entropyCoef: 0.001 },
 ];
 
+/**
+ * checkOp's inputs: logp and entropy [T], and the kernel's per-token inputs [T, 4] laid out as uploadPolicyInputs
+ * does (columns POLICY_INPUTS; the head tests below upload through it and compare against the same objective).
+ */
+function opInputs(x: PolicyTokens): Record<string, OpInput> {
+  const T = x.weights.length;
+  const cols = [x.oldLogp, x.refLogp, x.advantages, x.weights];
+  const inputs = Float64Array.from({ length: 4 * T }, (_, i) => cols[i % 4][Math.floor(i / 4)]);
+  return {
+    logp: { data: x.logp, shape: [T] },
+    entropy: { data: x.entropy, shape: [T] },
+    inputs: { data: inputs, shape: [T, 4] },
+  };
+}
+
+/** The CPU objective's outputs on checkOp's host view of opInputs, named `<output><suffix>`. */
+function objective(x: HostArrays, settings: PolicyLossSettings, suffix = ""): Record<string, Float64Array> {
+  const col = (c: number) => x.inputs.filter((_, i) => i % 4 === c);
+  const tokens = { logp: x.logp, entropy: x.entropy, oldLogp: col(0), refLogp: col(1), advantages: col(2) };
+  const ref = policyObjective({ ...tokens, weights: col(3) }, settings);
+  return { [`dlogp${suffix}`]: ref.dlogp, [`dentropy${suffix}`]: ref.dentropy, [`stats${suffix}`]: ref.stats };
+}
+
 Deno.test({
   name: "fused policy loss: dlogp, dentropy and statistics match the CPU objective, masked tokens exactly 0",
   ignore: noGpu,
   async fn() {
-    const gpu = await testGpu();
     const T = 203;
-    const x = inputs(40, T);
-    const logp = fromHost(gpu, x.logp, [T]), entropy = fromHost(gpu, x.entropy, [T]);
-    const tin = uploadPolicyInputs(gpu, x);
-    for (const settings of SETTINGS) {
-      const dlogp = zeros(gpu, [T]), dentropy = zeros(gpu, [T]), stats = zeros(gpu, [T, S]);
-      const batch = new Batch(gpu);
-      policyLossForward(batch, { logp, entropy, inputs: tin, dlogp, dentropy, stats }, policyKernelSettings(settings));
-      const [gl, ge, gs] = await batch.read([dlogp, dentropy, stats]);
-      const ref = policyObjective(x, settings);
-      checkCoverage(x, ref.stats, settings);
-      const name = settings.klKind;
-      assertClose(`${name} dlogp`, gl, ref.dlogp, TOL);
-      assertClose(`${name} dentropy`, ge, ref.dentropy, TOL);
-      assertClose(`${name} stats`, gs, ref.stats, TOL);
-      for (const t of [dlogp, dentropy, stats]) t.release();
-    }
-    for (const t of [logp, entropy, tin]) t.release();
+    const tokens = inputs(40, T);
+    for (const settings of SETTINGS) checkCoverage(tokens, policyObjective(tokens, settings).stats, settings);
+    // Every setting in one batch: outputs `dlogp <klKind>`, `dentropy <klKind>`, `stats <klKind>`.
+    await checkOp({
+      name: "fused policy loss",
+      inputs: opInputs(tokens),
+      forward(batch, x) {
+        const out: Record<string, Tensor> = {};
+        for (const settings of SETTINGS) {
+          const dlogp = zeros(batch.gpu, [T]), dentropy = zeros(batch.gpu, [T]), stats = zeros(batch.gpu, [T, S]);
+          const args = { logp: x.logp, entropy: x.entropy, inputs: x.inputs, dlogp, dentropy, stats };
+          policyLossForward(batch, args, policyKernelSettings(settings));
+          const name = settings.klKind;
+          Object.assign(out, { [`dlogp ${name}`]: dlogp, [`dentropy ${name}`]: dentropy, [`stats ${name}`]: stats });
+        }
+        return out;
+      },
+      reference: (x) => Object.assign({}, ...SETTINGS.map((s) => objective(x, s, ` ${s.klKind}`))),
+      tol: TOL,
+    });
   },
 });
 
@@ -103,29 +130,29 @@ Deno.test({
   name: "policy loss head callback: per-chunk views at 64-row starts fill the whole-batch tensors",
   ignore: noGpu,
   async fn() {
-    const gpu = await testGpu();
     const T = 150, settings = SETTINGS[0];
-    const x = inputs(50, T);
-    const logp = fromHost(gpu, x.logp, [T]), entropy = fromHost(gpu, x.entropy, [T]);
-    const tin = uploadPolicyInputs(gpu, x);
-    const head = policyLossHead(gpu, tin, settings);
-    const batch = new Batch(gpu);
-    for (const [start, count] of [[0, 64], [64, 64], [128, 22]]) {
-      const chunk = { start, count, logp: logp.view(start, [count]), entropy: entropy.view(start, [count]) };
-      const g = head.grad(batch, chunk);
-      assert.deepEqual(g.dlogp.shape, [count]);
-    }
-    assert.throws(() => head.grad(batch, { start: 10, count: 5, logp, entropy }), RangeError);
-    const [gl, ge, gs] = await batch.read([head.dlogp, head.dentropy, head.stats]);
-    const ref = policyObjective(x, settings);
-    assertClose("dlogp", gl, ref.dlogp, TOL);
-    assertClose("dentropy", ge, ref.dentropy, TOL);
-    assertClose("stats", gs, ref.stats, TOL);
-    head.release();
-    for (const t of [logp, entropy, tin]) t.release();
+    await checkOp({
+      name: "policy loss head in chunks",
+      inputs: opInputs(inputs(50, T)),
+      forward(batch, x) {
+        const head = policyLossHead(batch.gpu, x.inputs, settings);
+        for (const [start, count] of [[0, 64], [64, 64], [128, 22]]) {
+          const chunk = { start, count, logp: x.logp.view(start, [count]), entropy: x.entropy.view(start, [count]) };
+          const g = head.grad(batch, chunk);
+          assert.deepEqual(g.dlogp.shape, [count]);
+        }
+        const outside = { start: 10, count: 5, logp: x.logp, entropy: x.entropy };
+        assert.throws(() => head.grad(batch, outside), RangeError);
+        return { dlogp: head.dlogp, dentropy: head.dentropy, stats: head.stats }; // checkOp releases them
+      },
+      reference: (x) => objective(x, settings),
+      tol: TOL,
+    });
   },
 });
 
+// Stays beside checkOp: the kernel's logp and entropy come out of the head pass on the GPU, and the reference is the
+// objective on those GPU values (checkOp's reference sees only the uploaded inputs).
 Deno.test({
   name: "policy loss head inside the model's chunked head pass: gradients from the pass's own logp",
   ignore: noGpu,
@@ -157,7 +184,7 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     const gpu = await testGpu();
-    const T = 64, x = inputs(70, T);
+    const T = 64, tokens = inputs(70, T);
     let calls = 0;
     // vanilla's kernel, counted: the head must reach it through the registry by the settings' name.
     POLICY_LOSSES.register({
@@ -169,17 +196,21 @@ Deno.test({
       },
     });
     try {
-      const logp = fromHost(gpu, x.logp, [T]), entropy = fromHost(gpu, x.entropy, [T]);
-      const tin = uploadPolicyInputs(gpu, x);
-      const head = policyLossHead(gpu, tin, { ...SETTINGS[0], loss: "test_counted" });
-      const batch = new Batch(gpu);
-      head.grad(batch, { start: 0, count: T, logp, entropy });
+      await checkOp({
+        name: "policy loss by name",
+        inputs: opInputs(tokens),
+        forward(batch, x) {
+          const head = policyLossHead(batch.gpu, x.inputs, { ...SETTINGS[0], loss: "test_counted" });
+          head.grad(batch, { start: 0, count: T, logp: x.logp, entropy: x.entropy });
+          return { dlogp: head.dlogp, dentropy: head.dentropy, stats: head.stats };
+        },
+        reference: (x) => objective(x, SETTINGS[0]),
+        tol: TOL,
+      });
       assert.equal(calls, 1);
-      const [gl] = await batch.read([head.dlogp]);
-      assertClose("dlogp", gl, policyObjective(x, SETTINGS[0]).dlogp, TOL);
+      const tin = uploadPolicyInputs(gpu, tokens);
       assert.throws(() => policyLossHead(gpu, tin, { loss: "test_missing" }), /Unknown policy loss "test_missing"/);
-      head.release();
-      for (const t of [logp, entropy, tin]) t.release();
+      tin.release();
     } finally {
       POLICY_LOSSES.unregister("test_counted");
     }

@@ -1,3 +1,12 @@
+/**
+ * The token sampler against its f64 reference (tests/reference/sample.ts). Where nothing rounds (equal logits,
+ * dyadic uniforms) the ids are a deterministic function of the inputs and go through checkOp with their log-probs.
+ * Everywhere else the drawn token is a decision on f32 sums: the GPU may take the reference's neighbour where the
+ * reference's closest decision lies within float rounding of its boundary (MARGIN), and its log-prob is then
+ * compared at the GPU's own id. checkOp compares outputs with a reference of the inputs alone, element by element,
+ * so those checks (ids within margins, log-probs at the GPU's ids, untouched inactive rows, two runs identical)
+ * stay here.
+ */
 import assert from "node:assert/strict";
 import { Batch } from "../../src/gpu/batch.ts";
 import type { Gpu } from "../../src/gpu/device.ts";
@@ -15,6 +24,7 @@ import { LOOP_BUDGET } from "../../src/ops/wgsl.ts";
 import { assertClose } from "../reference/check.ts";
 import { logprobRef, sampleRef } from "../reference/sample.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
+import { checkOp } from "./check_op.ts";
 
 /**
  * A GPU token may differ from the reference's only where the reference's closest decision (u · keptMass, or
@@ -28,6 +38,7 @@ const MARGIN = 1e-6;
  * Largest errors seen: 1.8e-6 absolute, 1.6e-6 relative.
  */
 const LOGPROB_TOL = { atol: 5e-6, rtol: 1e-6 };
+const EXACT = { atol: 0, rtol: 0 };
 
 const MODES: [string, SampleSettings][] = [
   ["greedy", { temperature: 0 }],
@@ -159,32 +170,42 @@ Deno.test({
   ignore: noGpu,
   async fn() {
     // Equal logits (weights exactly 1, sums exact in f32), every third token masked to -inf in odd rows, and
-    // dyadic u (u · mass exact in f32): no rounding anywhere, so boundaries must agree exactly.
-    const gpu = await testGpu();
+    // dyadic u (u · mass exact in f32): no rounding anywhere, so ids must agree exactly and go through checkOp.
     const V = 1000;
     const us = [0, 0.125, 0.25, 0.5, 0.75, 1023 / 1024, 0.5, 0.1875, 0.875, 1 - 2 ** -24];
     const N = us.length;
     const logits = new Float32Array(N * V).map((_, i) =>
       (Math.floor(i / V) % 2 === 1 && i % 3 === 0) ? -Infinity : 1.5
     );
-    const u = Float32Array.from(us);
-    const tl = fromHost(gpu, logits, [N, V]);
-    const tu = fromHost(gpu, u, [N]);
-    for (const settings of [{ temperature: 1 }, { temperature: 0.5, topK: 7 }, { temperature: 2, topP: 0.3 }]) {
-      for (const workgroup of SAMPLE_WORKGROUPS) {
-        const ids = zeros(gpu, [N], "u32");
-        const logprob = zeros(gpu, [N]);
-        const batch = new Batch(gpu);
-        sample(batch, { logits: tl, uniform: tu, ids, logprob, ...settings, workgroup });
-        const [got] = await batch.read([ids]);
-        const ref = sampleRef(logits, N, V, u, settings).map((r) => r.id);
-        assert.deepEqual([...got], ref, `${JSON.stringify(settings)} workgroup ${workgroup}`);
-        ids.release();
-        logprob.release();
-      }
-    }
-    tl.release();
-    tu.release();
+    const modes: SampleSettings[] = [{ temperature: 1 }, { temperature: 0.5, topK: 7 }, { temperature: 2, topP: 0.3 }];
+    const runs = modes.flatMap((settings) =>
+      SAMPLE_WORKGROUPS.map((workgroup) => ({
+        settings,
+        workgroup,
+        name: `${JSON.stringify(settings)} wg${workgroup}`,
+      }))
+    );
+    // Every setting at every workgroup size in one batch: outputs `ids <run>` (exact) and `logprob <run>`.
+    await checkOp({
+      name: "sample exact boundaries",
+      inputs: { logits: { data: logits, shape: [N, V] }, uniform: { data: us, shape: [N] } },
+      forward(batch, x) {
+        const out: Record<string, Tensor> = {};
+        for (const { settings, workgroup, name } of runs) {
+          const ids = zeros(batch.gpu, [N], "u32"), logprob = zeros(batch.gpu, [N]);
+          sample(batch, { logits: x.logits, uniform: x.uniform, ids, logprob, ...settings, workgroup });
+          Object.assign(out, { [`ids ${name}`]: ids, [`logprob ${name}`]: logprob });
+        }
+        return out;
+      },
+      reference(x) {
+        return Object.fromEntries(runs.flatMap(({ settings, name }) => {
+          const ref = sampleRef(x.logits, N, V, x.uniform, settings);
+          return [[`ids ${name}`, ref.map((r) => r.id)], [`logprob ${name}`, ref.map((r) => r.logprob)]];
+        }));
+      },
+      tol: Object.fromEntries(runs.flatMap(({ name }) => [[`ids ${name}`, EXACT], [`logprob ${name}`, LOGPROB_TOL]])),
+    });
   },
 });
 
