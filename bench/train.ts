@@ -3,9 +3,10 @@
  * benchmark. Runs `deno task train NAME` (default `textcraft`, the main job) on the embedded defaults (plus any
  * overrides) in this process, into a fresh run folder, and prints its wall time, the test success it starts from,
  * the final test success and the gap between them, against its bar: with a warm start (sft.enabled), the main job's
- * (+15 points over the warm start or 90%, within 30 minutes on a 2-core machine); without one (`textcraft_rl`: RL
- * alone), RL's own gain (+15 points over the starting model, within 30 minutes; issue 49). It takes as long as the
- * job: up to 30 minutes on a CPU rasteriser.
+ * (issue 49: at least 91% of the test split, ScalingInter-7B's number on the same goals, with no category such as
+ * TextCraft's depth 4 at 0%, within 30 minutes on a 2-core machine); without one (`textcraft_rl`: RL alone), RL's own
+ * gain (+15 points over the starting model, within 30 minutes). It takes as long as the job: up to 30 minutes on a
+ * CPU rasteriser.
  */
 import { resolveConfig } from "../src/config/load.ts";
 import { configSource } from "../src/config/presets.ts";
@@ -36,11 +37,12 @@ export const TRAIN_USAGE =
   "  deno task bench train textcraft_rl task_options.progress_reward=0.3 trainer.total_steps=10";
 
 /**
- * The bars. The main job's (issue 6): RL must add this many points of test success to SFT's, or reach GOAL_SUCCESS.
- * RL alone (issue 49, no warm start): this many points over the starting model; no absolute alternative.
+ * The bars (issue 49). The main job's, from a warm start: a final test success of at least GOAL_SUCCESS with every
+ * category above 0% (TextCraft: depth 4 solved at all). RL alone (no warm start): GOAL_GAIN_POINTS over the starting
+ * model; no absolute alternative.
  */
 const GOAL_GAIN_POINTS = 15;
-const GOAL_SUCCESS = 0.9;
+const GOAL_SUCCESS = 0.91;
 const GOAL_MINUTES = 30;
 
 /** What `bench train` reports (the JSON object). Successes are fractions in [0, 1]; null when not measured. */
@@ -61,8 +63,8 @@ export interface TrainBenchReport {
   testSplitTasks?: number | null;
   interrupted: boolean;
   /**
-   * Whether the run meets its bar within 30 minutes: from SFT, gap >= 15 points or final >= 90%; from the base,
-   * gap >= 15 points.
+   * Whether the run meets its bar within 30 minutes: from SFT, final >= 91% with no category of the final
+   * evaluation at 0%; from the base, gap >= 15 points.
    */
   meetsBar: boolean | null;
   /** Seconds of all RL steps by phase (the rollout split into prefill, decode and waiting for the environment). */
@@ -202,7 +204,11 @@ export function trainReport(r: {
   const from = reference === "sft" ? sft : r.base?.avg ?? null;
   const gapPoints = from !== null && final !== null ? 100 * (final - from) : null;
   const inTime = r.wallSeconds <= GOAL_MINUTES * 60;
-  const clears = (gap: number, fin: number) => gap >= GOAL_GAIN_POINTS || (reference === "sft" && fin >= GOAL_SUCCESS);
+  const finalDepths = depths(r.final);
+  const clears = (gap: number, fin: number) =>
+    reference === "base"
+      ? gap >= GOAL_GAIN_POINTS
+      : fin >= GOAL_SUCCESS && Object.values(finalDepths).every((x) => x > 0);
   return {
     config: r.config,
     overrides: r.overrides,
@@ -223,7 +229,7 @@ export function trainReport(r: {
     byDepth: {
       base: depths(r.base),
       sft: depths(r.sft),
-      final: depths(r.final),
+      final: finalDepths,
       ...(r.trainSplit ? { "final, train split": depths(r.trainSplit) } : {}),
     },
     pass4: r.pass4?.pass ?? null,
@@ -245,7 +251,7 @@ export function reportLines(r: TrainBenchReport): string[] {
   const fromBase = r.reference === "base";
   const needs = fromBase
     ? `needs +${GOAL_GAIN_POINTS} points over the base`
-    : `needs +${GOAL_GAIN_POINTS} points or ${100 * GOAL_SUCCESS}%`;
+    : `needs ${100 * GOAL_SUCCESS}% with no depth at 0%`;
   const bar = r.meetsBar === null
     ? "n/a (needs both evaluations)"
     : `${r.meetsBar ? "yes" : "no"} (${needs}, within ${GOAL_MINUTES} min)`;
