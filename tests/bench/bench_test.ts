@@ -195,8 +195,10 @@ Deno.test("bench train's report: the gap in points, the main job's bar, and n/a 
   assert.match(lines, /gap\s+\+21\.0 points/);
   // Issue 49's bar for the main job: 91% with every depth above 0%, within 30 minutes.
   const byDepth = (avg: number, d4: number) =>
-    ({ ...evalOf(avg), byCategory: { "1": { avg: 1 }, "2": { avg: 0.95 }, "3": { avg: 0.8 }, "4": { avg: d4 } } }) as
-      unknown as EvalResult;
+    ({
+      ...evalOf(avg),
+      byCategory: { "1": { avg: 1 }, "2": { avg: 0.95 }, "3": { avg: 0.8 }, "4": { avg: d4 } },
+    }) as unknown as EvalResult;
   assert.equal(trainReport({ ...base, wallSeconds: 60, sft: evalOf(0.5), final: byDepth(0.91, 1 / 3) }).meetsBar, true);
   assert.equal(trainReport({ ...base, wallSeconds: 60, sft: evalOf(0.5), final: byDepth(0.92, 0) }).meetsBar, false);
   assert.equal(trainReport({ ...base, wallSeconds: 60, sft: evalOf(0.5), final: byDepth(0.9, 1) }).meetsBar, false);
