@@ -8,16 +8,20 @@
  *           then every token attends to its range of cache rows; activations are released as soon as read
  *
  * Every projection is one `project` (weight, bias when the plan has one, LoRA pair when the adapter targets it) and
- * every norm one `rmsnorm`, so a plan entry reaches both paths. The backward reads as the forward in reverse. The
- * residual-stream gradient dX is updated in place: dL/dx3 on entry, dL/dx on exit, the two norms adding their share.
+ * every norm one `rmsnorm`, so a plan entry reaches both paths; a forward that keeps no activations runs the gate and
+ * up projections and SwiGLU as one dispatch where that applies and is chosen (fusedGateUp). The backward reads as the
+ * forward in reverse. The residual-stream gradient dX is updated in place: dL/dx3 on entry, dL/dx on exit, the two
+ * norms adding their share.
  * Weight gradients go to the tensors the gradient set holds (all of them, or a LoRA adapter's A and B).
  */
 import type { Batch } from "../gpu/batch.ts";
+import { SplitTensor } from "../gpu/split.ts";
 import type { Tensor } from "../gpu/tensor.ts";
 import { attentionBackward, attentionForward, type AttentionForwardArgs } from "../ops/attention.ts";
 import { kvcacheWrite } from "../ops/kvcache.ts";
 import { rmsnormBackward, rmsnormForward } from "../ops/rmsnorm.ts";
 import { ropeBackward, ropeForward, type RopeTable } from "../ops/rope.ts";
+import { fuseGateUp, gateUpSwiglu } from "../ops/gate_up_swiglu.ts";
 import { swigluBackward, swigluForward } from "../ops/swiglu.ts";
 import { act, linear, linearBackward } from "./linear.ts";
 import type { LoraAdapters } from "./lora.ts";
@@ -99,6 +103,23 @@ function project(batch: Batch, ctx: LayerContext, x: Tensor, p: Projection, y: T
 }
 
 /**
+ * The gate and up weights where one dispatch can do the gate and up projections and SwiGLU of T tokens
+ * (src/ops/gate_up_swiglu.ts): both stored whole in one dtype, no bias, no LoRA adapter on either, and the fusion
+ * chosen for this shape (fuseGateUp); else undefined, and the layer runs two projections and swigluForward.
+ */
+function fusedGateUp(
+  batch: Batch,
+  ctx: LayerContext,
+  mlp: { gate: Projection; up: Projection; rows: number },
+): { gate: Tensor; up: Tensor } | undefined {
+  const { gate, up } = mlp, w = ctx.weights, g = w.stored(gate.weight), u = w.stored(up.weight);
+  if (g instanceof SplitTensor || u instanceof SplitTensor || g.dtype !== u.dtype || gate.bias || up.bias) return;
+  if (ctx.lora?.pair(gate.weight) || ctx.lora?.pair(up.weight)) return;
+  const [N, K] = g.shape;
+  return fuseGateUp(batch.gpu, { M: mlp.rows, N, K, wt: g.dtype }) ? { gate: g, up: u } : undefined;
+}
+
+/**
  * Records layer `call.layer`'s forward. With a packed source that keeps activations, returns what the backward
  * reads (the caller releases it with releaseActs); otherwise every activation is released and nothing returned.
  */
@@ -157,14 +178,20 @@ export function layerForward(batch: Batch, ctx: LayerContext, call: LayerCall): 
   a.rstd2 = act(batch, [T]);
   norm(a.x2, p.postNorm, a.n2, a.rstd2);
   drop(a.rstd2);
-  a.g = act(batch, [T, I]);
-  a.u = act(batch, [T, I]);
   a.h = act(batch, [T, I]);
-  project(batch, ctx, a.n2, p.gate, a.g);
-  project(batch, ctx, a.n2, p.up, a.u);
-  drop(a.n2);
-  swigluForward(batch, a.g, a.u, a.h);
-  drop(a.g, a.u);
+  const fused = keep ? undefined : fusedGateUp(batch, ctx, { gate: p.gate, up: p.up, rows: T });
+  if (fused) {
+    gateUpSwiglu(batch, { x: a.n2, ...fused, h: a.h });
+    a.n2.release();
+  } else {
+    a.g = act(batch, [T, I]);
+    a.u = act(batch, [T, I]);
+    project(batch, ctx, a.n2, p.gate, a.g);
+    project(batch, ctx, a.n2, p.up, a.u);
+    drop(a.n2);
+    swigluForward(batch, a.g, a.u, a.h);
+    drop(a.g, a.u);
+  }
   project(batch, ctx, a.h, p.down, out, a.x2);
   drop(a.h, a.x2);
   return keep ? a as LayerActs : undefined;

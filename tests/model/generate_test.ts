@@ -5,6 +5,7 @@ import { Batch } from "../../src/gpu/batch.ts";
 import { Rng } from "../../src/util/random.ts";
 import { zeros } from "../../src/gpu/tensor.ts";
 import { parseModelConfig } from "../../src/model/config.ts";
+import { FUSE_ENV } from "../../src/ops/gate_up_swiglu.ts";
 import { Generator, prefillTokenLimit } from "../../src/model/generate.ts";
 import { inferForward, KvCache } from "../../src/model/infer.ts";
 import { PackedInputs, packSequences } from "../../src/model/packing.ts";
@@ -282,5 +283,52 @@ Deno.test({
       assert.deepEqual(o.ids, whole.out[i].ids, `sequence ${i}`);
       assertClose(`sequence ${i} log-probs`, o.logprobs, whole.out[i].logprobs, { atol: 1e-5, rtol: 1e-5 });
     });
+  },
+});
+
+Deno.test({
+  name: "the fused gate/up/SwiGLU decodes as the unfused path (CRUCIBLE_FUSE=0): logits, greedy ids, 2 dispatches " +
+    "fewer a layer",
+  ignore: noGpu,
+  async fn() {
+    const { gpu, model } = await setup();
+    const seq = [5, 9, 2, 30, 17, 4, 4, 12, 8, 19, 3];
+    const prompts = [[1, 2, 3], [30, 29, 28, 27, 26], [11, 5]];
+    const run = async (fuse: boolean) => {
+      if (!fuse) Deno.env.set(FUSE_ENV, "0");
+      try {
+        // A prefill of 8 tokens in each of 2 slots, then one token per slot a step, as rollouts decode.
+        const cache = new KvCache(gpu, model, 2, 16);
+        const logits: number[] = [], dispatches: number[] = [];
+        for (const [from, to] of [[0, 8], ...Array.from({ length: 3 }, (_, i) => [8 + i, 9 + i])]) {
+          const idx = [0, 1].flatMap((s) => Array.from({ length: to - from }, (_, i) => [s, from + i]));
+          const batch = new Batch(gpu);
+          const out = inferForward(batch, cache, {
+            ids: Uint32Array.from(idx, ([s, i]) => seq[(i + 3 * s) % seq.length]),
+            positions: Uint32Array.from(idx, ([, i]) => i),
+            rows: Uint32Array.from(idx, ([s, i]) => s * 16 + i),
+            kvStart: Uint32Array.from(idx, ([s]) => s * 16),
+            kvEnd: Uint32Array.from(idx, ([s, i]) => s * 16 + i + 1),
+            select: Uint32Array.from(idx, (_, n) => n),
+          });
+          dispatches.push(batch.dispatches);
+          logits.push(...(await batch.read([out]))[0] as Float32Array);
+        }
+        cache.release();
+        const gen = new Generator(model, { slots: 3, maxLen: 40, blockSteps: 3 });
+        const seqs = prompts.map((p, i) => gen.open(p, i));
+        const limits = prompts.map(() => ({ maxNewTokens: 9, stopIds: [] }));
+        const ids = (await gen.decode(seqs, limits, { temperature: 0 })).map((o) => o.ids);
+        gen.release();
+        return { logits, dispatches, ids };
+      } finally {
+        Deno.env.delete(FUSE_ENV);
+      }
+    };
+    const fused = await run(true), plain = await run(false);
+    const fewer = 2 * CONFIG.numLayers;
+    assert.deepEqual(fused.dispatches, plain.dispatches.map((n) => n - fewer), "gate, up and SwiGLU: one dispatch");
+    assertClose("fused decode logits", fused.logits, plain.logits, LOGITS);
+    assert.deepEqual(fused.ids, plain.ids);
   },
 });
