@@ -35,6 +35,17 @@ function valueAt(line, path) {
   return typeof v === "number" && Number.isFinite(v) ? v : null;
 }
 
+/** The keys of the RL steps' metrics lines that start with `prefix`, across the runs, in first-logged order. */
+function rlKeys(prefix) {
+  const keys = new Set();
+  for (const run of D.runs) {
+    for (const line of run.metrics) {
+      if (line.phase === "rl") { for (const k of Object.keys(line)) if (k.startsWith(prefix)) keys.add(k); }
+    }
+  }
+  return [...keys];
+}
+
 const isPre = (p) => p === "pretrain";
 const notPre = (p) => p !== "pretrain";
 const anyPhase = () => true;
@@ -168,25 +179,10 @@ const GROUPS = [
   ]],
   ["Cluster (train --cluster)", [
     {
-      // src/cluster/admit.ts's reasons; a run that refused nothing logs only `rejected`, 0.
+      // One series per reason the run logged (rejected_REASON, src/cluster/admit.ts's reasons); a run that refused
+      // nothing logs only `rejected`, 0.
       title: "Group messages refused by the learner, by reason",
-      series: [
-        m("rl", "rejected", "all"),
-        ...[
-          "size",
-          "unreadable",
-          "schema",
-          "run",
-          "worker",
-          "prompt",
-          "version",
-          "token_ids",
-          "lengths",
-          "masks",
-          "logprobs",
-          "reward",
-        ].map((r) => m("rl", `rejected_${r}`, r)),
-      ],
+      series: [m("rl", "rejected", "all"), ...rlKeys("rejected_").map((k) => m("rl", k, k.slice("rejected_".length)))],
     },
     {
       title: "Groups dropped or played again",

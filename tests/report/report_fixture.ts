@@ -4,7 +4,10 @@
  * pretraining run (losses, held-out success and copy accuracy). Values move with the step so curves are not flat.
  */
 
-/** The RL scalars a training step logs (src/train/rl_step.ts stepMetrics), plus one the page does not know. */
+/**
+ * The RL scalars a training step logs (src/train/rl_step.ts stepMetrics), a cluster learner's refusals (all, and by
+ * two reasons; src/cluster/admit.ts), plus one the page does not know.
+ */
 export const RL_KEYS = [
   "reward_mean",
   "reward_std",
@@ -35,6 +38,9 @@ export const RL_KEYS = [
   "time_logprobs_s",
   "time_update_s",
   "skipped_microbatches",
+  "rejected",
+  "rejected_schema",
+  "rejected_reward",
   "mystery_metric",
 ];
 

@@ -106,8 +106,14 @@ Deno.test("a training run's report draws every scalar, and its controls and epis
         "Throughput",
         "Time per phase",
         "Environment failures",
+        "Cluster (train --cluster)",
         "Other",
       ],
+    );
+    // The learner's refusals: one series per reason the run logged, read from the run, not from a list in the page.
+    assert.deepEqual(
+      seen.find((c) => c.title === "Group messages refused by the learner, by reason")?.legend.map((l) => l.label),
+      ["all", "schema", "reward"],
     );
     // The phase timings under their own heading, the rollout's split beside the step's phases.
     assert.deepEqual(seen.filter((c) => c.group === "Time per phase").map((c) => c.title), [
