@@ -17,7 +17,7 @@ import type { Trajectory } from "../rollout/trajectory.ts";
 import { rewardRange } from "../task/task.ts";
 import { admit, type AdmitContext, INNOCENT, type Reason } from "./admit.ts";
 import { encode, type GroupMessage, type PromptMessage } from "./messages.ts";
-import { type Cluster, prepareStreams, PROMPT_SUBJECT, queueDepth, retrying, TRAJECTORIES } from "./nats.ts";
+import { type Cluster, prepareStreams, PROMPT_SUBJECT, queueDepth, retrying, timedOut, TRAJECTORIES } from "./nats.ts";
 import { publishVersion } from "./weights.ts";
 import type { RunInfo } from "./worker.ts";
 import type { PlayedStep, RolloutSource, Run } from "../train/types.ts";
@@ -54,18 +54,24 @@ export class ClusterSource implements RolloutSource {
 
   /** Prepares the streams for a new run, announces it in KV and starts reading played groups. */
   static async start(cluster: Cluster, run: Run): Promise<ClusterSource> {
-    const c = run.config;
-    await prepareStreams(cluster, { ackWaitSeconds: c.cluster.ack_wait_s, maxDeliver: c.cluster.max_deliver });
+    const c = run.config, slow = { only: timedOut };
+    // Every step is idempotent: a request whose answer came too late (a loaded machine) is made again, as the
+    // run's later requests are, instead of ending the run before it starts.
+    await retrying(
+      "Preparing the streams",
+      () => prepareStreams(cluster, { ackWaitSeconds: c.cluster.ack_wait_s, maxDeliver: c.cluster.max_deliver }),
+      slow,
+    );
     const s = new ClusterSource(cluster, run);
     const info: RunInfo = { id: s.id, config: c };
     await cluster.kv.delete("version").catch(() => {});
-    await cluster.kv.put("run", JSON.stringify(info));
+    await retrying("Announcing the run", () => cluster.kv.put("run", JSON.stringify(info)), slow);
     s.#reader = s.#read();
     return s;
   }
 
   async #read(): Promise<void> {
-    const consumer = await this.cluster.js.consumers.get(TRAJECTORIES);
+    const consumer = await retrying("Reading the played groups", () => this.cluster.js.consumers.get(TRAJECTORIES));
     const messages = await consumer.consume();
     const closed = () => this.#closed;
     const c = this.run.config,

@@ -93,14 +93,22 @@ export async function connectCluster(url: string, o: ConnectOptions = {}): Promi
     throw connectError(url, e as Error, o.creds);
   }
   try {
-    const jsm = await jetstreamManager(nc, { timeout: 3000 });
+    // A process's first requests, often to a server just started, on a machine that may be loaded: one whose answer
+    // misses its deadline is made again, as later requests are (`retrying`, timeouts only); a server without
+    // JetStream, or a refusal, still fails at once.
+    const slow = { only: timedOut };
+    const jsm = await retrying(`Checking JetStream at ${url}`, () => jetstreamManager(nc, { timeout: 3000 }), slow);
     const js = jetstream(nc, { timeout: 10_000 });
-    const kv = role === "learner"
-      ? await new Kvm(js).create(KV_BUCKET, { history: 1 })
-      : await new Kvm(js).open(KV_BUCKET);
-    const weights = role === "learner"
-      ? await new Objm(js).create(WEIGHTS_BUCKET)
-      : await new Objm(js).open(WEIGHTS_BUCKET, false);
+    const kv = await retrying(
+      `Opening the key-value bucket ${KV_BUCKET}`,
+      () => role === "learner" ? new Kvm(js).create(KV_BUCKET, { history: 1 }) : new Kvm(js).open(KV_BUCKET),
+      slow,
+    );
+    const weights = await retrying(
+      `Opening the object store ${WEIGHTS_BUCKET}`,
+      () => role === "learner" ? new Objm(js).create(WEIGHTS_BUCKET) : new Objm(js).open(WEIGHTS_BUCKET, false),
+      slow,
+    );
     if (!o.creds) o.note?.(noCredentialsNote(url));
     return { url, nc, js, jsm, kv, weights, close: () => nc.drain().catch(() => nc.close()) };
   } catch (e) {
@@ -166,12 +174,10 @@ export async function prepareStreams(
       duplicate_window: 10 * 60 * 1e9,
       // deno-lint-ignore no-explicit-any
     } as any;
-    try {
-      await c.jsm.streams.info(name);
-      await c.jsm.streams.update(name, config);
-    } catch {
-      await c.jsm.streams.add(config);
-    }
+    // Made only where the server says there is none: a request that timed out says nothing either way.
+    const exists = await c.jsm.streams.info(name).then(() => true, (e) => notFound(e) ? false : Promise.reject(e));
+    if (exists) await c.jsm.streams.update(name, config);
+    else await c.jsm.streams.add(config);
     await c.jsm.streams.purge(name);
   };
   await ensure(PROMPTS, PROMPT_SUBJECT, true);
@@ -184,11 +190,16 @@ export async function prepareStreams(
     max_ack_pending: -1,
     // deno-lint-ignore no-explicit-any
   } as any;
-  try {
-    await c.jsm.consumers.update(PROMPTS, WORKERS, consumer);
-  } catch {
-    await c.jsm.consumers.add(PROMPTS, consumer);
-  }
+  const made = await c.jsm.consumers.update(PROMPTS, WORKERS, consumer).then(
+    () => true,
+    (e) => notFound(e) ? false : Promise.reject(e),
+  );
+  if (!made) await c.jsm.consumers.add(PROMPTS, consumer);
+}
+
+/** Whether the server answered that a stream or consumer does not exist. */
+function notFound(e: unknown): boolean {
+  return e instanceof Error && (/NotFound/.test(e.name) || /not found/i.test(e.message));
 }
 
 /** Prompts waiting in the queue and held by workers, unacknowledged. */
@@ -197,22 +208,41 @@ export async function queueDepth(c: Cluster): Promise<{ pending: number; playing
   return { pending: info.num_pending, playing: info.num_ack_pending };
 }
 
+/** Options of {@linkcode retrying}. */
+export interface RetryOptions {
+  /** How long to keep trying; default 60 s. */
+  seconds?: number;
+  /** The errors worth another try (default: all but our own); others are thrown at once. */
+  only?: (e: unknown) => boolean;
+}
+
 /**
- * Runs a request to the server again while the connection is down (a server restart): every 500 ms for up to
- * `seconds`, then the last error. Errors of our own (a refused hash, a bad message) are not retried.
+ * Runs a request to the server again while the connection is down (a server restart) or the answer is late (a
+ * server or client starved of CPU on a loaded machine): every 500 ms for up to `o.seconds`, then the last error,
+ * its message prefixed with `what`. Errors of our own (a refused hash, a bad message) and those `o.only` rejects
+ * are thrown at once, as they are.
  */
-export async function retrying<T>(what: string, f: () => Promise<T>, seconds = 60): Promise<T> {
-  const start = performance.now();
+export async function retrying<T>(what: string, f: () => Promise<T>, o: RetryOptions = {}): Promise<T> {
+  const start = performance.now(), seconds = o.seconds ?? 60;
   for (;;) {
     try {
       return await f();
     } catch (e) {
       const ours = e instanceof TypeError || e instanceof RangeError || e instanceof SyntaxError;
-      if (ours || performance.now() - start > seconds * 1000) {
-        if (!ours) (e as Error).message = `${what}: ${(e as Error).message}`;
+      if (ours || (o.only && !o.only(e))) throw e;
+      if (performance.now() - start > seconds * 1000) {
+        (e as Error).message = `${what}: ${(e as Error).message}`;
         throw e;
       }
       await new Promise((r) => setTimeout(r, 500));
     }
   }
+}
+
+/**
+ * Whether a request failed for want of an answer within its deadline (nats.js's TimeoutError): the server may
+ * still be there, slow, and the request is worth another try.
+ */
+export function timedOut(e: unknown): boolean {
+  return e instanceof Error && e.name === "TimeoutError";
 }

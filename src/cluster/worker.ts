@@ -319,7 +319,7 @@ async function readRun(cl: Cluster): Promise<RunInfo | null> {
 async function waitForRun(cl: Cluster, o: WorkerOptions): Promise<RunInfo> {
   let said = false;
   for (;;) {
-    const run = await readRun(cl);
+    const run = await retrying("Reading the run", () => readRun(cl));
     if (run) return run;
     if (o.stop()) throw new Error("Stopped before a learner started a run");
     if (!said) o.line(`Worker ${o.name} waits for a learner at ${o.url} (deno task train ... --cluster ${o.url})`);

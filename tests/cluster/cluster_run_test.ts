@@ -1,7 +1,7 @@
 // A learner and rollout workers over a real nats-server on loopback: two workers train 3 steps of the smoke model
 // to the same parameters as the in-process run, bit for bit (rollout.max_staleness=0); a worker SIGKILLed in the
 // middle of a group has its prompt replayed by another, and the run still takes exactly the batch size per step,
-// counts nothing twice and ends with the same parameters.
+// counts nothing twice and ends with the same parameters; a server that stalls as the learner starts is waited for.
 import assert from "node:assert/strict";
 import { noGpu } from "../no_gpu.ts";
 import { end, sha, spawnCli } from "../subprocess.ts";
@@ -180,3 +180,38 @@ Deno.test({
     await Deno.remove(dir, { recursive: true });
   },
 });
+
+Deno.test({
+  name: "cluster: a server that stalls for 8 s as the learner prepares its streams is waited for, not a timeout",
+  ignore: noGpu || noNats,
+  async fn() {
+    // As a loaded machine can (this ended the run with "error: timeout" before its first step): the server is
+    // stopped (SIGSTOP) once the learner has its model, just before it makes the streams, for longer than a
+    // request's deadline (3 s) and its fallback together.
+    const dir = await Deno.makeTempDir();
+    const server = await natsServer(dir);
+    const worker = spawnCli(["worker", "--cluster", server.url, "--name", "a"]);
+    try {
+      const run = `${dir}/cluster`;
+      const args = await learnerArgs(dir, ["trainer.total_steps=1"]);
+      const learner = spawnCli(["train", ...args, "--run-dir", run, "--cluster", server.url]);
+      while (!learner.output().includes("Run folder")) {
+        assert.equal(await Promise.race([learner.done.then(() => "ended"), delay(5)]), undefined, learner.output());
+      }
+      Deno.kill(server.pid, "SIGSTOP");
+      await delay(8000);
+      Deno.kill(server.pid, "SIGCONT");
+      const s = await learner.done;
+      assert.equal(s.code, 0, learner.output());
+      assert.deepEqual((await metrics(run)).map((x) => x.episodes), [4]);
+    } finally {
+      await end(worker);
+      await server.stop();
+    }
+    await Deno.remove(dir, { recursive: true });
+  },
+});
+
+function delay(ms: number): Promise<undefined> {
+  return new Promise((r) => setTimeout(() => r(undefined), ms));
+}
