@@ -35,7 +35,7 @@ export const GATE_UP_ROWS: readonly number[] = [8, 16, 32, 64];
 /** Rows past which nothing fuses: a row block kernel re-reads both weights per block of rows. */
 export const FUSE_MAX_ROWS = 64;
 
-/** CRUCIBLE_FUSE: `0` (or `off`) runs the unfused path everywhere; anything else lets the choice stand. */
+/** CRUCIBLE_FUSE: `0`, `off` or `false` runs the unfused path everywhere; anything else lets the choice stand. */
 export const FUSE_ENV = "CRUCIBLE_FUSE";
 
 /**
@@ -171,7 +171,7 @@ export function gateUpSwigluUnfused(batch: Batch, args: Omit<GateUpArgs, "rows">
   u.release();
 }
 
-/** Whether CRUCIBLE_FUSE leaves fusion on (no variable, or any value but 0 and off). */
+/** Whether CRUCIBLE_FUSE leaves fusion on (no variable, or any value but 0, off and false). */
 export function fusionEnabled(): boolean {
   let v: string | undefined;
   try {
