@@ -8,6 +8,7 @@ import tinyYaml from "../../configs/models/tiny.yaml" with { type: "text" };
 import crucibleTinyYaml from "../../configs/models/crucible_tiny.yaml" with { type: "text" };
 import crucibleBaseYaml from "../../configs/models/crucible_base.yaml" with { type: "text" };
 import crucibleBase3Yaml from "../../configs/models/crucible_base_3.yaml" with { type: "text" };
+import crucibleTiny3Yaml from "../../configs/models/crucible_tiny_3.yaml" with { type: "text" };
 import { type ModelConfig, parseModelConfig } from "./config.ts";
 import { initParams } from "./init.ts";
 import type { Tokenizer } from "./tokenizer.ts";
@@ -41,6 +42,7 @@ export const TINY_SHAPES: Readonly<Record<string, string>> = {
   crucible_tiny: crucibleTinyYaml,
   crucible_base: crucibleBaseYaml,
   crucible_base_3: crucibleBase3Yaml,
+  crucible_tiny_3: crucibleTiny3Yaml,
 };
 
 /** The spec `model.tiny` names: a shipped shape's name, a YAML file's path, or null for configs/models/tiny.yaml. */

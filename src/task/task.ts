@@ -206,7 +206,11 @@ export interface Task {
   embeddedOnly?(options: TaskOptions): string[];
   /** The vocabulary of the built-in tiny model for this task, given the run's prompt. */
   vocabulary?(prompt: Prompt): Promise<TaskVocabulary>;
-  /** The replies of a demonstration that solves task `index` (played through the environment by the trainer). */
+  /**
+   * The replies of a demonstration that solves task `index` (played through the environment by the trainer); none
+   * (an empty list) where the oracle's way of playing, as `options` choose it, does not solve that task: the task is
+   * then left out of the demonstrations, and counted.
+   */
   oracle?(index: number, options: TaskOptions): Promise<string[]>;
   /** A per-epoch rewrite of demonstrations (e.g. renamed items), or undefined when the options ask for none. */
   augment?(options: TaskOptions): Promise<((episode: TextEpisode, c: AugmentContext) => TextEpisode) | undefined>;

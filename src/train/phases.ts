@@ -187,6 +187,11 @@ async function sftData(run: Run): Promise<(epoch: number) => TrainSequence[]> {
     maxResponseLength: c.rollout.max_response_length,
     retries: c.env.episode_retries,
     onSkipped: (n) => n > 0 && run.rep.line(`SFT: ${n} oracle plans do not fit max_response_length and are left out`),
+    onUnplanned: (n) =>
+      n > 0 &&
+      run.rep.line(
+        `SFT: the oracle has no plan that solves ${n} of the ${run.train.length} train tasks; they are left out`,
+      ),
   });
   return augmentedEpochs(new ChatRenderer(tokenizer, task.tools?.bind(task)), task.prompt, played.map(textEpisode), {
     stopId,

@@ -15,7 +15,10 @@ import { Rng } from "../util/random.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import type { TrainSequence } from "../update/sequences.ts";
 
-/** Plays the task's oracle demonstration of each task index through the environment; every episode must succeed. */
+/**
+ * Plays the task's oracle demonstration of each task index through the environment; every episode must succeed. A task
+ * the oracle gives no plan for (Task.oracle) and one whose plan does not fit max_response_length are left out.
+ */
 export async function oracleEpisodes(
   ctx: { tokenizer: Tokenizer; client: EnvClient; task: Task; stopId: number },
   indices: readonly number[],
@@ -26,6 +29,8 @@ export async function oracleEpisodes(
     maxResponseLength: number;
     /** Told how many tasks were left out because their plan does not fit max_response_length. */
     onSkipped?: (count: number) => void;
+    /** Told how many tasks the oracle gave no plan for (left out). */
+    onUnplanned?: (count: number) => void;
     /** Replays of an episode whose environment failed (a transient error is no wrong demonstration). Default 0. */
     retries?: number;
   },
@@ -36,11 +41,16 @@ export async function oracleEpisodes(
       `The ${ctx.task.name} task has no oracle to demonstrate it; set sft.data to a trajectory file`,
     );
   }
-  const plans = await Promise.all(indices.map((i) => oracle(i, o.options)));
+  const all = await Promise.all(indices.map((i) => oracle(i, o.options)));
+  const planned = indices.flatMap((_, k) => (all[k].length > 0 ? [k] : []));
+  o.onUnplanned?.(indices.length - planned.length);
+  if (planned.length === 0) return [];
+  const plans = planned.map((k) => all[k]);
+  const tasks = planned.map((k) => indices[k]);
   const sampler = new ScriptedSampler(ctx.tokenizer, (seed) => plans[seed], ctx.stopId, {
     fallback: "Action: inventory",
   });
-  const specs = indices.map((task, i) => ({ task, group: i, seed: i }));
+  const specs = tasks.map((task, i) => ({ task, group: i, seed: i }));
   const play = (chosen: typeof specs) =>
     runRollouts({ generator: sampler, tokenizer: ctx.tokenizer, client: ctx.client, task: ctx.task }, chosen, {
       maxRounds: Math.max(...plans.map((p) => p.length)),

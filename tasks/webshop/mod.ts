@@ -9,7 +9,7 @@ import { webshopAdapter } from "../../src/env/adapters/webshop.ts";
 import { type Task, upstreamSuccess } from "../../src/task/task.ts";
 import { webShopCardWords } from "./card.ts";
 import { generatedSource, webShopSource } from "./data.ts";
-import { parseWebShopOptions } from "./options.ts";
+import { oracleOptions, parseWebShopOptions } from "./options.ts";
 import { WEBSHOP_PROMPT, webShopAction } from "./prompt.ts";
 import type { WebShopSource } from "./server.ts";
 
@@ -52,9 +52,11 @@ export const webshop: Task = {
   oracle: async (index, options) => {
     const o = parseWebShopOptions(options);
     const src = await webShopSource(o.data_dir, o.goals);
-    return (await import("./oracle.ts")).oracleEpisode(src.world, index, o.reply_format).replies;
+    const episode = (await import("./oracle.ts")).oracleEpisode(src.world, index, oracleOptions(o));
+    // The page-only oracle (oracle_pick=top) does not solve every goal; it demonstrates only those it solves.
+    return o.oracle_pick === "top" && episode.reward !== 1 ? [] : episode.replies;
   },
   synthetic: async (options) =>
-    (await import("./synthetic.ts")).webShopSynthetic(parseWebShopOptions(options).reply_format),
+    (await import("./synthetic.ts")).webShopSynthetic(oracleOptions(parseWebShopOptions(options))),
   baseModelWords: webShopCardWords,
 };

@@ -4,6 +4,7 @@
  * the key.
  */
 import { z } from "zod";
+import type { OracleOptions } from "./oracle.ts";
 
 const Schema = z.strictObject({
   /** WebShop's data/ folder (items_shuffle_1000.json, items_ins_v2_1000.json, items_human_ins.json); null: generated. */
@@ -12,10 +13,22 @@ const Schema = z.strictObject({
   goals: z.enum(["auto", "human", "synthetic"]).default("auto"),
   /** The oracle's replies: AgentGym's "Thought: ... Action: ..." (react), or the action line alone (action). */
   reply_format: z.enum(["react", "action"]).default("react"),
+  /**
+   * Which product the oracle opens after its search: the goal's own, found by its asin (target), or the first result
+   * (top), so that its demonstrations choose only from what the page shows.
+   */
+  oracle_pick: z.enum(["target", "top"]).default("target"),
+  /** What the oracle searches for: the instruction's product words (words), or the whole instruction (instruction). */
+  oracle_search: z.enum(["words", "instruction"]).default("words"),
 });
 
 /** WebShop's task options, defaults filled. */
 export type WebShopOptions = z.infer<typeof Schema>;
+
+/** How the oracle plays under these options: its replies' form, its search and the product it opens. */
+export function oracleOptions(o: WebShopOptions): OracleOptions {
+  return { format: o.reply_format, pick: o.oracle_pick, search: o.oracle_search };
+}
 
 /** The option keys, for error messages. */
 export const WEBSHOP_OPTION_KEYS = Object.keys(Schema.shape);

@@ -1,8 +1,13 @@
 /**
  * The WebShop oracle: an episode that solves a goal as a careful shopper would, for SFT demonstrations and tests.
- * It searches with the instruction's own words (the product part: without "Find me", the options and the price cap),
- * turns pages to the goal's product when the search lists it in the top 50 (else opens the listed product the reward
- * rates best with its best options), clicks each goal option the product offers, and buys. The episode is planned on a
+ * It searches with the instruction's own words (`search`: the product part, without "Find me", the options and the
+ * price cap; or the whole instruction as the page shows it, options and cap included, which a reader copies whole and
+ * which ranks a product with the goal's options first), opens a product, clicks each goal option the product offers, and buys. Which product it opens (`pick`): `target`
+ * turns pages to the goal's own product when the search lists it in the top 50 (else opens the listed product the
+ * reward rates best with its best options), which needs the goal's hidden asin; `top` opens the first result, as a
+ * shopper who reads only the page would, so every choice in its episodes is one the page shows. On the generated
+ * catalogue's 99 held-out goals, the first result after a search for the product words earns reward 1 87 times
+ * (mean 0.963), after a search for the whole instruction 99 times (train goals: 382 of 386). The episode is planned on a
  * session of its own (the world is deterministic: the same replies replayed through any server of the same data give
  * the same pages and reward), so its reward is known before it is played.
  */
@@ -14,6 +19,19 @@ import type { WebShopWorld } from "./world.ts";
 
 /** How the oracle writes a reply: AgentGym's ReAct form, or the action line alone. */
 export type ReplyFormat = "react" | "action";
+
+/** Which listed product the oracle opens: the goal's own (found by its asin), or the first result. */
+export type OraclePick = "target" | "top";
+
+/** What the oracle searches for: the instruction's product words (searchWords), or the whole instruction as shown. */
+export type OracleSearch = "words" | "instruction";
+
+/** How the oracle plays: its replies' form (default react), its search (default words), the product it opens. */
+export interface OracleOptions {
+  format?: ReplyFormat;
+  search?: OracleSearch;
+  pick?: OraclePick;
+}
 
 /** A planned episode: its first page, its replies, the actions in them, the pages they bring, and its reward. */
 export interface OracleEpisode {
@@ -64,7 +82,8 @@ const THOUGHTS = {
 };
 
 /** The oracle's episode for goal `index` of `world`. */
-export function oracleEpisode(world: WebShopWorld, index: number, format: ReplyFormat = "react"): OracleEpisode {
+export function oracleEpisode(world: WebShopWorld, index: number, o: OracleOptions = {}): OracleEpisode {
+  const format = o.format ?? "react";
   const session = new WebShopSession(world, () => 0);
   const opening = session.reset(index);
   const goal = session.goal;
@@ -78,11 +97,11 @@ export function oracleEpisode(world: WebShopWorld, index: number, format: ReplyF
     reward = r.reward;
     done = r.done;
   };
-  const query = searchWords(goal);
+  const query = o.search === "instruction" ? goal.instructionText : searchWords(goal);
   act("search", `search[${query}]`);
   const listed = world.find(query.toLowerCase().split(" "), () => 0, 50);
-  let rank = listed.findIndex((p) => p.asin === goal.asin);
-  if (rank < 0) rank = bestListed(listed.slice(0, 10), goal, world);
+  let rank = o.pick === "top" ? Math.min(0, listed.length - 1) : listed.findIndex((p) => p.asin === goal.asin);
+  if (rank < 0 && o.pick !== "top") rank = bestListed(listed.slice(0, 10), goal, world);
   if (rank < 0) return { opening, replies, actions, observations, reward, done };
   for (let page = 0; page < Math.floor(rank / 10); page++) act("next", "click[Next >]");
   const product = listed[rank];

@@ -8,7 +8,7 @@
  */
 import { loadCatalog } from "./catalog.ts";
 import { GENERATED_SIZES, generateFiles } from "./generated/generate.ts";
-import { oracleEpisode, type ReplyFormat } from "./oracle.ts";
+import { oracleEpisode, type OracleOptions } from "./oracle.ts";
 import { serveWebShop } from "./server.ts";
 import { buildWorld, type WebShopWorld } from "./world.ts";
 import { webShopNames } from "./vocabulary.ts";
@@ -22,13 +22,13 @@ export function worldOf(seed: number): WebShopWorld {
 }
 
 /** Goal `index` of `world` (mod its goal count) played by the oracle, as text. */
-export function playedEpisode(world: WebShopWorld, index: number, format: ReplyFormat): TextEpisode {
-  const e = oracleEpisode(world, index % world.goals.length, format);
+export function playedEpisode(world: WebShopWorld, index: number, o: OracleOptions): TextEpisode {
+  const e = oracleEpisode(world, index % world.goals.length, o);
   return { opening: e.opening, turns: e.replies.map((reply, i) => ({ reply, observation: e.observations[i] })) };
 }
 
-/** WebShop's synthetic tasks, the oracle's replies in `format`. */
-export function webShopSynthetic(format: ReplyFormat): SyntheticTasks {
+/** WebShop's synthetic tasks, played by the oracle as `o` says (its replies' form, which product it opens). */
+export function webShopSynthetic(o: OracleOptions): SyntheticTasks {
   const heldOut = new Map<number, WebShopWorld>();
   const held = (seed: number) => {
     if (!heldOut.has(seed)) heldOut.set(seed, worldOf(seed));
@@ -40,9 +40,9 @@ export function webShopSynthetic(format: ReplyFormat): SyntheticTasks {
       // One seed in 2^31: the shipped catalogue's (0) comes up with that chance, a held-out world's likewise, and the
       // pretraining run refuses an episode whose opening is a held-out task's.
       const world = worldOf(rng.int(2 ** 31));
-      return playedEpisode(world, rng.int(world.goals.length), format);
+      return playedEpisode(world, rng.int(world.goals.length), o);
     },
-    heldOut: (seed, index) => playedEpisode(held(seed), index, format),
+    heldOut: (seed, index) => playedEpisode(held(seed), index, o),
     serve(seed) {
       const world = held(seed);
       const tasks = { count: world.goals.length, about: `WebShop's held-out synthetic catalogue of seed ${seed}` };

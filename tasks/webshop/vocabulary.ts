@@ -48,7 +48,7 @@ export function webShopVocabulary(world: WebShopWorld, prompt: Prompt): TaskVoca
   corpus.push(observationOf(donePage(products[0]?.asin ?? "", new Map([["color", "black"]]), 0.75)));
   world.goals.forEach((g, i) => {
     corpus.push(observationOf(searchPage(g.instructionText)));
-    for (const format of ["react", "action"] as const) corpus.push(...oracleEpisode(world, i, format).replies);
+    for (const format of ["react", "action"] as const) corpus.push(...oracleEpisode(world, i, { format }).replies);
   });
   return { corpus, phrases: [] };
 }

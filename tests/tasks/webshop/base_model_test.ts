@@ -34,7 +34,7 @@ Deno.test("deno task train webshop starts from models/webshop-base, which fits t
   const unk = loaded.tokenizer!.id(UNK);
   const { world, tasks } = generatedSource();
   for (const i of tasks.splits!.test.slice(0, 10)) {
-    const e = oracleEpisode(world, i, "action");
+    const e = oracleEpisode(world, i, { format: "action" });
     for (const text of [e.opening, ...e.replies, ...e.observations]) {
       assert.ok(!loaded.tokenizer!.encode(text).includes(unk), text.slice(0, 120));
     }

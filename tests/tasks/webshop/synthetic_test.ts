@@ -22,7 +22,7 @@ Deno.test("every word of synthetic episodes is in the tiny model's vocabulary", 
   const vocab = await webshop.vocabulary!(WEBSHOP_PROMPT);
   const tok = wordTokenizer(vocab.corpus);
   const unk = tok.id(UNK);
-  const synthetic = webShopSynthetic("react");
+  const synthetic = webShopSynthetic({ format: "react" });
   const rng = new Rng(3);
   for (let i = 0; i < 20; i++) {
     const e = synthetic.episode(rng, 1);
@@ -34,7 +34,7 @@ Deno.test("every word of synthetic episodes is in the tiny model's vocabulary", 
 });
 
 Deno.test("held-out task i is served as heldOut(seed, i)'s goal, and the oracle solves it through the server", async () => {
-  const synthetic = webShopSynthetic("action");
+  const synthetic = webShopSynthetic({ format: "action" });
   const server = await synthetic.serve(99);
   const client = envClient("webshop", { urls: [server.url], retries: 0 });
   try {
