@@ -2,11 +2,13 @@
  * `deno task bench train [NAME|CONFIG.yaml] [--json] [--run-dir DIR] [key.path=value ...]`: a training job as a
  * benchmark. Runs `deno task train NAME` (default `textcraft`, the main job) on the embedded defaults (plus any
  * overrides) in this process, into a fresh run folder, and prints its wall time, the test success it starts from,
- * the final test success and the gap between them, against its bar: with a warm start (sft.enabled), the main job's
- * (issue 49: at least 91% of the test split, ScalingInter-7B's number on the same goals, with no category such as
- * TextCraft's depth 4 at 0%, within 30 minutes on a 2-core machine); without one (`textcraft_rl`: RL alone), RL's own
- * gain (+15 points over the starting model, within 30 minutes). It takes as long as the job: up to 30 minutes on a
- * CPU rasteriser.
+ * the final test success and the gap between them, the mean episode reward of each evaluation, against its task's bar
+ * (BARS, every one within 30 minutes on a 2-core machine). TextCraft's, with a warm start (sft.enabled), is the main
+ * job's (issue 49: at least 91% of the test split, ScalingInter-7B's number on the same goals, with no category such as
+ * depth 4 at 0%); without one (`textcraft_rl`: RL alone), RL's own gain (+15 points over the starting model). WebShop's
+ * and BFCL's are issue 56's: WebShop success >= 30% and mean reward (WebShop's score) >= 0.60 with RL adding >= 5
+ * points of mean reward over the warm start (15 over the base without one); BFCL >= 30% with RL adding >= 5 points of
+ * success. It takes as long as the job: up to 30 minutes on a CPU rasteriser.
  */
 import { resolveConfig } from "../src/config/load.ts";
 import { configSource } from "../src/config/presets.ts";
@@ -36,18 +38,79 @@ export const TRAIN_USAGE =
   "  deno task bench train textcraft_rl\n" +
   "  deno task bench train textcraft_rl task_options.progress_reward=0.3 trainer.total_steps=10";
 
-/**
- * The bars (issue 49). The main job's, from a warm start: a final test success of at least GOAL_SUCCESS with every
- * category above 0% (TextCraft: depth 4 solved at all). RL alone (no warm start): GOAL_GAIN_POINTS over the starting
- * model; no absolute alternative.
- */
-const GOAL_GAIN_POINTS = 15;
-const GOAL_SUCCESS = 0.91;
 const GOAL_MINUTES = 30;
+
+/** What a bar reads of a run: its reference and each evaluation's success and mean reward (null: not measured). */
+export interface BarInput {
+  reference: "sft" | "base";
+  /** Success (Avg@1, a fraction) of the reference evaluation and of the final one. */
+  from: number | null;
+  final: number | null;
+  /** Mean episode reward of the reference evaluation and of the final one. */
+  fromReward: number | null;
+  finalReward: number | null;
+  /** The final evaluation's Avg@1 by category (TextCraft: depth). */
+  finalByCategory: Record<string, number>;
+}
+
+/** A task's bar: whether a finished run clears it (time aside), and what it needs, in a few words. */
+export interface Bar {
+  needs(reference: "sft" | "base"): string;
+  /** Null when an evaluation it reads was not measured. */
+  clears(r: BarInput): boolean | null;
+}
+
+const gained = (
+  a: number | null,
+  b: number | null,
+  points: number,
+) => (a === null || b === null ? null : 100 * (b - a) >= points);
+const all = (...xs: (boolean | null)[]) => (xs.some((x) => x === null) ? null : xs.every(Boolean));
+
+/**
+ * The bars by task name (issues 49 and 56); a task without its own is judged by TextCraft's. TextCraft from a warm
+ * start: a final test success of at least 91% with every category above 0% (depth 4 solved at all); RL alone: +15
+ * points over the starting model. WebShop: success >= 30% and mean reward >= 0.60, RL adding >= 5 points of mean
+ * reward over the warm start (>= 15 over the base without one). BFCL: success >= 30%, RL adding >= 5 points.
+ */
+export const BARS: Readonly<Record<string, Bar>> = {
+  textcraft: {
+    needs: (ref) => (ref === "base" ? "needs +15 points over the base" : "needs 91% with no depth at 0%"),
+    clears: (r) =>
+      r.reference === "base"
+        ? gained(r.from, r.final, 15)
+        : r.final === null
+        ? null
+        : r.final >= 0.91 && Object.values(r.finalByCategory).every((x) => x > 0),
+  },
+  webshop: {
+    needs: (ref) =>
+      `needs success >= 30%, mean reward >= 0.60 and ${ref === "base" ? "+15" : "+5"} points of mean reward over the ${
+        ref === "base" ? "base" : "warm start"
+      }`,
+    clears: (r) =>
+      all(
+        r.final === null ? null : r.final >= 0.3,
+        r.finalReward === null ? null : r.finalReward >= 0.6,
+        gained(r.fromReward, r.finalReward, r.reference === "base" ? 15 : 5),
+      ),
+  },
+  bfcl: {
+    needs: (ref) => `needs success >= 30% and +5 points over the ${ref === "base" ? "base" : "warm start"}`,
+    clears: (r) => all(r.final === null ? null : r.final >= 0.3, gained(r.from, r.final, 5)),
+  },
+};
+
+/** The bar of `task`'s jobs (TextCraft's for a task without one of its own). */
+export function barOf(task: string): Bar {
+  return BARS[task] ?? BARS.textcraft;
+}
 
 /** What `bench train` reports (the JSON object). Successes are fractions in [0, 1]; null when not measured. */
 export interface TrainBenchReport {
   config: string;
+  /** The job's task, whose bar it is judged by (BARS). */
+  task: string;
   overrides: string[];
   runDir: string;
   adapter: string;
@@ -56,16 +119,17 @@ export interface TrainBenchReport {
   reference: "sft" | "base";
   sftSuccess: number | null;
   finalSuccess: number | null;
+  /** The mean episode reward of the starting model's, the warm start's and the final evaluation (WebShop's score). */
+  baseReward: number | null;
+  sftReward: number | null;
+  finalReward: number | null;
   /** (final - reference) x 100. */
   gapPoints: number | null;
   testTasks: number | null;
   /** The test split's size when the evaluations covered only part of it (trainer.eval_limit), else null. */
   testSplitTasks?: number | null;
   interrupted: boolean;
-  /**
-   * Whether the run meets its bar within 30 minutes: from SFT, final >= 91% with no category of the final
-   * evaluation at 0%; from the base, gap >= 15 points.
-   */
+  /** Whether the run meets its task's bar (BARS) within 30 minutes; null when an evaluation it needs is missing. */
   meetsBar: boolean | null;
   /** Seconds of all RL steps by phase (the rollout split into prefill, decode and waiting for the environment). */
   phases: Record<string, number>;
@@ -154,6 +218,7 @@ export async function main(args: string[]): Promise<void> {
   };
   const report = trainReport({
     ...extra,
+    task: config.task,
     base: baseEval,
     ...await rlPhases(runDir),
     reference,
@@ -183,6 +248,8 @@ async function evalJson(args: string[]): Promise<EvalResult> {
 
 /** The report of a finished run. */
 export function trainReport(r: {
+  /** The job's task (default textcraft), whose bar judges it. */
+  task?: string;
   base?: EvalResult;
   pass4?: EvalResult;
   trainSplit?: EvalResult;
@@ -199,18 +266,24 @@ export function trainReport(r: {
   /** What the gap is measured from; default `sft` (the main job). */
   reference?: "sft" | "base";
 }): TrainBenchReport {
-  const reference = r.reference ?? "sft";
+  const reference = r.reference ?? "sft", task = r.task ?? "textcraft";
   const sft = r.sft?.avg ?? null, final = r.final?.avg ?? null;
   const from = reference === "sft" ? sft : r.base?.avg ?? null;
   const gapPoints = from !== null && final !== null ? 100 * (final - from) : null;
   const inTime = r.wallSeconds <= GOAL_MINUTES * 60;
   const finalDepths = depths(r.final);
-  const clears = (gap: number, fin: number) =>
-    reference === "base"
-      ? gap >= GOAL_GAIN_POINTS
-      : fin >= GOAL_SUCCESS && Object.values(finalDepths).every((x) => x > 0);
+  const reward = (e?: EvalResult) => e?.meanReward ?? null;
+  const clears = barOf(task).clears({
+    reference,
+    from,
+    final,
+    fromReward: reward(reference === "sft" ? r.sft : r.base),
+    finalReward: reward(r.final),
+    finalByCategory: finalDepths,
+  });
   return {
     config: r.config,
+    task,
     overrides: r.overrides,
     runDir: r.runDir,
     adapter: r.adapter,
@@ -218,11 +291,14 @@ export function trainReport(r: {
     reference,
     sftSuccess: sft,
     finalSuccess: final,
+    baseReward: reward(r.base),
+    sftReward: reward(r.sft),
+    finalReward: reward(r.final),
     gapPoints,
     testTasks: r.final?.tasks ?? r.sft?.tasks ?? null,
     testSplitTasks: r.final?.splitTasks ?? r.sft?.splitTasks ?? null,
     interrupted: r.interrupted,
-    meetsBar: final === null || gapPoints === null ? null : inTime && clears(gapPoints, final),
+    meetsBar: clears === null ? null : inTime && clears,
     phases: r.phases ?? {},
     signal: r.signal ?? null,
     baseSuccess: r.base?.avg ?? null,
@@ -249,9 +325,8 @@ export function reportLines(r: TrainBenchReport): string[] {
   const pct = (x: number | null) => (x === null ? "n/a" : `${(100 * x).toFixed(1)}%`);
   const min = r.wallSeconds / 60;
   const fromBase = r.reference === "base";
-  const needs = fromBase
-    ? `needs +${GOAL_GAIN_POINTS} points over the base`
-    : `needs ${100 * GOAL_SUCCESS}% with no depth at 0%`;
+  const needs = barOf(r.task).needs(r.reference);
+  const num = (x: number | null) => (x === null ? "n/a" : x.toFixed(3));
   const bar = r.meetsBar === null
     ? "n/a (needs both evaluations)"
     : `${r.meetsBar ? "yes" : "no"} (${needs}, within ${GOAL_MINUTES} min)`;
@@ -265,6 +340,11 @@ export function reportLines(r: TrainBenchReport): string[] {
     `${r.testTasks === null ? "" : ` (${covered(r.testTasks, r.testSplitTasks, "test")}, greedy Avg@1)`}; Pass@4 ${
       pct(r.pass4)
     }`,
+    `  mean reward      ${
+      fromBase
+        ? `${num(r.baseReward)} base, ${num(r.finalReward)} after RL`
+        : `${num(r.baseReward)} base, ${num(r.sftReward)} after SFT, ${num(r.finalReward)} final`
+    } (each episode's last reward; WebShop's score x 100)`,
     ...(r.trainSplitSuccess === null || r.trainSplitTasks === null ? [] : [
       `  train split      ${pct(r.trainSplitSuccess)} final (${
         covered(r.trainSplitTasks, r.trainSplitSize, "train")

@@ -285,3 +285,29 @@ Deno.test("bench train's RL time sums the RL steps' phases, and is n/a for a run
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("bench train judges WebShop and BFCL by their own bars (issue 56), with each evaluation's mean reward", () => {
+  const base = { overrides: [], runDir: "runs/x", adapter: "gpu", interrupted: false, wallSeconds: 1500 };
+  const ev = (avg: number, meanReward: number) => ({ avg, meanReward, tasks: 99 }) as EvalResult;
+  const shop = { ...base, config: "configs/webshop.yaml", task: "webshop" };
+  const good = trainReport({ ...shop, base: ev(0.1, 0.3), sft: ev(0.4, 0.62), final: ev(0.45, 0.68) });
+  assert.deepEqual([good.baseReward, good.sftReward, good.finalReward], [0.3, 0.62, 0.68]);
+  assert.equal(good.meetsBar, true);
+  const lines = reportLines(good).join("\n");
+  assert.match(lines, /mean reward\s+0\.300 base, 0\.620 after SFT, 0\.680 final/);
+  assert.match(lines, /meets the bar\s+yes \(needs success >= 30%, mean reward >= 0\.60 and \+5 points of mean reward/);
+  // Each part of the bar on its own: RL's gain in mean reward, the score, the success rate, the time.
+  assert.equal(trainReport({ ...shop, sft: ev(0.4, 0.64), final: ev(0.45, 0.68) }).meetsBar, false);
+  assert.equal(trainReport({ ...shop, sft: ev(0.4, 0.5), final: ev(0.45, 0.58) }).meetsBar, false);
+  assert.equal(trainReport({ ...shop, sft: ev(0.2, 0.6), final: ev(0.29, 0.7) }).meetsBar, false);
+  assert.equal(trainReport({ ...shop, wallSeconds: 1900, sft: ev(0.4, 0.6), final: ev(0.5, 0.7) }).meetsBar, false);
+  const rlOnly = { ...shop, reference: "base" as const };
+  assert.equal(trainReport({ ...rlOnly, base: ev(0.2, 0.5), final: ev(0.35, 0.64) }).meetsBar, false, "+14 < +15");
+  assert.equal(trainReport({ ...rlOnly, base: ev(0.2, 0.45), final: ev(0.35, 0.61) }).meetsBar, true);
+  assert.equal(trainReport({ ...shop, final: ev(0.45, 0.68) }).meetsBar, null, "no warm start measured: n/a");
+  const bfcl = { ...base, config: "configs/bfcl.yaml", task: "bfcl" };
+  assert.equal(trainReport({ ...bfcl, sft: ev(0.25, 0.3), final: ev(0.31, 0.35) }).meetsBar, true);
+  assert.equal(trainReport({ ...bfcl, sft: ev(0.27, 0.3), final: ev(0.31, 0.35) }).meetsBar, false, "+4 points");
+  assert.equal(trainReport({ ...bfcl, sft: ev(0.14, 0.3), final: ev(0.29, 0.35) }).meetsBar, false, "29% < 30%");
+  assert.match(reportLines(trainReport({ ...bfcl, sft: ev(0.14, 0.3) })).join("\n"), /mean reward\s+n\/a base/);
+});
