@@ -144,4 +144,6 @@ Deno.test("gigpo in the config: registered, listed with its keys, and its settin
   assert.throws(() => config(["algorithm.gigpo.step_weight=-1"]), /algorithm\.gigpo\.step_weight/);
   assert.throws(() => config(["algorithm.gigpo.lambda=1"]), /algorithm\.gigpo\.lambda/);
   assert.equal(config(["algorithm.gigpo.normalize_by_std=true"]).algorithm.gigpo.normalize_by_std, true);
+  // verl-agent's name for the step level's weight.
+  assert.equal(config(["algorithm.gigpo.step_advantage_w=0.5"]).algorithm.gigpo.step_weight, 0.5);
 });
