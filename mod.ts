@@ -54,14 +54,17 @@
  *
  * ## RL math
  *
- * Advantages (GRPO, RLOO, REINFORCE++, GAE), loss aggregation, KL estimators, the clipped surrogate and the whole
+ * Advantages (GRPO, RLOO, REINFORCE++, GAE, GiGPO's credit for each turn), loss aggregation, KL estimators, the clipped surrogate and the whole
  * policy objective, the value loss and the ScalingInter round schedule, on plain arrays. The advantage estimators
  * and policy losses a config names are registered by name (`ADVANTAGE_ESTIMATORS`, `POLICY_LOSSES`): register one
  * and `algorithm.adv_estimator` or `actor.policy_loss` accepts it (docs/extending-rl.md).
  *
  * ```ts
- * import { advantageEstimator, aggregateLoss, grpoAdvantages, klPenalty, roundsAt } from "./mod.ts";
+ * import { advantageEstimator, aggregateLoss, gigpoAdvantages, grpoAdvantages, klPenalty, roundsAt } from "./mod.ts";
  * grpoAdvantages([1, 0, 1, 1], [0, 0, 1, 1]); // [0.707, -0.707, 0, 0]
+ * const turns = (reward: number) => [{ anchor: "start", reward: 0 }, { anchor: `after ${reward}`, reward }];
+ * const episodes = [{ group: 0, score: 1, turns: turns(1) }, { group: 0, score: 0, turns: turns(0) }];
+ * gigpoAdvantages(episodes).turns; // [[0.975, 0.5], [-0.975, -0.5]]
  * advantageEstimator("reinforce_plus_plus").keys; // ["algorithm.gamma"]
  * klPenalty([-1.5], [-1], "low_var_kl"); // [0.1487]
  * aggregateLoss([[1, 3], [2]], [[1, 1], [1]], "token-mean"); // 2
@@ -220,6 +223,7 @@ export type {
   TaskVocabulary,
   TextEpisode,
 } from "./src/task/task.ts";
+export { type SeenSoFar, stateAnchor } from "./src/task/anchor.ts";
 export { type OraclePlan, solveGoal, solveTask } from "./tasks/textcraft/oracle.ts";
 export {
   type CommandLine,
@@ -260,6 +264,7 @@ export {
   type AdvantageEstimator,
   type AlgorithmSettings,
   broadcastAdvantages,
+  type EpisodeTurns,
   type EstimatedAdvantages,
   type EstimatorInput,
   gaeAdvantages,
@@ -298,6 +303,7 @@ export { type ClipSettings, type PolicyLoss, policySurrogate, type SurrogateTerm
 export { type ValueLoss, valueLoss } from "./src/rl/value_loss.ts";
 export { checkSchedule, roundsAt, type RoundsControl, type RoundsSchedule, scheduleOf } from "./src/rl/rounds.ts";
 export { ADVANTAGE_ESTIMATORS, advantageEstimator } from "./src/rl/estimators.ts";
+export { type GigpoAdvantages, gigpoAdvantages, type GigpoEpisode, type GigpoOptions } from "./src/rl/gigpo.ts";
 export { POLICY_LOSSES, policyLoss } from "./src/rl/policy_losses.ts";
 export { type Registered, Registry } from "./src/rl/registry.ts";
 
@@ -313,7 +319,15 @@ export {
 } from "./src/rollout/agent.ts";
 export { ScriptedSampler } from "./src/rollout/scripted.ts";
 export { ChatRenderer, type Opening } from "./src/rollout/chat.ts";
-export { type Finish, trainable, type Trajectory, type TurnRecord } from "./src/rollout/trajectory.ts";
+export {
+  episodeTurns,
+  type Finish,
+  trainable,
+  type Trajectory,
+  type TurnRecord,
+  turnRewards,
+  turnSpans,
+} from "./src/rollout/trajectory.ts";
 export { AdamW, ADAMW_DEFAULTS, type AdamwConfig, type StepStats } from "./src/update/optimizer.ts";
 export { type NllGrad, nllGrad } from "./src/train/nll.ts";
 export { type PolicyLossHead, policyLossHead } from "./src/update/policy_head.ts";

@@ -31,7 +31,7 @@
 import { z } from "zod";
 import { WORKER_NAME } from "./credentials.ts";
 import type { GroupMessage, PromptMessage } from "./messages.ts";
-import type { Trajectory } from "../rollout/trajectory.ts";
+import type { Trajectory, TurnRecord } from "../rollout/trajectory.ts";
 
 /** Why a message was refused. */
 export const REASONS = [
@@ -92,7 +92,13 @@ const TrajectorySchema = z.strictObject({
   finish: z.enum(["done", "max_rounds", "length", "env_failure", "prompt_overflow"]),
   firstObservation: z.string(),
   turns: z.array(
-    z.strictObject({ text: z.string(), action: z.string().nullable(), observation: z.string(), reward: num }),
+    z.strictObject({
+      text: z.string(),
+      action: z.string().nullable(),
+      observation: z.string(),
+      reward: num,
+      anchor: z.string(),
+    }),
   ),
   taskInfo: z.record(z.string(), z.unknown()).optional(),
   error: z.string().optional(),
@@ -115,7 +121,9 @@ const GroupSchema = z.strictObject({
 const known: [Exclude<keyof Trajectory, keyof z.infer<typeof TrajectorySchema>>] extends [never] ? true : false = true;
 const knownGroup: [Exclude<keyof GroupMessage, keyof z.infer<typeof GroupSchema>>] extends [never] ? true : false =
   true;
-void known, knownGroup;
+type TurnFields = keyof z.infer<typeof TrajectorySchema>["turns"][number];
+const knownTurn: [Exclude<keyof TurnRecord, TurnFields>] extends [never] ? true : false = true;
+void known, knownGroup, knownTurn;
 
 /** The reason a schema problem at `path` falls under: the field's own where it has one. */
 function schemaReason(path: readonly PropertyKey[]): Reason {

@@ -49,6 +49,9 @@ export const VERL_ALIASES: Readonly<Record<string, string>> = {
   "critic.optim.weight_decay": "critic.weight_decay",
   "critic.grad_clip": "critic.grad_clip",
   "trainer.default_local_dir": "trainer.runs_dir",
+  // verl-agent's GiGPO (its algorithm.gamma is algorithm.gigpo.gamma here; its gigpo.mode=mean_std_norm is
+  // algorithm.gigpo.normalize_by_std=true).
+  "algorithm.gigpo.step_advantage_w": "algorithm.gigpo.step_weight",
 };
 
 /**

@@ -217,10 +217,23 @@ const RoundsCtrl = z.strictObject({
   }
 });
 
+const Gigpo = z.strictObject({
+  /** γ of GiGPO's step-level returns: a turn's return is its reward plus γ times the next turn's return. */
+  gamma: num().min(0).max(1).default(0.95),
+  /** The step level's weight w: each turn's advantage is its episode's plus w times its own step-level one. */
+  step_weight: num().min(0).default(1),
+  /**
+   * Divide by the group's standard deviation (+ 1e-6), at both levels (verl-agent's mean_std_norm); false only
+   * centres them (its mean_norm, its default).
+   */
+  normalize_by_std: z.boolean().default(false),
+});
+
 const Algorithm = z.strictObject({
   /**
    * The advantage estimator: a registered one's name (src/rl/estimators.ts; `--explain` lists them). gae trains a
-   * critic (config section critic) and uses its values; the others need none.
+   * critic (config section critic) and uses its values; the others need none. gigpo credits each turn besides the
+   * episode (algorithm.gigpo).
    */
   adv_estimator: registered(ADVANTAGE_ESTIMATORS).default("grpo"),
   /** GRPO divides each group's advantages by the group's reward standard deviation (false: only centres them). */
@@ -239,6 +252,11 @@ const Algorithm = z.strictObject({
   round_penalty: num().min(0).default(0),
   /** The round limit per episode over training (AgentGym-RL's rounds_ctrl). */
   rounds_ctrl: RoundsCtrl.default(RoundsCtrl.parse({})),
+  /**
+   * GiGPO's settings (algorithm.adv_estimator=gigpo): credit for each turn from the turns of a prompt's episodes that
+   * acted from the same state, beside GRPO's credit for the episode.
+   */
+  gigpo: Gigpo.default(Gigpo.parse({})),
 }).superRefine((a, ctx) => {
   const most = Math.max(...a.rounds_ctrl.rounds);
   if (a.round_penalty * most > 0.5 + 1e-12) {

@@ -158,6 +158,18 @@ const GROUPS = [
       ],
     },
   ]],
+  ["Credit for each turn (GiGPO)", [
+    {
+      // Only algorithm.adv_estimator=gigpo logs these (src/rl/gigpo.ts): a run of another estimator has none.
+      title: "Step groups: turns that share their state, and the step level's share of the advantage",
+      range: UNIT,
+      series: [
+        m("rl", "gigpo_turns_grouped", "turns in a step group of 2 or more"),
+        m("rl", "gigpo_step_advantage_share", "share of |advantage| from the step level"),
+      ],
+    },
+    { title: "Mean step-group size (turns)", series: [m("rl", "gigpo_step_group_size", "mean size")] },
+  ]],
   ["Critic (PPO)", [
     { title: "Value loss", series: [m("rl", "value_loss")] },
     { title: "Value clip fraction", range: UNIT, series: [m("rl", "vf_clipfrac")] },

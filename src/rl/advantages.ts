@@ -12,7 +12,8 @@
  * the compressed subsequence of mask-1 tokens: one discount step per trainable transition, observations contribute
  * nothing. Every token-level output is 0 where the mask is 0.
  *
- * Each estimator is registered by name in estimators.ts, whose entries have the shape AdvantageEstimator (below).
+ * Each estimator is registered by name in estimators.ts, one entry a file (grpo.ts, gae.ts, ...), of the shape
+ * AdvantageEstimator (below); GiGPO's math, which credits each turn, is its own file's (gigpo.ts).
  */
 import type { Registered } from "./registry.ts";
 
@@ -272,6 +273,20 @@ export function gaeAdvantages(rewards: Rows, values: Rows, masks: Rows, options:
   return { advantages: options.whiten === false ? advantages : maskedWhiten(advantages, masks), returns };
 }
 
+/**
+ * One episode's agent turns, for an estimator that credits each turn (`AdvantageEstimator.turns`): turn k is the
+ * response tokens `spans[k]` (a run of mask-1 tokens, [start, end)), it earned `rewards[k]`, and it acted from the
+ * state `anchors[k]` (equal anchors within one prompt group are one state).
+ */
+export interface EpisodeTurns {
+  /** Per turn: its sampled tokens' [start, end) in the response, in order, disjoint. */
+  spans: readonly (readonly [number, number])[];
+  /** Per turn: the reward it earned (the change in the environment's score that its step made). */
+  rewards: readonly number[];
+  /** Per turn: the key of the state it acted from. */
+  anchors: readonly string[];
+}
+
 /** What an estimator sees of one step's B trainable episodes. */
 export interface EstimatorInput {
   /** Per episode: its score, the reward less algorithm.round_penalty per round on a success. */
@@ -282,6 +297,8 @@ export interface EstimatorInput {
   masks: Rows;
   /** Per episode, per response token: the critic's value of the state before it; only for `critic` estimators. */
   values?: Rows;
+  /** Per episode: its turns' tokens, rewards and anchors; only for `turns` estimators. */
+  turns?: readonly EpisodeTurns[];
 }
 
 /**
@@ -305,12 +322,16 @@ export interface EstimatedAdvantages {
   advantages: number[][];
   /** The critic's targets, from an estimator that needs one (`critic`). */
   returns?: number[][];
+  /** The estimator's own numbers of the step, logged with its metrics (absent: it measured none). */
+  metrics?: Record<string, number>;
 }
 
 /** One advantage estimator. */
 export interface AdvantageEstimator extends Registered {
   /** It needs the critic's values: the run then trains a critic (config section critic) and passes `values`. */
   readonly critic?: boolean;
+  /** It credits each turn: the RL step passes `turns` (each turn's tokens, reward and anchor). */
+  readonly turns?: boolean;
   /** The advantages of one step's trainable episodes. */
   estimate(x: EstimatorInput, settings: AlgorithmSettings): EstimatedAdvantages;
 }

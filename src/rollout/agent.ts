@@ -16,6 +16,7 @@ import { EnvError } from "../env/errors.ts";
 import type { DecodeLimits, DecodePiece, Generation } from "../model/generate.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import type { SampleSettings } from "../ops/sample.ts";
+import { stateAnchor } from "../task/anchor.ts";
 import type { Task } from "../task/task.ts";
 import { ChatRenderer } from "./chat.ts";
 import type { Trajectory, TurnRecord } from "./trajectory.ts";
@@ -91,6 +92,8 @@ interface Live {
   t: Trajectory;
   /** The turn being sampled: tokens so far (empty between turns). */
   turn: Generation;
+  /** The state the turn being sampled acts from, as the task identifies states (src/task/anchor.ts). */
+  anchor: string;
 }
 
 /** Plays every episode; at most `generator` slots run at once, new ones start as slots free up. */
@@ -154,7 +157,8 @@ class Rollout {
         return this.finish(i, undefined, overflow(t, o.maxPromptLength));
       }
       const seq = ctx.generator.open(t.promptIds, spec.seed);
-      this.live.set(i, { spec, env, seq, t, turn: newTurn() });
+      const anchor = stateAnchor(ctx.task, { firstObservation: first, turns: [], observation: first, info: env.info });
+      this.live.set(i, { spec, env, seq, t, turn: newTurn(), anchor });
     } catch (e) {
       await env?.close().catch(() => {});
       if (!(e instanceof EnvError)) throw e;
@@ -213,6 +217,7 @@ class Rollout {
       action: "action" in parsed ? parsed.action : null,
       observation: result.observation,
       reward: result.reward,
+      anchor: l.anchor,
     };
     t.turns.push(turn);
     t.rounds++;
@@ -223,6 +228,12 @@ class Rollout {
     if (g.finish === "length" || t.responseIds.length + chunk.length > o.maxResponseLength) {
       return this.finish(i, l, end(t, "length", ctx.task));
     }
+    l.anchor = stateAnchor(ctx.task, {
+      firstObservation: t.firstObservation,
+      turns: t.turns,
+      observation: result.observation,
+      info: result.info,
+    });
     ctx.generator.append(l.seq, chunk);
     t.responseIds.push(...chunk);
     t.mask.push(...chunk.map(() => 0));

@@ -5,6 +5,7 @@
 import type { ActionParse } from "../env/client.ts";
 import type { Adapter } from "../env/adapter.ts";
 import type { Rng } from "../util/random.ts";
+import type { SeenSoFar } from "./anchor.ts";
 
 /** The conversation start: the user's instructions and the assistant's acknowledgement. */
 export interface Prompt {
@@ -226,6 +227,13 @@ export interface Task {
   tools?(observation: string): OpeningTools | undefined;
   /** The words of a base model's card about this task's synthetic data, given the run's recipe. */
   baseModelWords?(recipe: PretrainRecipe): BaseModelWords;
+  /**
+   * What identifies the state a turn acts from, as a key: positions of one prompt's episodes with equal keys are one
+   * state, whose turns GiGPO compares (src/rl/gigpo.ts). From what the client has seen so far (anchor.ts); without
+   * the hook the observation text is the state. Two positions that differ in anything the rest of the episode depends
+   * on should differ in key (TextCraft: the inventory, which "Got 1 oak log" does not show).
+   */
+  anchor?(seen: SeenSoFar): string;
 }
 
 /** The reward range of a task that declares none: AgentGym's rewards (SciWorld's score of -100 to 100 the widest). */

@@ -11,7 +11,7 @@ import type { Critic, CriticStep } from "../update/critic.ts";
 import type { Transformer } from "../model/transformer.ts";
 import { type EpisodeSpec, type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";
 import { roundsAt, scheduleOf } from "../rl/rounds.ts";
-import { trainable, type Trajectory } from "../rollout/trajectory.ts";
+import { episodeTurns, trainable, type Trajectory } from "../rollout/trajectory.ts";
 import { advantageEstimator } from "../rl/estimators.ts";
 import { faultPoint } from "./faults.ts";
 import { logprobTemperature } from "../util/temperature.ts";
@@ -22,7 +22,7 @@ import type { AdamW } from "../update/optimizer.ts";
 import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "../update/rl_update.ts";
 import { fromPositions, sequenceLogprobs } from "../update/sequences.ts";
 import type { PlayedStep, RolloutSource } from "./types.ts";
-import type { EstimatorInput } from "../rl/advantages.ts";
+import type { AdvantageEstimator, EstimatorInput } from "../rl/advantages.ts";
 
 /** What a step works with. */
 export interface RlStepContext {
@@ -116,7 +116,7 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
     return { trajectories, rounds, updates: [], extra, seconds: { ...phase, logprobs: 0, update: 0 } };
   }
   const seqs = updateSequences(train);
-  await estimateAdvantages(ctx, seqs, train);
+  Object.assign(extra, await estimateAdvantages(ctx, seqs, train));
   await logprobs(ctx, seqs, train, extra);
   const t2 = performance.now();
   const critic = ctx.critic ? await criticUpdates(ctx, seqs) : [];
@@ -167,12 +167,15 @@ function updateSequences(train: readonly Trajectory[]): UpdateSequence[] {
   }));
 }
 
-/** Fills each sequence's advantages by the configured estimator; with a critic, its old values and returns. */
+/**
+ * Fills each sequence's advantages by the configured estimator; with a critic, its old values and returns. Returns the
+ * estimator's own numbers of the step (GiGPO's step groups), for the step's metrics.
+ */
 async function estimateAdvantages(
   ctx: RlStepContext,
   seqs: UpdateSequence[],
   train: readonly Trajectory[],
-): Promise<void> {
+): Promise<Record<string, number>> {
   const c = ctx.config;
   const estimator = advantageEstimator(c.algorithm.adv_estimator);
   if (estimator.critic && !ctx.critic) {
@@ -180,12 +183,13 @@ async function estimateAdvantages(
   }
   // The critic values each response token from the state before it; its estimator runs over the trainable tokens.
   const values = estimator.critic ? await ctx.critic!.values(seqs) : undefined;
-  const estimated = estimator.estimate({ ...advantageInput(c, train), values }, c.algorithm);
+  const estimated = estimator.estimate({ ...advantageInput(c, train, estimator), values }, c.algorithm);
   seqs.forEach((q, i) => (q.advantages = estimated.advantages[i]));
   if (values) {
     if (!estimated.returns) throw new TypeError(`${estimator.name} trains a critic but gave it no returns`);
     seqs.forEach((q, i) => Object.assign(q, { oldValues: values[i], returns: estimated.returns![i] }));
   }
+  return estimated.metrics ?? {};
 }
 
 /**
@@ -221,12 +225,20 @@ async function logprobs(
   }
 }
 
-/** What an advantage estimator sees of the trainable trajectories: their scores, groups and masks. */
-function advantageInput(c: Pick<RunConfig, "algorithm">, train: readonly Trajectory[]): EstimatorInput {
+/**
+ * What an advantage estimator sees of the trainable trajectories: their scores, groups and masks, and for one that
+ * credits each turn, each turn's tokens, reward and anchor.
+ */
+function advantageInput(
+  c: Pick<RunConfig, "algorithm">,
+  train: readonly Trajectory[],
+  estimator: AdvantageEstimator,
+): EstimatorInput {
   return {
     scores: train.map((t) => advantageScore(c, t)),
     groups: train.map((t) => t.group),
     masks: train.map((t) => t.mask),
+    ...(estimator.turns ? { turns: train.map(episodeTurns) } : {}),
   };
 }
 
@@ -239,7 +251,7 @@ export function tokenAdvantages(c: Pick<RunConfig, "algorithm">, train: readonly
   if (estimator.critic) {
     throw new RangeError(`${estimator.name}'s advantages need the critic's values: they are computed in the RL step`);
   }
-  return estimator.estimate(advantageInput(c, train), c.algorithm).advantages;
+  return estimator.estimate(advantageInput(c, train, estimator), c.algorithm).advantages;
 }
 
 /**

@@ -25,6 +25,7 @@ import { type ClassFactory, ERROR_PREFIX, executeCall, type Instances, newInstan
 import { callText, type ParsedCall } from "./literal.ts";
 import { pyRepr } from "./classes/py.ts";
 import { formatStageReward, progressReward, type RewardMode, type StepCode } from "./rewards.ts";
+import { stateKey } from "./state_key.ts";
 
 /** BFCL's step limit per user turn (`MAXIMUM_STEP_LIMIT`). */
 export const MAX_STEPS_PER_TURN = 20;
@@ -159,6 +160,11 @@ export class BfclEpisode {
   /** The public state of each involved class's instance as it stands (what BFCL's state checker compares). */
   states(): Record<string, Record<string, unknown>> {
     return Object.fromEntries([...this.#instances.byClass].map(([cls, inst]) => [cls, inst.state()]));
+  }
+
+  /** The digest of what the rest of the episode depends on besides the conversation (state_key.ts). */
+  stateKey(): string {
+    return stateKey(this.#turn, this.#instances);
   }
 
   /** Per-turn verdicts so far (for progress rewards). */

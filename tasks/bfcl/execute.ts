@@ -29,6 +29,11 @@ export interface ApiInstance {
   methods(): readonly string[];
   /** The instance's state, as BFCL's checker compares it. */
   state(): Record<string, unknown>;
+  /**
+   * What later calls depend on that `state()` leaves out, since BFCL's checker does not compare it (the file system's
+   * working directory); absent where the class holds nothing more.
+   */
+  position?(): Record<string, unknown>;
 }
 
 /** Makes a fresh instance of a class by its BFCL name. */

@@ -3,10 +3,11 @@
  * classes until it answers in plain text, and BFCL's checker judges each turn. The task's parts, reached by the
  * trainer only through the Task hooks: the embedded server (BFCL's files from `task_options.data_dir`, else the
  * generated tasks), per-category and per-class results, the oracle's demonstrations from ground truth, the tiny
- * model's vocabulary, synthetic tasks for pretraining a base model (synthetic.ts), and the first observation's tool
- * documents for a chat template that reads `tools`.
+ * model's vocabulary, synthetic tasks for pretraining a base model (synthetic.ts), the first observation's tool
+ * documents for a chat template that reads `tools`, and what identifies a state for GiGPO (anchor.ts).
  */
 import { bfclAdapter } from "../../src/env/adapters/bfcl.ts";
+import { bfclAnchor } from "./anchor.ts";
 import type { Task } from "../../src/task/task.ts";
 import { type EpisodeOptions, splitToolList } from "./episode.ts";
 import { oracleReplies } from "./oracle.ts";
@@ -97,6 +98,8 @@ export const bfcl: Task = {
   // For a template that reads `tools` (Qwen2.5's), the first observation's documents go there. Held-out functions
   // arriving on a later turn stay in that turn's text: a prompt already sampled from is never rendered again.
   tools: (observation) => splitToolList(observation),
+  // The observation and the state the server says the step left (anchor.ts).
+  anchor: bfclAnchor,
   synthetic: (options) => {
     const o = parseBfclOptions(options);
     return Promise.resolve(bfclSynthetic(o, episodeOptions(o)));

@@ -1,7 +1,8 @@
 /**
  * BFCL served over AgentGym's protocol with the game server TextCraft's shares (src/env/server: its routes, JSON shapes, id table and request
  * guards): `/create`, `/reset {id, data_idx}`, `/step {id, action}` answering `observation`, `reward`, `done` and an
- * `info` object (the executed calls with their results, and at a user turn's end the checker's verdict). Entries are
+ * `info` object (the executed calls with their results, at a user turn's end the checker's verdict, and `state`, a
+ * digest of the state the step left: state_key.ts). Entries are
  * BFCL's own, in file order, from a data directory, or Crucible's generated tasks (train indices first, then the
  * held-out ones). `/create` and `/reset` also answer `info: {id, category, involved_classes}` of the entry loaded, and
  * `GET /tasks` how many entries there are, their splits and the labels of each, so a client labels its results and
@@ -116,7 +117,9 @@ export function bfclGame(source: BfclSource, options: EpisodeOptions = {}): Serv
     step(action: string) {
       if (!episode) return { observation: "Reset the environment before stepping it.", reward: 0, done: true };
       try {
-        return episode.step(action);
+        // Every step says the state it left (state_key.ts), for the client's anchors.
+        const out = episode.step(action);
+        return { ...out, info: { ...out.info, state: episode.stateKey() } };
       } catch (e) {
         // A defect of ours, not the model's: answered, logged, and the episode goes on.
         console.error(`bfcl: step of ${episode.entry.id} failed: ${(e as Error).stack ?? e}`);

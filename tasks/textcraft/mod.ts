@@ -3,9 +3,10 @@
  * training aids, which the trainer reaches only through the Task hooks: Crucible's embedded server, the oracle's
  * demonstrations in several reply layouts, per-epoch renaming and a distractor curriculum, the built-in tiny
  * model's vocabulary, synthetic worlds for pretraining (worlds.ts) with their words on a base model's card
- * (card.ts), and fresh worlds among RL's prompts (rl_worlds.ts).
+ * (card.ts), fresh worlds among RL's prompts (rl_worlds.ts), and what identifies a game state for GiGPO (anchor.ts).
  */
 import { textcraftAdapter } from "../../src/env/adapters/textcraft.ts";
+import { textCraftAnchor } from "./anchor.ts";
 import { serveTextCraft } from "./game/server.ts";
 import { CraftingTree } from "./game/tree.ts";
 import { type Task, upstreamSuccess } from "../../src/task/task.ts";
@@ -73,6 +74,8 @@ export const textcraft: Task = {
     return textCraftRlWorlds(await CraftingTree.load(), t.rl_world_depths, o, shapingOf(t));
   },
   baseModelWords: textCraftCardWords,
+  // The inventory, replayed from the game's answers: the observation alone does not tell states apart (anchor.ts).
+  anchor: textCraftAnchor,
 };
 
 /** The reward shaping TextCraft's options ask for (shaping.ts). */

@@ -59,4 +59,7 @@ export const webshop: Task = {
   synthetic: async (options) =>
     (await import("./synthetic.ts")).webShopSynthetic(oracleOptions(parseWebShopOptions(options))),
   baseModelWords: webShopCardWords,
+  // The page the agent sees, as verl-agent's GiGPO anchors WebShop: the observation text. The options chosen on an
+  // item page are not on it, so an item page before and after picking a size is one anchor.
+  anchor: (seen) => seen.observation,
 };

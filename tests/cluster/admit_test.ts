@@ -43,8 +43,8 @@ function episode(seed: number) {
     finish: "done" as const,
     firstObservation: "Goal: craft a stick.",
     turns: [
-      { text: "craft", action: "craft", observation: "Crafted", reward: 0 },
-      { text: "go", action: "go", observation: "Done", reward: 1 },
+      { text: "craft", action: "craft", observation: "Crafted", reward: 0, anchor: "5c0d4ed7d6f64a8e" },
+      { text: "go", action: "go", observation: "Done", reward: 1, anchor: "0f4b1e6a22c3d9b7" },
     ],
     version: 0,
   };
@@ -133,6 +133,7 @@ Deno.test("every other way a group can be wrong has its reason too", () => {
     ["schema", (g) => (g.extra = 1)],
     ["schema", (g) => delete (g as Partial<GroupMessage>).seconds],
     ["schema", (g) => Object.assign(t(g), { weights: [1] })],
+    ["schema", (g) => delete (t(g).turns[0] as { anchor?: string }).anchor],
     ["run", (g) => (g.run = "run-0")],
     ["worker", (g) => (g.worker = "b")],
     ["worker", (g) => (g.worker = "evil"), "crucible.trajectories.evil"],

@@ -46,7 +46,7 @@ function forgeries(p: PromptMessage): [string, GroupMessage][] {
     rounds: 1,
     finish: "done" as const,
     firstObservation: "forged",
-    turns: [{ text: "craft", action: "craft", observation: "ok", reward: 1 }],
+    turns: [{ text: "craft", action: "craft", observation: "ok", reward: 1, anchor: "0123456789abcdef" }],
     version: p.minVersion,
   });
   const base = (): GroupMessage => ({

@@ -5,8 +5,8 @@
  */
 
 /**
- * The RL scalars a training step logs (src/train/rl_step.ts stepMetrics), a cluster learner's refusals (all, and by
- * two reasons; src/cluster/admit.ts), plus one the page does not know.
+ * The RL scalars a training step logs (src/train/rl_step.ts stepMetrics), GiGPO's step groups (src/rl/gigpo.ts), a
+ * cluster learner's refusals (all, and by two reasons; src/cluster/admit.ts), plus one the page does not know.
  */
 export const RL_KEYS = [
   "reward_mean",
@@ -38,6 +38,9 @@ export const RL_KEYS = [
   "time_logprobs_s",
   "time_update_s",
   "skipped_microbatches",
+  "gigpo_turns_grouped",
+  "gigpo_step_group_size",
+  "gigpo_step_advantage_share",
   "rejected",
   "rejected_schema",
   "rejected_reward",

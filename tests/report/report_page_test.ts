@@ -105,6 +105,7 @@ Deno.test("a training run's report draws every scalar, and its controls and epis
         "Lengths and rounds",
         "Throughput",
         "Time per phase",
+        "Credit for each turn (GiGPO)",
         "Environment failures",
         "Cluster (train --cluster)",
         "Other",

@@ -1,6 +1,7 @@
 // The advantage estimators' registry (src/rl/estimators.ts): each built-in entry computes exactly what its function in
-// advantages.ts computes from the config's keys; an estimator registered here is accepted by the config and picked up
-// by name by the RL step's advantages; an unknown name is refused when the config is read, naming the registered ones.
+// advantages.ts computes from the config's keys (gigpo's, which credits each turn, in gigpo_test.ts); an estimator
+// registered here is accepted by the config and picked up by name by the RL step's advantages; an unknown name is
+// refused when the config is read, naming the registered ones.
 import assert from "node:assert/strict";
 import { explainKey } from "../../src/config/explain.ts";
 import { resolveConfig } from "../../src/config/load.ts";
@@ -49,6 +50,7 @@ Deno.test("each built-in estimator is its function of advantages.ts, fed the con
     "reinforce_plus_plus",
     "reinforce_plus_plus_baseline",
     "gae",
+    "gigpo",
   ]);
   assert.deepEqual(ADVANTAGE_ESTIMATORS.entries().filter((e) => e.critic).map((e) => e.name), ["gae"]);
 });
@@ -91,7 +93,7 @@ Deno.test("an unknown estimator is refused when the config is read, naming the r
     () => config(["algorithm.adv_estimator=ppo"]),
     new RegExp(
       'config key "algorithm\\.adv_estimator": is "ppo", which is no registered advantage estimator; ' +
-        "registered: grpo, rloo, reinforce_plus_plus, reinforce_plus_plus_baseline, gae",
+        "registered: grpo, rloo, reinforce_plus_plus, reinforce_plus_plus_baseline, gae, gigpo",
     ),
   );
   assert.throws(

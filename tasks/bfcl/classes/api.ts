@@ -37,6 +37,8 @@ export interface ApiClass {
   parameters(method: string): readonly string[] | undefined;
   /** Public attributes (those the BFCL checker compares), as plain JSON values. */
   state(): Record<string, unknown>;
+  /** What later calls depend on beyond `state()` (GorillaFileSystem: its working directory), as plain JSON values. */
+  position?(): Record<string, unknown>;
 }
 
 const FACTORIES: Record<string, () => ApiClass> = {

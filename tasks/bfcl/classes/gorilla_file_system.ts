@@ -108,6 +108,18 @@ export class GorillaFileSystem extends PyApiBase {
     return { root: plainItem(this.root), long_context: this.longContext };
   }
 
+  /** The working directory, which BFCL's state check leaves out but every relative path reads. */
+  position(): Record<string, unknown> {
+    return { current_working_directory: this.#path() };
+  }
+
+  /** The working directory's path, as `pwd` answers it. */
+  #path(): string {
+    const path: string[] = [];
+    for (let d: FsDir | null = this.#cwd; d !== null; d = d.parent) path.push(d.name);
+    return "/" + path.reverse().join("/");
+  }
+
   /** The current directory (for tests and the generator). */
   get currentDir(): FsDir {
     return this.#cwd;
@@ -142,11 +154,7 @@ export class GorillaFileSystem extends PyApiBase {
   protected readonly table: Record<string, MethodSpec> = {
     pwd: {
       params: [],
-      run: () => {
-        const path: string[] = [];
-        for (let d: FsDir | null = this.#cwd; d !== null; d = d.parent) path.push(d.name);
-        return { current_working_directory: "/" + path.reverse().join("/") };
-      },
+      run: () => ({ current_working_directory: this.#path() }),
     },
     ls: {
       params: [["a", false]],
