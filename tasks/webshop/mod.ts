@@ -56,6 +56,7 @@ export const webshop: Task = {
     // The page-only oracle (oracle_pick=top) does not solve every goal; it demonstrates only those it solves.
     return o.oracle_pick === "top" && episode.reward !== 1 ? [] : episode.replies;
   },
+  augment: async (options) => (await import("./augment.ts")).webShopAugment(parseWebShopOptions(options).rename_asins),
   synthetic: async (options) =>
     (await import("./synthetic.ts")).webShopSynthetic(oracleOptions(parseWebShopOptions(options))),
   baseModelWords: webShopCardWords,

@@ -18,6 +18,11 @@ const Schema = z.strictObject({
    * (top), so that its demonstrations choose only from what the page shows.
    */
   oracle_pick: z.enum(["target", "top"]).default("target"),
+  /**
+   * The share of SFT episodes whose asins are renamed each epoch (augment.ts), so that a model copies the asin a page
+   * shows instead of remembering a training product's.
+   */
+  rename_asins: z.number().min(0).max(1).default(0),
   /** What the oracle searches for: the instruction's product words (words), or the whole instruction (instruction). */
   oracle_search: z.enum(["words", "instruction"]).default("words"),
 });

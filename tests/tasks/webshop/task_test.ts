@@ -22,6 +22,7 @@ Deno.test("task options: defaults, and an unknown key or value named", () => {
     goals: "auto",
     reply_format: "react",
     oracle_pick: "target",
+    rename_asins: 0,
     oracle_search: "words",
   });
   assert.throws(() => webshop.parseOptions!({ datadir: "x" }), /Unknown WebShop option "task_options.datadir"/);
