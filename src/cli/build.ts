@@ -18,13 +18,13 @@ export async function build(what: string): Promise<string> {
   await Deno.mkdir(`${ROOT}dist`, { recursive: true });
   if (what === "bundle") {
     const out = `${ROOT}dist/crucible.js`;
-    const r = await deno(["bundle", "--platform", "deno", "-o", out, ENTRY]);
+    const r = await deno(["bundle", "--lock=deno.lock", "--platform", "deno", "-o", out, ENTRY]);
     if (r.code !== 0) throw new Error(`deno bundle failed:\n${r.out}`);
     return out;
   }
   if (what === "compile") {
     const out = `${ROOT}dist/crucible`;
-    const r = await deno(["compile", "-A", "--no-check", "--output", out, ENTRY]);
+    const r = await deno(["compile", "-A", "--lock=deno.lock", "--no-check", "--output", out, ENTRY]);
     if (r.code === 0) return out;
     const denort = Deno.env.get("DENORT_BIN");
     throw new Error(

@@ -18,7 +18,7 @@ import { Transformer } from "../model/transformer.ts";
 import { runRollouts } from "../rollout/agent.ts";
 import { faultPoint } from "../train/faults.ts";
 import { loadModel, openEnv } from "../train/setup.ts";
-import type { Consumer, JsMsg } from "@nats-io/jetstream";
+import type { Consumer, JsMsg } from "./nats_lib.ts";
 import type { Credentials } from "./credentials.ts";
 import { decodePrompt, encode, type GroupMessage, type PromptMessage } from "./messages.ts";
 import { type Cluster, connectCluster, PROMPTS, retrying, TRAJECTORY_SUBJECT, WORKERS } from "./nats.ts";

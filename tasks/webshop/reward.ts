@@ -18,10 +18,17 @@
  * const { reward } = webshopReward(product, goal, { price: 12.5, options: new Map([["color", "black"]]) });
  * ```
  */
-import { token_set_ratio } from "fuzzball";
 import { type GoalOption, normalizeColor } from "./normalize.ts";
 import { nounTokens } from "./nouns.ts";
 import { fullProcess, pyStrip } from "./python.ts";
+
+/**
+ * The pinned fuzzball (npm, MIT), imported by a specifier held in a variable when this module is first loaded (with
+ * the server, the oracle or the vocabulary), so that commands which never play WebShop do not fetch it
+ * (docs/first-run.md).
+ */
+export const FUZZBALL = "npm:fuzzball@2.2.6";
+const fuzzball: typeof import("npm:fuzzball@2.2.6") = await import(FUZZBALL);
 
 /** What the reward reads of the purchased product. */
 export interface RewardProduct {
@@ -64,7 +71,7 @@ export interface RewardInfo {
 export function tokenSetRatio(a: string, b: string): number {
   const p = fullProcess(a), q = fullProcess(b);
   if (p === "" || q === "") return 0;
-  return token_set_ratio(p, q, { full_process: false });
+  return fuzzball.token_set_ratio(p, q, { full_process: false });
 }
 
 /** `get_type_reward`: whether the purchase is the goal's kind of product. */
