@@ -4,11 +4,6 @@
  * (docs/first-run.md). Their types come in as type-only imports, which Deno neither downloads nor loads to run the
  * program; the cluster's modules take the types from here, so the pinned versions live in this file alone.
  */
-import type * as Jetstream from "npm:@nats-io/jetstream@3.4.0";
-import type * as Kv from "npm:@nats-io/kv@3.4.0";
-import type * as Obj from "npm:@nats-io/obj@3.4.0";
-import type * as Transport from "npm:@nats-io/transport-node@3.4.0";
-
 export type { NatsConnection, NodeConnectionOptions } from "npm:@nats-io/transport-node@3.4.0";
 export type { Consumer, JetStreamClient, JetStreamManager, JsMsg } from "npm:@nats-io/jetstream@3.4.0";
 export type { KV } from "npm:@nats-io/kv@3.4.0";
@@ -24,10 +19,10 @@ export const NATS_PACKAGES = {
 
 /** The loaded client: the connection and nkeys, JetStream, its key-value buckets and its object stores. */
 export interface NatsLib {
-  transport: typeof Transport;
-  jetstream: typeof Jetstream;
-  kv: typeof Kv;
-  obj: typeof Obj;
+  transport: typeof import("npm:@nats-io/transport-node@3.4.0");
+  jetstream: typeof import("npm:@nats-io/jetstream@3.4.0");
+  kv: typeof import("npm:@nats-io/kv@3.4.0");
+  obj: typeof import("npm:@nats-io/obj@3.4.0");
 }
 
 let loaded: Promise<NatsLib> | undefined;
