@@ -56,8 +56,9 @@
  *
  * Advantages (GRPO, RLOO, REINFORCE++, GAE), loss aggregation, KL estimators, the clipped surrogate and the whole
  * policy objective, the value loss and the ScalingInter round schedule, on plain arrays. The advantage estimators
- * and policy losses a config names are registered by name (`ADVANTAGE_ESTIMATORS`, `POLICY_LOSSES`): register one
- * and `algorithm.adv_estimator` or `actor.policy_loss` accepts it (docs/extending-rl.md).
+ * policy losses and KL estimators a config names are registered by name (`ADVANTAGE_ESTIMATORS`, `POLICY_LOSSES`,
+ * `KL_ESTIMATORS`): register one and `algorithm.adv_estimator`, `actor.policy_loss` or `actor.kl_loss_type` accepts
+ * it (docs/extending-rl.md).
  *
  * ```ts
  * import { advantageEstimator, aggregateLoss, grpoAdvantages, klPenalty, roundsAt } from "./mod.ts";
@@ -282,17 +283,16 @@ export {
   LOSS_AGG_MODES,
   type LossAggMode,
 } from "./src/rl/aggregation.ts";
+export { KL_ESTIMATORS, type KlEstimator, type KlKind, klPenalty, klPenaltyGrad } from "./src/rl/kl.ts";
 export {
-  KL_KINDS,
-  type KlKind,
-  klPenalty,
-  klPenaltyGrad,
   type PolicyLossSettings,
   type PolicyMetrics,
   policyMetrics,
   type PolicyObjective,
   policyObjective,
   type PolicyTokens,
+  type ResolvedPolicyLoss,
+  resolvePolicyLoss,
 } from "./src/rl/policy_loss.ts";
 export { type ClipSettings, type PolicyLoss, policySurrogate, type SurrogateTerm } from "./src/rl/surrogate.ts";
 export { type ValueLoss, valueLoss } from "./src/rl/value_loss.ts";
