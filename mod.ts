@@ -177,13 +177,12 @@ export {
   LORA_MODULES,
   LoraAdapters,
   type LoraKeys,
-  type LoraModelOptions,
   type LoraModule,
   type LoraSettings,
   loraTable,
-  loraTransformer,
   resolveTargets,
 } from "./src/model/lora.ts";
+export { type LoraModelOptions, loraTransformer } from "./src/model/lora_model.ts";
 export {
   bindAdapter,
   loadAdapterDir,

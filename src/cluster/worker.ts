@@ -12,7 +12,8 @@
 import type { RunConfig } from "../config/schema.ts";
 import { getGpu, type Gpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
-import { LoraAdapters, type LoraSettings, loraTable, loraTransformer } from "../model/lora.ts";
+import { LoraAdapters, type LoraSettings, loraTable } from "../model/lora.ts";
+import { loraTransformer } from "../model/lora_model.ts";
 import { paramTable } from "../model/params.ts";
 import { Transformer } from "../model/transformer.ts";
 import { runRollouts } from "../rollout/agent.ts";
