@@ -4,19 +4,16 @@
  * `en_core_web_lg`; Crucible with wink-nlp's English lite model, which gives the same Universal tag set. The taggers
  * differ in places (wink splits "4K" into "4" and "K"; title-case words lean to PROPN in both, which the reward counts
  * alike); docs/webshop.md gives the agreement measured on goal.py's own test cases. Names repeat across goals and
- * pages, so tags are cached per name (bounded). Both packages (npm, MIT) are imported by specifiers held in variables
- * when this module is first loaded (with the reward), so that commands which never play WebShop do not fetch them
- * (docs/first-run.md).
+ * pages, so tags are cached per name (bounded). Both packages load with this module, by the specifiers of
+ * packages.ts (held in variables, so that only a command that plays WebShop fetches them).
  */
+import { WEBSHOP_PACKAGES } from "./packages.ts";
 
-/** The pinned tagger and its English model. */
-export const WINK_PACKAGES = { nlp: "npm:wink-nlp@2.4.0", model: "npm:wink-eng-lite-web-model@1.8.1" } as const;
-
-const p: Record<keyof typeof WINK_PACKAGES, string> = WINK_PACKAGES;
+const p: Record<keyof typeof WEBSHOP_PACKAGES, string> = WEBSHOP_PACKAGES;
 const [{ default: winkNLP }, { default: model }]: [
   typeof import("npm:wink-nlp@2.4.0"),
   typeof import("npm:wink-eng-lite-web-model@1.8.1"),
-] = await Promise.all([import(p.nlp), import(p.model)]);
+] = await Promise.all([import(p.wink), import(p.winkModel)]);
 const nlp = winkNLP(model, ["pos"]);
 const its = nlp.its;
 const cache = new Map<string, readonly string[]>();

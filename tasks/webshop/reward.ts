@@ -20,15 +20,12 @@
  */
 import { type GoalOption, normalizeColor } from "./normalize.ts";
 import { nounTokens } from "./nouns.ts";
+import { WEBSHOP_PACKAGES } from "./packages.ts";
 import { fullProcess, pyStrip } from "./python.ts";
 
-/**
- * The pinned fuzzball (npm, MIT), imported by a specifier held in a variable when this module is first loaded (with
- * the server, the oracle or the vocabulary), so that commands which never play WebShop do not fetch it
- * (docs/first-run.md).
- */
-export const FUZZBALL = "npm:fuzzball@2.2.6";
-const fuzzball: typeof import("npm:fuzzball@2.2.6") = await import(FUZZBALL);
+// fuzzball loads with this module, by packages.ts's specifier (held in a variable: only WebShop's commands fetch it).
+const spec: string = WEBSHOP_PACKAGES.fuzzball;
+const fuzzball: typeof import("npm:fuzzball@2.2.6") = await import(spec);
 
 /** What the reward reads of the purchased product. */
 export interface RewardProduct {

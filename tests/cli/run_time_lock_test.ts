@@ -15,8 +15,8 @@ import { HUB_PACKAGE } from "../../src/model/hub.ts";
 import { ONNX_PROTO } from "../../src/onnx/proto.ts";
 import { EXPORT_LOCK, ONNX_LOCK, ORT_WEB } from "../../src/onnx/runtime.ts";
 import { BUFBUILD_WIRE } from "../../src/report/tensorboard.ts";
-import { WINK_PACKAGES } from "../../tasks/webshop/nouns.ts";
-import { FUZZBALL } from "../../tasks/webshop/reward.ts";
+import { WEBSHOP_PACKAGES } from "../../tasks/webshop/packages.ts";
+import { LAZY_PACKAGES } from "../../src/cli/build.ts";
 import { runDeno } from "../subprocess.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -98,13 +98,13 @@ for (const entry of ["src/cli/main.ts", "bench/main.ts"]) {
 Deno.test("the packages loaded on first use are pinned in every run-time lock, so loading one writes no lock", async () => {
   const lazy = [
     ...Object.values(NATS_PACKAGES),
-    ...Object.values(WINK_PACKAGES),
-    FUZZBALL,
+    ...Object.values(WEBSHOP_PACKAGES),
     HUB_PACKAGE,
     X509_PACKAGE,
     BUFBUILD_WIRE.replace(/\/wire$/, ""),
   ];
   assert.equal(lazy.length, 10);
+  assert.deepEqual([...LAZY_PACKAGES].sort(), [...lazy].sort(), "deno task compile includes each of them");
   for (const path of ["deno.lock", ONNX_LOCK, EXPORT_LOCK]) {
     const l = await lock(path);
     for (const spec of lazy) {
