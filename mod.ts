@@ -78,6 +78,8 @@
  * const config = resolveConfig({ text: "task: textcraft\n", name: "example.yaml" }, ["actor.lr=1e-5"]);
  * config.algorithm.adv_estimator; // "grpo"
  * ```
+ *
+ * @module
  */
 
 // Runtime and kernels.
@@ -91,7 +93,7 @@ export {
   withTensorLimit,
 } from "./src/gpu/device.ts";
 export { readStored, type RowPart, rowParts, SplitTensor, type StoredTensor } from "./src/gpu/split.ts";
-export { Batch, type Dispatch, type Grid } from "./src/gpu/batch.ts";
+export { Batch, type Dispatch, type DispatchTimer, type Grid } from "./src/gpu/batch.ts";
 export { type Kernel, kernel, type KernelOptions, type Shader } from "./src/gpu/pipeline.ts";
 export { type DType, empty, fromHost, type HostArray, type HostData, Tensor, write, zeros } from "./src/gpu/tensor.ts";
 export { GpuTimer, type Timing } from "./src/gpu/timing.ts";
