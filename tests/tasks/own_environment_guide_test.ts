@@ -28,10 +28,11 @@ Deno.test("the guide's task type-checks as a Task and plays an episode on a serv
     if (path === "/reset") return json({ observation: "A maze. The exit is ahead.", reward: 0, score: 0, done: false });
     if (path === "/close") return json(true);
     const forward = (body as { action?: string }).action === "move forward";
+    // BabyAI's protocol: the episode's reward is the running score.
     return json({
       observation: forward ? "You are out." : "A wall.",
-      reward: forward ? 1 : 0,
-      score: 0,
+      reward: 0,
+      score: forward ? 1 : 0,
       done: forward,
     });
   });
