@@ -56,8 +56,9 @@
  *
  * Advantages (GRPO, RLOO, REINFORCE++, GAE, GiGPO's credit for each turn), loss aggregation, KL estimators, the clipped surrogate and the whole
  * policy objective, the value loss and the ScalingInter round schedule, on plain arrays. The advantage estimators
- * and policy losses a config names are registered by name (`ADVANTAGE_ESTIMATORS`, `POLICY_LOSSES`): register one
- * and `algorithm.adv_estimator` or `actor.policy_loss` accepts it (docs/extending-rl.md).
+ * policy losses and KL estimators a config names are registered by name (`ADVANTAGE_ESTIMATORS`, `POLICY_LOSSES`,
+ * `KL_ESTIMATORS`): register one and `algorithm.adv_estimator`, `actor.policy_loss` or `actor.kl_loss_type` accepts
+ * it (docs/extending-rl.md).
  *
  * ```ts
  * import { advantageEstimator, aggregateLoss, gigpoAdvantages, grpoAdvantages, klPenalty, roundsAt } from "./mod.ts";
@@ -80,6 +81,8 @@
  * const config = resolveConfig({ text: "task: textcraft\n", name: "example.yaml" }, ["actor.lr=1e-5"]);
  * config.algorithm.adv_estimator; // "grpo"
  * ```
+ *
+ * @module
  */
 
 // Runtime and kernels.
@@ -93,7 +96,7 @@ export {
   withTensorLimit,
 } from "./src/gpu/device.ts";
 export { readStored, type RowPart, rowParts, SplitTensor, type StoredTensor } from "./src/gpu/split.ts";
-export { Batch, type Dispatch, type Grid } from "./src/gpu/batch.ts";
+export { Batch, type Dispatch, type DispatchTimer, type Grid } from "./src/gpu/batch.ts";
 export { type Kernel, kernel, type KernelOptions, type Shader } from "./src/gpu/pipeline.ts";
 export { type DType, empty, fromHost, type HostArray, type HostData, Tensor, write, zeros } from "./src/gpu/tensor.ts";
 export { GpuTimer, type Timing } from "./src/gpu/timing.ts";
@@ -179,13 +182,12 @@ export {
   LORA_MODULES,
   LoraAdapters,
   type LoraKeys,
-  type LoraModelOptions,
   type LoraModule,
   type LoraSettings,
   loraTable,
-  loraTransformer,
   resolveTargets,
 } from "./src/model/lora.ts";
+export { type LoraModelOptions, loraTransformer } from "./src/model/lora_model.ts";
 export {
   bindAdapter,
   loadAdapterDir,
@@ -287,17 +289,16 @@ export {
   LOSS_AGG_MODES,
   type LossAggMode,
 } from "./src/rl/aggregation.ts";
+export { KL_ESTIMATORS, type KlEstimator, type KlKind, klPenalty, klPenaltyGrad } from "./src/rl/kl.ts";
 export {
-  KL_KINDS,
-  type KlKind,
-  klPenalty,
-  klPenaltyGrad,
   type PolicyLossSettings,
   type PolicyMetrics,
   policyMetrics,
   type PolicyObjective,
   policyObjective,
   type PolicyTokens,
+  type ResolvedPolicyLoss,
+  resolvePolicyLoss,
 } from "./src/rl/policy_loss.ts";
 export { type ClipSettings, type PolicyLoss, policySurrogate, type SurrogateTerm } from "./src/rl/surrogate.ts";
 export { type ValueLoss, valueLoss } from "./src/rl/value_loss.ts";

@@ -15,7 +15,7 @@
 import { serveTextCraft } from "../tasks/textcraft/game/server.ts";
 import { startNatsServer } from "../src/cluster/server.ts";
 import { dryRun, numberFlag, parseFlags } from "../src/command/args.ts";
-import { SMOKE_MODEL_YAML } from "./smoke_run.ts";
+import { RL_ONLY, smokeArgs, writeSmokeModel } from "./smoke_run.ts";
 import { PROGRAM } from "./program.ts";
 
 /** Usage text of the `cluster` subcommand. */
@@ -94,7 +94,7 @@ export async function main(args: string[]): Promise<void> {
   const env = await delayedTextCraft(delayMs);
   const say = (s: string) => v.json ? console.error(s) : console.log(s);
   try {
-    await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
+    await writeSmokeModel(`${dir}/tiny.yaml`);
     await Deno.writeTextFile(`${dir}/run.yaml`, "task: textcraft\n");
     const base = runArgs(dir, env.url, steps, rounds);
     const runs: ClusterRun[] = [];
@@ -200,23 +200,17 @@ async function jobBench(
 
 /** The run's config: the smoke model, 4 prompts × 4 episodes of `rounds` rounds per step, no warm start. */
 function runArgs(dir: string, envUrl: string, steps: number, rounds: number): string[] {
+  // The smoke run as RL alone (as the cluster tests' learner), wider: 4 prompts × 4 episodes of `rounds` rounds.
   return [
     `${dir}/run.yaml`,
-    `model.tiny=${dir}/tiny.yaml`,
+    ...smokeArgs(`${dir}/tiny.yaml`, RL_ONLY),
     `env.urls=["${envUrl}"]`,
     "data.train_batch_size=4",
     "rollout.n=4",
-    "rollout.max_tokens_per_turn=6",
     `rollout.max_response_length=${Math.min(60 * rounds, 840)}`, // the smoke model has 2048 positions
-    "rollout.max_prompt_length=1200",
-    "algorithm.rounds_ctrl.type=fixed",
     `algorithm.rounds_ctrl.rounds=[${rounds}]`,
     "actor.ppo_mini_batch_size=4",
     "actor.lr=0.01",
-    "sft.enabled=false",
-    "trainer.save_freq=0",
-    "trainer.test_freq=0",
-    "trainer.eval_limit=1",
     `trainer.total_steps=${steps}`,
   ];
 }

@@ -12,7 +12,7 @@ import { Rng } from "../src/util/random.ts";
 import { dryRun, numberFlag, parseFlags } from "../src/command/args.ts";
 import { flakyProbes, type FlakyReport } from "./faults_flaky.ts";
 import { flapProbes, type FlapRun } from "./faults_flap.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "./smoke_run.ts";
+import { SMOKE_MODEL_YAML, smokeArgs } from "./smoke_run.ts";
 import { PROGRAM } from "./program.ts";
 
 const SECTIONS = ["kills", "requests", "outage", "flaky", "flap"] as const;
@@ -39,11 +39,12 @@ Examples:
   deno task bench faults --kills 6 --requests 2000 --outage-s 20 --json
   deno task bench faults --only flaky`;
 
-function budget(dir: string): string[] {
-  return [
-    `model.tiny=${dir}/tiny.yaml`,
-    "model.path=null",
-    ...SMOKE_RUN,
+/**
+ * The kill probes' run: the smoke run with a warm start and the KL term, four steps (tests/train/faults_test.ts runs
+ * it shorter: `changed` comes last).
+ */
+export function faultsBudget(dir: string, changed: readonly string[] = []): string[] {
+  return smokeArgs(`${dir}/tiny.yaml`, [
     "actor.lr=0.01",
     "actor.use_kl_loss=true",
     "sft.epochs=0.06",
@@ -51,7 +52,8 @@ function budget(dir: string): string[] {
     "sft.lr=0.01",
     "trainer.total_steps=4",
     "trainer.test_freq=0",
-  ];
+    ...changed,
+  ]);
 }
 
 /** The figures of a run (the JSON object). */
@@ -126,7 +128,7 @@ export async function main(args: string[]): Promise<void> {
 }
 
 async function killRounds(dir: string, n: number, say: (s: string) => void): Promise<FaultsReport["kills"]> {
-  const straight = await cli(["train", "textcraft", "--run-dir", `${dir}/straight`, ...budget(dir)]);
+  const straight = await cli(["train", "textcraft", "--run-dir", `${dir}/straight`, ...faultsBudget(dir)]);
   if (straight.code !== 0) throw new Error(`The uninterrupted run failed: ${straight.err.slice(-400)}`);
   const want = await sha(`${dir}/straight/checkpoints/final/model.safetensors`);
   const names = Deno.readTextFileSync(`${dir}/straight/metrics.jsonl`).trim().split("\n").map((l) => JSON.parse(l));
@@ -143,12 +145,12 @@ async function killRounds(dir: string, n: number, say: (s: string) => void): Pro
     let moment: string;
     if (k % 2 === 0) {
       moment = points[rng.int(points.length)];
-      await cli(["train", "textcraft", "--run-dir", run, ...budget(dir)], { CRUCIBLE_KILL_AT: moment });
+      await cli(["train", "textcraft", "--run-dir", run, ...faultsBudget(dir)], { CRUCIBLE_KILL_AT: moment });
     } else {
       const ms = 1500 + rng.int(12000);
       moment = `after ${ms} ms`;
       const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", PROGRAM, "train", "textcraft", "--run-dir", run, ...budget(dir)],
+        args: ["run", "-A", PROGRAM, "train", "textcraft", "--run-dir", run, ...faultsBudget(dir)],
         stdout: "null",
         stderr: "null",
       }).spawn();
@@ -160,7 +162,7 @@ async function killRounds(dir: string, n: number, say: (s: string) => void): Pro
     const started = await Deno.stat(`${run}/config.yaml`).then(() => true, () => false);
     const r = started
       ? await cli(["train", "--resume", run])
-      : await cli(["train", "textcraft", "--run-dir", run, ...budget(dir)]);
+      : await cli(["train", "textcraft", "--run-dir", run, ...faultsBudget(dir)]);
     out.rounds++;
     out.moments.push(moment);
     if (r.code !== 0) {
@@ -278,7 +280,7 @@ async function outageRun(dir: string, seconds: number, say: (s: string) => void)
     return new Response(await r.arrayBuffer(), { status: r.status, headers: r.headers });
   });
   const envUrl = `http://127.0.0.1:${proxy.addr.port}`;
-  const args = (run: string) => ["train", "textcraft", "--run-dir", run, "--env-url", envUrl, ...budget(dir)];
+  const args = (run: string) => ["train", "textcraft", "--run-dir", run, "--env-url", envUrl, ...faultsBudget(dir)];
   try {
     for (let i = 0; i < 100; i++) {
       if (await fetch(`http://127.0.0.1:${port}`).then(() => true, () => false)) break;

@@ -9,7 +9,7 @@
 import http from "node:http";
 import { serveTextCraft } from "../tasks/textcraft/game/server.ts";
 import { faultProxy, flaky } from "./fault_proxy.ts";
-import { SMOKE_RUN } from "./smoke_run.ts";
+import { smokeArgs } from "./smoke_run.ts";
 
 /** One training probe's figures. */
 export interface RunProbe {
@@ -33,16 +33,14 @@ export interface FlakyReport {
 
 type Cli = (args: string[], env?: Record<string, string>) => Promise<{ code: number; out: string; err: string }>;
 
-function budget(dir: string): string[] {
-  return [
-    `model.tiny=${dir}/tiny.yaml`,
-    "model.path=null",
-    ...SMOKE_RUN,
+/** The flaky probe's run: the smoke run's RL alone, three steps (tests/train/flaky_test.ts runs the same). */
+export function flakyBudget(dir: string): string[] {
+  return smokeArgs(`${dir}/tiny.yaml`, [
     "sft.enabled=false",
     "actor.lr=0.01",
     "trainer.total_steps=3",
     "trainer.test_freq=0",
-  ];
+  ]);
 }
 
 async function probe(
@@ -97,7 +95,7 @@ export async function flakyProbes(dir: string, cli: Cli, say: (s: string) => voi
         // The run's check at start (a create and a close) passes; the faults begin with the first episode.
         let seen = 0;
         proxy.set((route) => (seen++ < 2 ? "pass" : rule(route)));
-        show(await probe(cli, name, run, ["--env-url", proxy.url, ...budget(dir), ...extra]));
+        show(await probe(cli, name, run, ["--env-url", proxy.url, ...flakyBudget(dir), ...extra]));
       } finally {
         await proxy.shutdown();
       }
@@ -108,7 +106,7 @@ export async function flakyProbes(dir: string, cli: Cli, say: (s: string) => voi
         await probe(cli, "warm start, 20% HTTP 500", `${dir}/demos`, [
           "--env-url",
           demos.url,
-          ...budget(dir),
+          ...flakyBudget(dir),
           "sft.enabled=true",
           "sft.epochs=0.03",
           "sft.batch_tokens=1024",
@@ -119,19 +117,21 @@ export async function flakyProbes(dir: string, cli: Cli, say: (s: string) => voi
     } finally {
       await demos.shutdown();
     }
-    show(await probe(cli, "actor.lr=1e6", `${dir}/lr`, [...budget(dir), "actor.lr=1e6", "actor.entropy_coeff=0.1"]));
+    show(
+      await probe(cli, "actor.lr=1e6", `${dir}/lr`, [...flakyBudget(dir), "actor.lr=1e6", "actor.entropy_coeff=0.1"]),
+    );
     show(
       await probe(
         cli,
         "RL step 2's weights made non-finite",
         `${dir}/nan`,
-        [...budget(dir), "actor.entropy_coeff=0.1"],
+        [...flakyBudget(dir), "actor.entropy_coeff=0.1"],
         { CRUCIBLE_DIVERGE_AT: "rl update 2" },
       ),
     );
     show(
       await probe(cli, "every episode overflows", `${dir}/overflow`, [
-        ...budget(dir),
+        ...flakyBudget(dir),
         "trainer.total_steps=1",
         "rollout.max_prompt_length=100",
       ]),

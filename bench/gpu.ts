@@ -9,7 +9,7 @@
  * (the table). `--quick` runs smoke sizes (lavapipe: a couple of minutes), leaving out the 0.5B shape.
  */
 import { dryRun, numberFlag, parseFlags } from "../src/command/args.ts";
-import { SMOKE_MODEL_YAML } from "./smoke_run.ts";
+import { RL_ONLY, SMOKE_MODEL_YAML, smokeArgs } from "./smoke_run.ts";
 import { gather, type GpuBench, markdown, type PartRun } from "./gpu_report.ts";
 import { QUICK_MODEL_FLAGS } from "./roofline.ts";
 
@@ -39,20 +39,7 @@ interface Part {
 /** The parts of a run, in the order they run. */
 export function gpuParts(out: string, quick: boolean): Part[] {
   const trainArgs = quick
-    ? [
-      `model.tiny=${out}/smoke-tiny.yaml`,
-      "model.path=null",
-      "trainer.total_steps=1",
-      "sft.enabled=false",
-      "trainer.eval_limit=1",
-      "trainer.save_freq=0",
-      "data.train_batch_size=2",
-      "rollout.n=2",
-      "rollout.max_tokens_per_turn=6",
-      "rollout.max_response_length=96",
-      "algorithm.rounds_ctrl.type=fixed",
-      "algorithm.rounds_ctrl.rounds=[2]",
-    ]
+    ? smokeArgs(`${out}/smoke-tiny.yaml`, [...RL_ONLY, "trainer.total_steps=1"])
     : ["sft.enabled=false", "trainer.total_steps=3", "trainer.eval_limit=4", "trainer.save_freq=0"];
   return [
     { name: "roofline", args: ["roofline", "--json", "--size", "none", ...(quick ? ["--quick"] : [])], capSeconds: 60 },

@@ -14,14 +14,8 @@ import { GpuTimer, type Timing } from "../src/gpu/timing.ts";
 import { type ModelConfig, parseModelConfig } from "../src/model/config.ts";
 import { Generator } from "../src/model/generate.ts";
 import { PackedInputs, packSequences } from "../src/model/packing.ts";
-import {
-  frozenDtype,
-  initLora,
-  LoraAdapters,
-  type LoraSettings,
-  loraTransformer,
-  resolveTargets,
-} from "../src/model/lora.ts";
+import { frozenDtype, initLora, LoraAdapters, type LoraSettings, resolveTargets } from "../src/model/lora.ts";
+import { loraTransformer } from "../src/model/lora_model.ts";
 import { paramCount } from "../src/model/params.ts";
 import { Transformer } from "../src/model/transformer.ts";
 import { TensorSet, uploadParam } from "../src/model/weights.ts";

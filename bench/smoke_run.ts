@@ -25,3 +25,34 @@ export const SMOKE_RUN: readonly string[] = [
   "trainer.save_freq=1",
   "trainer.eval_limit=2",
 ];
+
+/**
+ * The smoke run's overrides with its model at `modelFile` (SMOKE_MODEL_YAML, written by writeSmokeModel), then
+ * `changed`: what a test or a benchmark sets beside it (learning rates, lengths, steps), later overrides winning.
+ *
+ * @example
+ * ```ts
+ * await writeSmokeModel(`${dir}/tiny.yaml`);
+ * const args = ["train", "textcraft", ...smokeArgs(`${dir}/tiny.yaml`, ["trainer.total_steps=3"])];
+ * ```
+ */
+export function smokeArgs(modelFile: string, changed: readonly string[] = []): string[] {
+  return [`model.tiny=${modelFile}`, "model.path=null", ...SMOKE_RUN, ...changed];
+}
+
+/** Writes the smoke run's model (SMOKE_MODEL_YAML) to `modelFile`; resolves to the path. */
+export async function writeSmokeModel(modelFile: string): Promise<string> {
+  await Deno.writeTextFile(modelFile, SMOKE_MODEL_YAML);
+  return modelFile;
+}
+
+/**
+ * The smoke run as RL steps alone: no warm start, no checkpoint, no test evaluation, one task in the final one. A
+ * cluster's learner (tests/cluster, `bench cluster`) and the runs that time RL steps start from it.
+ */
+export const RL_ONLY: readonly string[] = [
+  "sft.enabled=false",
+  "trainer.save_freq=0",
+  "trainer.test_freq=0",
+  "trainer.eval_limit=1",
+];

@@ -13,6 +13,12 @@ const examples = [...source.matchAll(/ \* ## (.+)\n[\s\S]*? \* ```ts\n([\s\S]*?)
   code: m[2].split("\n").map((l) => l.replace(/^ \* ?/, "")).join("\n"),
 }));
 
+Deno.test("mod.ts's first comment is its module doc (@module), so the API reference opens on the overview", () => {
+  const first = source.slice(0, source.indexOf("*/"));
+  assert.ok(source.startsWith("/**"), "mod.ts opens with its doc comment");
+  assert.match(first, /\n \* @module\n $/, "the overview ends with @module");
+});
+
 Deno.test("mod.ts documents five groups, each with an example", () => {
   assert.deepEqual(examples.map((e) => e.group), [
     "Runtime and kernels",

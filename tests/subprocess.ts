@@ -1,6 +1,6 @@
 /**
  * Runs Deno as a user runs Crucible's tasks: a subprocess at the repository root, its output captured. `CLI` runs
- * `deno run -A src/cli/main.ts` as `deno task NAME` does (`BENCH` bench/main.ts, as `deno task bench`);
+ * `deno run -A --lock=deno.lock src/cli/main.ts` as `deno task NAME` does (`BENCH` bench/main.ts, as `deno task bench`);
  * `TASK_FLAGS` run the program under tests/deno.lock (which also pins onnxruntime-web and the protobuf package) and
  * Deno's global package cache; the ONNX command lines re-run themselves under src/onnx/deno.lock
  * (src/command/onnx_lock.ts). The one place the tests start Deno: the cluster tests' learner and workers, the
@@ -10,13 +10,13 @@
 const ROOT = new URL("../", import.meta.url).pathname;
 
 /** `deno run` flags for the program as `deno task` runs it (the root deno.json and deno.lock), ending with it. */
-export const CLI = ["run", "-A", "src/cli/main.ts"];
+export const CLI = ["run", "-A", "--lock=deno.lock", "src/cli/main.ts"];
 
 /** `deno run` flags for the program under the test lock, ending with the program. */
 export const TASK_FLAGS = ["run", "-A", "--lock=tests/deno.lock", "--node-modules-dir=none", "src/cli/main.ts"];
 
 /** `deno run` flags for the benchmarks as `deno task bench` runs them: their own entry, outside the program. */
-export const BENCH = ["run", "-A", "bench/main.ts"];
+export const BENCH = ["run", "-A", "--lock=deno.lock", "bench/main.ts"];
 
 /** `deno run` flags for the benchmarks under the test lock, ending with their entry. */
 export const BENCH_TASK_FLAGS = ["run", "-A", "--lock=tests/deno.lock", "--node-modules-dir=none", "bench/main.ts"];

@@ -55,8 +55,9 @@ Options:
 
 Examples:
   deno task eval --model models/crucible-tiny
-  deno task eval --model runs/textcraft-20261123-2200/checkpoints/final --model models/crucible-tiny --json
-  deno task eval --model Qwen/Qwen2.5-0.5B-Instruct --adapter runs/textcraft-20261124-0900/checkpoints/final`;
+  deno task eval --model runs/smoke/checkpoints/final --model models/crucible-base --json   # deno task train --help
+  deno task train textcraft --model Qwen/Qwen2.5-0.5B-Instruct model.lora_rank=16 --run-dir runs/lora   # a LoRA run
+  deno task eval --model Qwen/Qwen2.5-0.5B-Instruct --adapter runs/lora/checkpoints/final`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {

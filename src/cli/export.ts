@@ -24,7 +24,7 @@ Options:
 
 Examples:
   deno task export --model models/crucible-tiny
-  deno task export --model runs/textcraft-20261123-2200/checkpoints/final --out /tmp/agent-onnx --dtype f16`;
+  deno task export --model runs/smoke/checkpoints/final --out /tmp/agent-onnx --dtype f16   # runs/smoke: train --help`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {

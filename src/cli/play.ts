@@ -19,6 +19,11 @@ server. A checkpoint's crucible.json gives the agent's prompt, limits and temper
 page warns when a task is deeper than the agent's latest evaluation shows it can plan (its run's evals.jsonl, or
 the model card's results by depth).
 
+Tasks: TextCraft only. The page embeds TextCraft's own game (served by this command from its crafting tree) and
+knows its moves (get, craft ... using ..., inventory) and its depths; BFCL and WebShop have no page yet (their servers
+answer AgentGym's HTTP routes: deno task serve bfcl|webshop), and AgentGym's other environments run only on their
+upstream servers, which the page cannot embed. A model trained on another task is refused, naming it.
+
 Options:
   --model DIR   the agent: a Crucible checkpoint or a Hugging Face directory (default models/crucible-tiny)
   --port N      port to listen on; 0 picks a free one (default 8000)
@@ -27,7 +32,7 @@ Options:
 
 Examples:
   deno task play
-  deno task play --model runs/textcraft-20261123-2200/checkpoints/final --port 8080`;
+  deno task play --model runs/smoke/checkpoints/final --port 8080   # runs/smoke: deno task train --help`;
 
 /** Runs the command until interrupted. */
 export async function main(args: string[]): Promise<void> {
@@ -48,7 +53,10 @@ export async function main(args: string[]): Promise<void> {
   if (!model.tokenizer) throw new TypeError(`${dir} has no tokenizer.json; the page needs the model's tokenizer`);
   const agent = await readAgentSettings(dir);
   if (agent && agent.task !== "textcraft") {
-    throw new RangeError(`${dir} was trained on ${agent.task}; the play page serves TextCraft`);
+    throw new RangeError(
+      `${dir} was trained on ${agent.task}; the play page plays TextCraft only (its game is the one the page ` +
+        `embeds; deno task play --help says why not the others). Evaluate it with deno task eval --model ${dir}`,
+    );
   }
   const settings: PlaySettings = {
     prompt: agent?.prompt ?? textcraft.prompt,

@@ -58,9 +58,9 @@ Options:
 Exit codes: 0 pretraining reached pretrain.steps; 3 it stopped early with a checkpoint; 2 an error.
 
 Examples:
-  deno task pretrain --minutes 120                       # two hours of the shipped recipe, then resume
-  deno task pretrain --resume runs/textcraft-pretrain-20261123-2200 --save-model models/crucible-tiny
-  deno task pretrain --resume runs/pretrain-d --save-model models/crucible-tiny --step 14000   # a finished run's step
+  deno task pretrain --minutes 120 --run-dir runs/pretrain   # two hours of the shipped recipe, then resume
+  deno task pretrain --resume runs/pretrain --save-model models/my-base   # its latest checkpoint, as a model
+  deno task pretrain --resume runs/pretrain --save-model models/my-base --step 2000   # a saved step of the run
   deno task pretrain --resume models/crucible-base --run-dir runs/base-2 --minutes 90   # on from a saved model
   deno task pretrain --resume models/crucible-base --run-dir runs/base-3 --add-layer 1 model.tiny=crucible_base_3
   deno task pretrain --resume models/crucible-base --run-dir runs/base-4 --extend-vocab   # today's new phrases`;

@@ -25,9 +25,10 @@ Options:
   -h, --help    this help
 
 Examples:
-  deno task report runs/textcraft-20250101-120000
-  deno task report runs/grpo runs/rloo --out /tmp/grpo-vs-rloo.html
-  deno task report runs/grpo runs/rloo --tensorboard /tmp/tb`;
+  deno task report runs/smoke                             # runs/smoke: deno task train --help
+  deno task train textcraft_smoke --run-dir runs/smoke-rloo algorithm.adv_estimator=rloo   # a run to compare
+  deno task report runs/smoke runs/smoke-rloo --out /tmp/grpo-vs-rloo.html
+  deno task report runs/smoke runs/smoke-rloo --tensorboard /tmp/tb`;
 
 /** Runs the command. */
 export async function main(args: string[]): Promise<void> {

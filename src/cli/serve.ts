@@ -1,17 +1,20 @@
 /**
- * `deno task serve textcraft|bfcl|webshop [options]`: runs Crucible's own TextCraft, BFCL or WebShop server until
- * interrupted (`--help` lists the options). Other environments are served by their upstream AgentGym servers.
+ * `deno task serve NAME [options]`: runs a task's own server until interrupted, through the task registry (the Task's
+ * `serve` hook, as a run's embedded server starts): TextCraft, BFCL and WebShop today (`--help` lists the options).
+ * Other environments are served by their upstream AgentGym servers.
  */
-import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { dryRun, numberFlag, parseFlags } from "../command/args.ts";
+import { applyOverride } from "../config/load.ts";
 import { keysFrom } from "../env/server/access.ts";
-import { serveBfcl } from "../../tasks/bfcl/server.ts";
-import { webShopSource } from "../../tasks/webshop/data.ts";
-import { serveWebShop, WEBSHOP_PORT } from "../../tasks/webshop/server.ts";
+import type { TaskOptions } from "../task/task.ts";
+import { getTask, TASKS } from "../../tasks/mod.ts";
 
-const SERVED = ["textcraft", "bfcl", "webshop"];
+/** The tasks with a server of their own, in the registry's order. */
+export function servedTasks(): string[] {
+  return Object.values(TASKS).filter((t) => t.serve).map((t) => t.name);
+}
 
-const USAGE = `Usage: deno task serve textcraft|bfcl|webshop [options]
+const USAGE = `Usage: deno task serve ${servedTasks().join("|")} [options]
 
 Serves Crucible's TextCraft with upstream AgentGym's routes, JSON shapes and observation strings; BFCL's
 multi-turn function calling over the same protocol (/step also answers an "info" object with the executed calls
@@ -28,6 +31,8 @@ Options:
                         goals); default: Crucible's generated tasks or catalogue
   --goals KIND          webshop with --data-dir: human, synthetic, or auto (human when
                         items_human_ins.json is there; AgentGym's server uses synthetic)  (default auto)
+  --task-option K=V     any other of the task's options (task_options.K in a run config),
+                        repeatable, e.g. bfcl: --task-option rewards=progress
   --host NAME           interface to bind; anything beyond loopback (127.0.0.1, ::1,
                         localhost) accepts environments from the network, warns, and
                         needs a key (--token or CRUCIBLE_ENV_TOKEN)                     (default 127.0.0.1)
@@ -66,6 +71,7 @@ export async function main(args: string[]): Promise<void> {
       port: { type: "string" },
       "data-dir": { type: "string" },
       goals: { type: "string" },
+      "task-option": { type: "string", multiple: true },
       host: { type: "string", default: "127.0.0.1" },
       "max-envs": { type: "string" },
       "max-envs-per-client": { type: "string" },
@@ -79,30 +85,39 @@ export async function main(args: string[]): Promise<void> {
     },
   });
   if (values.help) return console.log(USAGE);
+  const served = servedTasks();
   const name = positionals[0];
-  if (positionals.length !== 1 || !SERVED.includes(name)) {
+  if (positionals.length !== 1) {
     throw new RangeError(
-      `Only "textcraft", "bfcl" or "webshop" can be served, got "${positionals.join(" ")}"; --help lists the options`,
+      `Name one task to serve (${served.join(", ")}), got "${positionals.join(" ")}"; --help lists the options`,
     );
   }
-  if (values["data-dir"] !== undefined && name === "textcraft") {
-    throw new RangeError("--data-dir is a bfcl and webshop option; textcraft reads its own recipes");
+  const task = getTask(name);
+  if (!task.serve) {
+    throw new RangeError(
+      `${name} has no server in Crucible: run AgentGym's own ${name} server and give its address to the trainer ` +
+        `(--env-url, docs/own-environment.md). Crucible serves ${served.join(", ")}.`,
+    );
   }
-  const goals = values.goals ?? "auto";
-  if (values.goals !== undefined && (name !== "webshop" || values["data-dir"] === undefined)) {
-    throw new RangeError("--goals is a webshop option with --data-dir; the generated catalogue has synthetic goals");
+  const raw: Record<string, unknown> = {};
+  if (values["data-dir"] !== undefined) raw.data_dir = values["data-dir"];
+  if (values.goals !== undefined) {
+    if (values["data-dir"] === undefined) {
+      throw new RangeError("--goals chooses among a --data-dir's goals; the generated catalogue has synthetic goals");
+    }
+    raw.goals = values.goals;
   }
-  if (goals !== "auto" && goals !== "human" && goals !== "synthetic") {
-    throw new RangeError(`--goals must be human, synthetic or auto, got "${goals}"`);
+  for (const o of values["task-option"] ?? []) {
+    if (!/^\w+=/.test(o)) throw new TypeError(`--task-option takes KEY=VALUE (e.g. rewards=progress), got "${o}"`);
+    applyOverride(raw, o);
   }
+  // The task checks its own options: a key it does not have (textcraft's data_dir) stops here, named.
+  const options: TaskOptions = task.parseOptions ? task.parseOptions(raw) : refuseOptions(name, raw);
   const int = { integer: true }, seconds = { lo: 0.001, hi: 3600 };
   const maxEnvs = numberFlag("--max-envs", values["max-envs"], 4096, { lo: 1, hi: 1 << 24, ...int });
-  const options = {
-    port: numberFlag("--port", values.port, { bfcl: 36002, webshop: WEBSHOP_PORT }[name] ?? 36001, {
-      lo: 0,
-      hi: 65535,
-      ...int,
-    }),
+  const at = {
+    // Unset: the task's usual port (AgentGym's: textcraft 36001, bfcl 36002, webshop 36003).
+    port: values.port === undefined ? undefined : numberFlag("--port", values.port, 0, { lo: 0, hi: 65535, ...int }),
     hostname: values.host,
     maxEnvs,
     maxEnvsPerClient: numberFlag("--max-envs-per-client", values["max-envs-per-client"], Math.min(1024, maxEnvs), {
@@ -117,14 +132,14 @@ export async function main(args: string[]): Promise<void> {
     bodyTimeoutMs: numberFlag("--body-timeout-s", values["body-timeout-s"], 10, seconds) * 1000,
     maxBodyBytes: numberFlag("--max-body-bytes", values["max-body-bytes"], 65536, { lo: 1, hi: 1 << 30, ...int }),
   };
-  if (dryRun(`would serve ${name} on ${options.hostname}:${options.port}`)) return;
-  if (name === "webshop") {
-    const source = await webShopSource(values["data-dir"], goals);
-    const server = await serveWebShop(source, options);
-    return console.log(`WebShop listening on ${server.url} (${source.tasks.about})`);
-  }
-  const server = name === "bfcl"
-    ? await serveBfcl({ ...options, dataDir: values["data-dir"] })
-    : await serveTextCraft(options);
-  console.log(`${name === "bfcl" ? "BFCL" : "TextCraft"} listening on ${server.url}`);
+  if (dryRun(`would serve ${name} on ${at.hostname}:${at.port ?? "its usual port"}`)) return;
+  const server = await task.serve(options, at);
+  console.log(`${server.title ?? name} listening on ${server.url}${server.about ? ` (${server.about})` : ""}`);
+}
+
+/** The options of a task that takes none: none given, or an error naming them. */
+function refuseOptions(name: string, raw: Record<string, unknown>): TaskOptions {
+  const keys = Object.keys(raw);
+  if (keys.length) throw new RangeError(`${name} takes no task options, got ${keys.join(", ")}`);
+  return {};
 }

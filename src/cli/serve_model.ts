@@ -44,7 +44,7 @@ Options:
 Examples:
   deno task serve-model --model models/crucible-tiny --port 8000
   ${KEY_ENV}=$(openssl rand -hex 16) deno task serve-model --model models/crucible-tiny --host 0.0.0.0
-  deno task serve-model --model Qwen/Qwen2.5-0.5B-Instruct --adapter runs/textcraft-20261124-0900/checkpoints/final
+  deno task serve-model --model Qwen/Qwen2.5-0.5B-Instruct --adapter runs/lora/checkpoints/final   # eval --help
 Then, with the openai package: new OpenAI({ baseURL: "http://127.0.0.1:8000/v1", apiKey: "none" }) (the key,
 where the server has one).`;
 

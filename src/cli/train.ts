@@ -49,6 +49,7 @@ or gradients that stayed non-finite, trainer.max_skipped_steps): nothing of it i
 
 Examples:
   deno task train textcraft
+  deno task train textcraft_smoke --run-dir runs/smoke   # 26 s: the run folder the other commands' examples read
   deno task train bfcl                    # EnvTuning's three stages from models/bfcl-base
   deno task train textcraft algorithm.rounds_ctrl.type=fixed "algorithm.rounds_ctrl.rounds=[20]" trainer.total_steps=24`;
 

@@ -14,7 +14,6 @@
  * - `creds/learner.creds`, `creds/worker-NAME.creds`: each member's credentials (credentials.ts; mode 0600), the
  *   only copies of the seeds. A member's file is what it is given; the server never reads them.
  */
-import { nkeys } from "@nats-io/transport-node";
 import {
   type Credentials,
   inboxPrefix,
@@ -24,6 +23,7 @@ import {
   writeCredentials,
 } from "./credentials.ts";
 import { KV_BUCKET, PROMPTS, TRAJECTORY_SUBJECT, WEIGHTS_BUCKET, WORKERS } from "./nats.ts";
+import { natsLib } from "./nats_lib.ts";
 import { certificateNames, makeCa, serverCertificate } from "./tls.ts";
 
 /** One member, as the server knows it. */
@@ -178,7 +178,7 @@ async function newMember(
   ca: string | undefined,
 ): Promise<{ member: Member; path: string }> {
   checkName(m.name);
-  const user = nkeys.createUser();
+  const user = (await natsLib()).transport.nkeys.createUser();
   const c: Credentials = { ...m, seed: new TextDecoder().decode(user.getSeed()), ...(ca ? { ca } : {}) };
   const path = credsPath(credsDir, m);
   await writeCredentials(path, c);

@@ -12,8 +12,8 @@
  * console.log(c.role, c.name); // worker a
  * ```
  */
-import { nkeyAuthenticator, type NodeConnectionOptions } from "@nats-io/transport-node";
 import { z } from "zod";
+import type { NatsLib, NodeConnectionOptions } from "./nats_lib.ts";
 
 /** What a member may do: the learner owns the streams and publishes weights; a worker plays and publishes groups. */
 export type Role = "learner" | "worker";
@@ -86,10 +86,13 @@ export function inboxPrefix(c: Pick<Credentials, "role" | "name">): string {
   return c.role === "learner" ? "_INBOX_learner" : `_INBOX_w_${c.name}`;
 }
 
-/** The NATS client options that present `c`: its nkey, its inbox prefix, and TLS trusting the cluster's CA. */
-export function connectOptions(c: Credentials): Partial<NodeConnectionOptions> {
+/**
+ * The NATS client options that present `c`: its nkey, its inbox prefix, and TLS trusting the cluster's CA. `transport`
+ * is the loaded client's transport (natsLib()).
+ */
+export function connectOptions(c: Credentials, transport: NatsLib["transport"]): Partial<NodeConnectionOptions> {
   return {
-    authenticator: nkeyAuthenticator(new TextEncoder().encode(c.seed)),
+    authenticator: transport.nkeyAuthenticator(new TextEncoder().encode(c.seed)),
     inboxPrefix: inboxPrefix(c),
     ...(c.ca ? { tls: { ca: c.ca } } : {}),
   };

@@ -18,12 +18,16 @@
  * cluster's CA alone. Without them a server beyond loopback is refused here: a cluster anyone on the network can
  * write to is one whose learner trains on whatever it is sent.
  */
-import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { isLoopback } from "../env/server/access.ts";
 import { connectOptions, type Credentials, type Role } from "./credentials.ts";
-import { jetstream, type JetStreamClient, type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
-import { type KV, Kvm } from "@nats-io/kv";
-import { type ObjectStore, Objm } from "@nats-io/obj";
+import {
+  type JetStreamClient,
+  type JetStreamManager,
+  type KV,
+  type NatsConnection,
+  natsLib,
+  type ObjectStore,
+} from "./nats_lib.ts";
 
 export const PROMPTS = "CRUCIBLE_PROMPTS";
 export const PROMPT_SUBJECT = "crucible.prompts";
@@ -79,15 +83,16 @@ export async function connectCluster(url: string, o: ConnectOptions = {}): Promi
         }.creds)`,
     );
   }
+  const lib = await natsLib();
   let nc: NatsConnection;
   try {
-    nc = await connect({
+    nc = await lib.transport.connect({
       servers: url,
       name: o.name,
       timeout: 3000,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
-      ...(o.creds ? connectOptions(o.creds) : {}),
+      ...(o.creds ? connectOptions(o.creds, lib.transport) : {}),
     });
   } catch (e) {
     throw connectError(url, e as Error, o.creds);
@@ -97,16 +102,24 @@ export async function connectCluster(url: string, o: ConnectOptions = {}): Promi
     // misses its deadline is made again, as later requests are (`retrying`, timeouts only); a server without
     // JetStream, or a refusal, still fails at once.
     const slow = { only: timedOut };
-    const jsm = await retrying(`Checking JetStream at ${url}`, () => jetstreamManager(nc, { timeout: 3000 }), slow);
-    const js = jetstream(nc, { timeout: 10_000 });
+    const jsm = await retrying(
+      `Checking JetStream at ${url}`,
+      () => lib.jetstream.jetstreamManager(nc, { timeout: 3000 }),
+      slow,
+    );
+    const js = lib.jetstream.jetstream(nc, { timeout: 10_000 });
     const kv = await retrying(
       `Opening the key-value bucket ${KV_BUCKET}`,
-      () => role === "learner" ? new Kvm(js).create(KV_BUCKET, { history: 1 }) : new Kvm(js).open(KV_BUCKET),
+      () =>
+        role === "learner" ? new lib.kv.Kvm(js).create(KV_BUCKET, { history: 1 }) : new lib.kv.Kvm(js).open(KV_BUCKET),
       slow,
     );
     const weights = await retrying(
       `Opening the object store ${WEIGHTS_BUCKET}`,
-      () => role === "learner" ? new Objm(js).create(WEIGHTS_BUCKET) : new Objm(js).open(WEIGHTS_BUCKET, false),
+      () =>
+        role === "learner"
+          ? new lib.obj.Objm(js).create(WEIGHTS_BUCKET)
+          : new lib.obj.Objm(js).open(WEIGHTS_BUCKET, false),
       slow,
     );
     if (!o.creds) o.note?.(noCredentialsNote(url));

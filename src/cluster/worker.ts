@@ -12,13 +12,14 @@
 import type { RunConfig } from "../config/schema.ts";
 import { getGpu, type Gpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
-import { LoraAdapters, type LoraSettings, loraTable, loraTransformer } from "../model/lora.ts";
+import { LoraAdapters, type LoraSettings, loraTable } from "../model/lora.ts";
+import { loraTransformer } from "../model/lora_model.ts";
 import { paramTable } from "../model/params.ts";
 import { Transformer } from "../model/transformer.ts";
 import { runRollouts } from "../rollout/agent.ts";
 import { faultPoint } from "../train/faults.ts";
 import { loadModel, openEnv } from "../train/setup.ts";
-import type { Consumer, JsMsg } from "@nats-io/jetstream";
+import type { Consumer, JsMsg } from "./nats_lib.ts";
 import type { Credentials } from "./credentials.ts";
 import { decodePrompt, encode, type GroupMessage, type PromptMessage } from "./messages.ts";
 import { type Cluster, connectCluster, PROMPTS, retrying, TRAJECTORY_SUBJECT, WORKERS } from "./nats.ts";

@@ -1,7 +1,8 @@
 /**
- * The run-time locks. Every task runs under deno.lock, which pins only what every command loads (zod, yaml, the
- * tokenizer and chat-template packages, about 11 MB). The ONNX packages are pinned apart, because Deno installs every
- * package of the lock it runs under, whether the program imports it or not: onnxruntime-web (about 140 MB) and
+ * The run-time locks. Every task runs under deno.lock, with lazy npm caching: a run installs what its module graph
+ * reaches (deno.json's imports), and the packages loaded on first use when a command imports them (docs/first-run.md).
+ * The ONNX packages are pinned apart, because Deno still reads the registry entry of every package of the lock it runs
+ * under, whether the program imports it or not: onnxruntime-web (about 140 MB) and
  * onnx-proto with protobufjs in src/onnx/deno.lock, onnx-proto alone in src/onnx/export.lock. A command line that
  * needs them (`play`, `eval --engine onnx`, `bench model` without `--no-onnx`; `export`) therefore runs again as a
  * child process under its lock; `--help` and flag errors are answered before, so a first look at any command stays

@@ -10,6 +10,7 @@
  */
 import schemaText from "./schema.ts" with { type: "text" };
 import { ADVANTAGE_ESTIMATORS } from "../rl/estimators.ts";
+import { KL_ESTIMATORS } from "../rl/kl.ts";
 import { POLICY_LOSSES } from "../rl/policy_losses.ts";
 import type { Registered, Registry } from "../rl/registry.ts";
 import { TRL_NAMES, VERL_ALIASES } from "./aliases.ts";
@@ -17,7 +18,7 @@ import { closest, keysAt } from "./load.ts";
 import { RunConfig } from "./schema.ts";
 
 /** The registries of RL algorithms, each with the config key that picks from it (src/rl/registry.ts). */
-export const REGISTRIES: readonly Registry<Registered>[] = [ADVANTAGE_ESTIMATORS, POLICY_LOSSES];
+export const REGISTRIES: readonly Registry<Registered>[] = [ADVANTAGE_ESTIMATORS, POLICY_LOSSES, KL_ESTIMATORS];
 
 interface Entry {
   doc?: string;

@@ -19,6 +19,7 @@ import textcraftBase from "../../configs/textcraft_base.yaml" with { type: "text
 import webshop from "../../configs/webshop.yaml" with { type: "text" };
 import webshopQwen from "../../configs/webshop_qwen2.5.yaml" with { type: "text" };
 import webshopPretrain from "../../configs/webshop_pretrain.yaml" with { type: "text" };
+import { closest } from "./load.ts";
 import type { ConfigSource } from "./load.ts";
 
 const PRESETS: Record<string, string> = {
@@ -54,7 +55,10 @@ export async function configSource(nameOrPath: string): Promise<ConfigSource> {
       throw new Deno.errors.NotFound(`Config file ${nameOrPath} cannot be read: ${(e as Error).message}`);
     }
   }
+  const near = closest(nameOrPath, PRESET_NAMES);
   throw new RangeError(
-    `Unknown config "${nameOrPath}": use one of ${PRESET_NAMES.join(", ")} or a path to a .yaml file`,
+    `Unknown config "${nameOrPath}"; ${near ? `did you mean "${near}"? Use` : "use"} one of ${
+      PRESET_NAMES.join(", ")
+    } or a path to a .yaml file`,
   );
 }

@@ -7,15 +7,12 @@ import { z } from "zod";
 import { KV_CACHE_SETTINGS } from "../model/infer.ts";
 import { LOSS_AGG_MODES } from "../rl/aggregation.ts";
 import { ADVANTAGE_ESTIMATORS } from "../rl/estimators.ts";
-import { KL_KINDS } from "../rl/policy_loss.ts";
+import { isKlKind, KL_ESTIMATORS } from "../rl/kl.ts";
 import { POLICY_LOSSES } from "../rl/policy_losses.ts";
 import type { Registered, Registry } from "../rl/registry.ts";
 import { checkSchedule, scheduleOf } from "../rl/rounds.ts";
 
 export { KV_CACHE_SETTINGS };
-
-/** The KL estimators of actor.kl_loss_type: verl's names, each also with a `+` (the straight-through gradient). */
-const KL_LOSS_TYPES = [...KL_KINDS, ...KL_KINDS.map((k) => `${k}+` as const)] as const;
 
 const int = (min = 0) => z.number().int().min(min);
 const num = () => z.number().finite();
@@ -313,8 +310,15 @@ const Actor = z.strictObject({
   use_kl_loss: z.boolean().default(true),
   /** Weight of the KL penalty. */
   kl_loss_coef: num().min(0).default(0.001),
-  /** The KL estimator (verl's names; a trailing + uses the straight-through gradient). */
-  kl_loss_type: z.enum(KL_LOSS_TYPES).default("low_var_kl"),
+  /** The KL estimator, a registered one's name (src/rl/kl.ts, verl's names); a trailing + uses the straight-through gradient. */
+  kl_loss_type: z.string().superRefine((name, ctx) => {
+    if (isKlKind(name)) return;
+    ctx.addIssue({
+      code: "custom",
+      message: `is "${name}", which is no registered ${KL_ESTIMATORS.what} (a trailing + allowed); ` +
+        `${KL_ESTIMATORS.known()} (deno task config --algorithms lists them)`,
+    });
+  }).default("low_var_kl"),
   /** Recompute the behaviour log-probs with a forward pass (verl's default) instead of the sampler's. */
   recompute_old_logprob: z.boolean().default(true),
   /**

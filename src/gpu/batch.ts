@@ -9,10 +9,20 @@ import type { Gpu } from "./device.ts";
 import type { Kernel } from "./pipeline.ts";
 import { poolOf } from "./pool.ts";
 import { decodeHost, type HostData, placeholder, scratch, type Tensor } from "./tensor.ts";
-import type { GpuTimer } from "./timing.ts";
 import { runPendingTuning } from "./tuner.ts";
 
 const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * What a batch asks of a timer (timing.ts's GpuTimer is one): timestamp writes for each dispatch, and the resolve of
+ * them at submit. Declared here so that the batch needs nothing of the timer's module, which itself records batches.
+ */
+export interface DispatchTimer {
+  /** Timestamp writes for the next dispatch, labelled; undefined when the timer is unavailable or full. */
+  next(label: string): GPUComputePassTimestampWrites | undefined;
+  /** Records the resolve of every timestamp so far (at submit). */
+  resolve(encoder: GPUCommandEncoder): void;
+}
 
 /** Workgroup counts of a dispatch. */
 export type Grid = readonly [number, number?, number?];
@@ -59,7 +69,7 @@ export class Batch {
   readonly #align: number;
 
   /** A batch on `gpu`; with a `timer`, each dispatch is timed (the timer's capacity permitting). */
-  constructor(readonly gpu: Gpu, readonly timer?: GpuTimer) {
+  constructor(readonly gpu: Gpu, readonly timer?: DispatchTimer) {
     this.encoder = gpu.device.createCommandEncoder();
     this.#align = gpu.limits.minUniformBufferOffsetAlignment;
     poolOf(gpu.device).beginRecording();

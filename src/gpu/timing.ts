@@ -2,7 +2,7 @@
  * GPU timings through `timestamp-query`, for the benchmarks. A batch given a timer puts every dispatch in a pass
  * of its own with begin/end timestamps (which costs some speed: never time production runs).
  */
-import { Batch } from "./batch.ts";
+import { Batch, type DispatchTimer } from "./batch.ts";
 import type { Gpu } from "./device.ts";
 
 /** Time of one timed dispatch. */
@@ -14,7 +14,7 @@ export interface Timing {
 }
 
 /** Timestamps for up to `capacity` dispatches. */
-export class GpuTimer {
+export class GpuTimer implements DispatchTimer {
   readonly #set: GPUQuerySet | undefined;
   readonly #resolveBuffer: GPUBuffer | undefined;
   readonly #readBuffer: GPUBuffer | undefined;

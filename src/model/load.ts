@@ -3,7 +3,7 @@
  * and optionally a PEFT LoRA adapter on top (the base then frozen as in training: f16 where the GPU allows).
  */
 import type { Gpu } from "../gpu/device.ts";
-import { loraTransformer } from "./lora.ts";
+import { loraTransformer } from "./lora_model.ts";
 import { loadModelDir } from "./model_dir.ts";
 import { bindAdapter, loadAdapterDir } from "./peft.ts";
 import type { ModelConfig } from "./config.ts";

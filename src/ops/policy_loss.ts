@@ -51,7 +51,7 @@ export const POLICY_STATS = [
   "tokens",
 ] as const;
 
-/** The loss settings as the kernel takes them (see policyKernelSettings in src/rl/policy_loss.ts). */
+/** The loss settings as the kernel takes them (resolvePolicyLoss in src/rl/policy_loss.ts makes them once a step). */
 export interface PolicyKernelSettings {
   /** One of KL_CODES. */
   klCode: number;

@@ -9,7 +9,13 @@ import { EnvClient } from "../env/client.ts";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import type { Task, TextEpisode } from "../task/task.ts";
-import { checkpointName, hostFromCheckpoint, loadLatestCheckpoint, saveCheckpoint } from "../train/checkpoint.ts";
+import {
+  checkpointName,
+  freshState,
+  hostFromCheckpoint,
+  loadLatestCheckpoint,
+  saveCheckpoint,
+} from "../train/checkpoint.ts";
 import { type AgentSettings, agentSettings } from "../train/agent_settings.ts";
 import { coverage, type EvalResult, evaluate } from "../train/eval.ts";
 import { createLearner, type Learner, phaseOptimizer, SkipGuard } from "../update/learner.ts";
@@ -75,7 +81,7 @@ export async function runPretraining(o: PretrainOptions): Promise<PretrainSummar
   const learner = createLearner(gpu, host);
   const opt = phaseOptimizer(learner, c, { weightDecay: p.weight_decay, maxGradNorm: p.grad_clip });
   if (resumed?.moments) opt.restore(resumed.moments.m, resumed.moments.v, resumed.state.optimizerStep);
-  const state: TrainerState = resumed ? structuredClone(resumed.state) : freshState();
+  const state: TrainerState = resumed ? structuredClone(resumed.state) : freshState("pretrain");
   const heldOut = Array.from({ length: p.eval_tasks }, (_, i) => synthetic.heldOut(p.eval_seed, i));
   const data = pretrainData(task, synthetic, host.tokenizer, {
     stopId: host.stopIds[0],
@@ -251,19 +257,6 @@ function save(s: Session): Promise<string> {
     state: { ...s.state, optimizerStep: s.opt.step },
     agent: s.agent,
   });
-}
-
-function freshState(): TrainerState {
-  return {
-    version: 1,
-    phase: "pretrain",
-    sftStep: 0,
-    rlStep: 0,
-    optimizerStep: 0,
-    data: { epoch: 0, offset: 0 },
-    reference: null,
-    notes: {},
-  };
 }
 
 /** The folder's latest checkpoint, or undefined when the run stopped before its first one (it starts over). */

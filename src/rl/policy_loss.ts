@@ -6,131 +6,76 @@
  *
  * with w_t the aggregation weights of the whole mini-batch (aggregationWeights, 0 on mask-0 tokens), pg_t the
  * surrogate of the configured policy loss (policy_losses.ts; vanilla: the clipped ratio of surrogate.ts), kl_t the
- * KL estimator against the reference and H_t the entropy of the temperature-scaled logits. Tokens are flat [T]
+ * KL estimator against the reference (kl.ts's registry) and H_t the entropy of the temperature-scaled logits. Tokens are flat [T]
  * arrays: the rows of a packed batch laid end to end. The loss's fused GPU kernel (src/ops/policy_loss.ts for
  * vanilla, run by src/update/policy_head.ts) computes the same per token and is tested against policyObjective.
  * Gradients follow PyTorch's conventions at clamps (a clamp passes the gradient on its closed interval), so they
  * match what verl's autograd computes.
  */
 import { KL_CODES, POLICY_STATS, type PolicyKernelSettings } from "../ops/policy_loss.ts";
+import { type KlEstimator, klEstimator, type KlKind } from "./kl.ts";
 import { policyLoss } from "./policy_losses.ts";
-import { type ClipSettings, clipSettings } from "./surrogate.ts";
+import { checkClip, type ClipSettings, type PolicyLoss } from "./surrogate.ts";
 
 export { aggregateLoss, aggregationWeights, LOSS_AGG_MODES, type LossAggMode } from "./aggregation.ts";
 export { POLICY_STATS } from "../ops/policy_loss.ts";
 
-/** KL estimators by their verl names; aliases: kl = k1, mse = k2, low_var_kl = k3. */
-export const KL_KINDS = ["k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl"] as const;
-
-/** A KL estimator; a `+` suffix is straight-through: the value of the estimator, the gradient of k2. */
-export type KlKind = typeof KL_KINDS[number] | `${typeof KL_KINDS[number]}+`;
-
-/** The estimator a kind computes (0 k1, 1 abs, 2 k2, 3 k3: the GPU kernel's codes) and whether it is `+`. */
-export function klCode(kind: KlKind): { code: number; straightThrough: boolean } {
-  const straightThrough = kind.endsWith("+");
-  const base = straightThrough ? kind.slice(0, -1) : kind;
-  const c = KL_CODES;
-  const code = { k1: c.k1, kl: c.k1, abs: c.abs, k2: c.k2, mse: c.k2, k3: c.k3, low_var_kl: c.k3 }[base];
-  if (code === undefined) throw new RangeError(`Unknown KL kind "${kind}"; use one of ${KL_KINDS.join(", ")}`);
-  return { code, straightThrough };
-}
-
 /**
- * KL estimate of one token and its derivative with respect to logp, with d = logp − refLogp:
- * k1 = d; abs = |d|; k2 = d²/2; k3 = clamp(e^u − u − 1, −10, 10) with u = clamp(−d, −20, 20).
- * Returns [value, d value / d logp].
+ * The actor's loss settings, every one given: the config's actor section holds their defaults (src/config/schema.ts
+ * alone), and the RL step reads them once per step and resolves them (resolvePolicyLoss) before handing them down.
  */
-export function klTerm(logp: number, refLogp: number, kind: KlKind): [number, number] {
-  const { code, straightThrough } = klCode(kind);
-  const d = logp - refLogp;
-  let value: number, grad: number;
-  if (code === 0) [value, grad] = [d, 1];
-  else if (code === 1) [value, grad] = [Math.abs(d), Math.sign(d)];
-  else if (code === 2) [value, grad] = [0.5 * d * d, d];
-  else {
-    const u = Math.min(20, Math.max(-20, -d));
-    const k = Math.exp(u) - u - 1;
-    value = Math.min(10, Math.max(-10, k));
-    // du/dlogp = −1 inside the inner clamp; dk/du = e^u − 1; the outer clamp passes k ≤ 10 (k ≥ 0 always).
-    grad = Math.abs(d) <= 20 && k <= 10 ? 1 - Math.exp(u) : 0;
-  }
-  return [value, straightThrough ? d : grad];
+export interface PolicyLossSettings extends ClipSettings {
+  /** The surrogate, a registered policy loss's name (actor.policy_loss). */
+  loss: string;
+  /** The KL estimator against the reference (actor.kl_loss_type, kl.ts), or "none" to skip the term. */
+  klKind: KlKind | "none";
+  /** c_KL (actor.kl_loss_coef). The KL statistic is still computed with c_KL = 0 unless klKind is "none". */
+  klCoef: number;
+  /** c_H, the entropy bonus (actor.entropy_coeff). */
+  entropyCoef: number;
+}
+
+/** The settings of one RL step, checked and looked up once: what the objective, the kernel and the metrics read. */
+export interface ResolvedPolicyLoss {
+  /** The settings as given. */
+  readonly settings: Readonly<PolicyLossSettings>;
+  /** The registered policy loss (its term, its kernel). */
+  readonly surrogate: PolicyLoss;
+  /** The KL estimator and whether it is straight-through; undefined for "none". */
+  readonly kl: { estimator: KlEstimator; straightThrough: boolean } | undefined;
+  /** The settings as the GPU kernel takes them. */
+  readonly kernel: PolicyKernelSettings;
 }
 
 /**
- * Per-token KL penalty of the current log-probabilities against the reference.
+ * Checks the settings and looks up their loss and KL estimator: once per RL step (the step's update hands the result
+ * to every mini-batch). Errors name the value: an unknown name lists the registered ones.
  *
  * @example
  * ```ts
- * klPenalty([-1.5], [-1], "low_var_kl"); // [e^0.5 − 1.5] ≈ [0.1487]
+ * const loss = resolvePolicyLoss({
+ *   loss: "vanilla", clipLow: 0.2, clipHigh: 0.2, clipC: 3, klKind: "low_var_kl", klCoef: 1e-3, entropyCoef: 0,
+ * });
+ * loss.kernel.klCode; // 3, k3
  * ```
  */
-export function klPenalty(logp: ArrayLike<number>, refLogp: ArrayLike<number>, kind: KlKind): number[] {
-  if (logp.length !== refLogp.length) throw new TypeError(`klPenalty: ${logp.length} logp but ${refLogp.length} ref`);
-  return Array.from(logp, (l, t) => klTerm(l, refLogp[t], kind)[0]);
-}
-
-/** d klPenalty / d logp per token (for `+` kinds, the k2 gradient d). */
-export function klPenaltyGrad(logp: ArrayLike<number>, refLogp: ArrayLike<number>, kind: KlKind): number[] {
-  if (logp.length !== refLogp.length) {
-    throw new TypeError(`klPenaltyGrad: ${logp.length} logp but ${refLogp.length} ref`);
+export function resolvePolicyLoss(settings: PolicyLossSettings): ResolvedPolicyLoss {
+  checkClip(settings);
+  const surrogate = policyLoss(settings.loss);
+  const kl = settings.klKind === "none" ? undefined : klEstimator(settings.klKind);
+  for (const k of ["klCoef", "entropyCoef"] as const) {
+    if (!Number.isFinite(settings[k])) throw new RangeError(`${k} must be finite, got ${settings[k]}`);
   }
-  return Array.from(logp, (l, t) => klTerm(l, refLogp[t], kind)[1]);
-}
-
-/** Loss settings of the actor. */
-export interface PolicyLossSettings extends ClipSettings {
-  /** The surrogate, a registered policy loss's name (actor.policy_loss; default "vanilla", PPO's clipped ratio). */
-  loss?: string;
-  /** KL estimator against the reference, or "none" to skip it (default "low_var_kl", k3 with both clamps). */
-  klKind?: KlKind | "none";
-  /** c_KL (default 1e-3). The KL statistic is still computed with c_KL = 0 unless klKind is "none". */
-  klCoef?: number;
-  /** c_H, the entropy bonus (default 0). */
-  entropyCoef?: number;
-}
-
-/** Defaults of {@linkcode PolicyLossSettings}: verl's clip defaults, dual clip 3, k3 KL at 1e-3, no entropy bonus. */
-export const POLICY_LOSS_DEFAULTS: Required<PolicyLossSettings> = {
-  loss: "vanilla",
-  clipLow: 0.2,
-  clipHigh: 0.2,
-  clipC: 3,
-  klKind: "low_var_kl",
-  klCoef: 1e-3,
-  entropyCoef: 0,
-};
-
-/** Checks settings and fills defaults. */
-export function policyLossSettings(s: PolicyLossSettings = {}): Required<PolicyLossSettings> {
-  const d = POLICY_LOSS_DEFAULTS;
-  const out = {
-    loss: s.loss ?? d.loss,
-    ...clipSettings(s),
-    klKind: s.klKind ?? d.klKind,
-    klCoef: s.klCoef ?? d.klCoef,
-    entropyCoef: s.entropyCoef ?? d.entropyCoef,
+  const kernel: PolicyKernelSettings = {
+    klCode: kl?.estimator.code ?? KL_CODES.none,
+    straightThrough: kl?.straightThrough ?? false,
+    clipLow: settings.clipLow,
+    clipHigh: settings.clipHigh,
+    clipC: settings.clipC,
+    klCoef: settings.klCoef,
+    entropyCoef: settings.entropyCoef,
   };
-  policyLoss(out.loss); // an unknown name fails here, naming the registered ones
-  if (out.klKind !== "none") klCode(out.klKind);
-  if (!Number.isFinite(out.klCoef)) throw new RangeError(`klCoef must be finite, got ${out.klCoef}`);
-  if (!Number.isFinite(out.entropyCoef)) throw new RangeError(`entropyCoef must be finite, got ${out.entropyCoef}`);
-  return out;
-}
-
-/** The settings as the GPU kernel takes them. */
-export function policyKernelSettings(settings: PolicyLossSettings = {}): PolicyKernelSettings {
-  const s = policyLossSettings(settings);
-  const kl = s.klKind === "none" ? { code: KL_CODES.none, straightThrough: false } : klCode(s.klKind);
-  return {
-    klCode: kl.code,
-    straightThrough: kl.straightThrough,
-    clipLow: s.clipLow,
-    clipHigh: s.clipHigh,
-    clipC: s.clipC,
-    klCoef: s.klCoef,
-    entropyCoef: s.entropyCoef,
-  };
+  return { settings: { ...settings }, surrogate, kl, kernel };
 }
 
 /** Per-token inputs of one packed batch, each [T]. */
@@ -167,32 +112,37 @@ export interface PolicyObjective {
  * @example
  * ```ts
  * const one = [0];
- * policyObjective({ logp: one, entropy: [1], oldLogp: one, refLogp: one, advantages: [2], weights: [0.5] });
+ * const loss = resolvePolicyLoss({
+ *   loss: "vanilla", clipLow: 0.2, clipHigh: 0.2, clipC: 3, klKind: "none", klCoef: 0, entropyCoef: 0,
+ * });
+ * policyObjective({ logp: one, entropy: [1], oldLogp: one, refLogp: one, advantages: [2], weights: [0.5] }, loss);
  * // loss −1 (−w·A·ρ at ρ = 1), dlogp [−1]
  * ```
  */
-export function policyObjective(x: PolicyTokens, settings: PolicyLossSettings = {}): PolicyObjective {
-  const s = policyLossSettings(settings);
+export function policyObjective(x: PolicyTokens, loss: ResolvedPolicyLoss): PolicyObjective {
+  const s = loss.settings, kl = loss.kl;
   const T = x.weights.length;
   for (const name of ["logp", "entropy", "oldLogp", "refLogp", "advantages"] as const) {
-    if (name === "refLogp" && s.klKind === "none") continue;
+    if (name === "refLogp" && !kl) continue;
     if (x[name].length !== T) throw new TypeError(`policyObjective: ${name} has ${x[name].length} tokens, not ${T}`);
   }
-  const S = POLICY_STATS.length, surrogate = policyLoss(s.loss).term;
+  const S = POLICY_STATS.length, surrogate = loss.surrogate.term;
   const dlogp = new Float64Array(T), dentropy = new Float64Array(T), stats = new Float64Array(T * S);
-  let loss = 0;
+  let total = 0;
   for (let t = 0; t < T; t++) {
     const w = x.weights[t];
     if (w === 0) continue;
     const lp = x.logp[t], h = x.entropy[t];
     const pg = surrogate(lp, x.oldLogp[t], x.advantages[t], s);
-    const [kl, dkl] = s.klKind === "none" ? [0, 0] : klTerm(lp, x.refLogp[t], s.klKind);
-    loss += w * (pg.loss + s.klCoef * kl - s.entropyCoef * h);
+    const d = kl ? lp - x.refLogp[t] : 0;
+    const [k, dk] = kl ? kl.estimator.term(d) : [0, 0];
+    const dkl = kl?.straightThrough ? d : dk;
+    total += w * (pg.loss + s.klCoef * k - s.entropyCoef * h);
     dlogp[t] = w * (pg.grad + s.klCoef * dkl);
     dentropy[t] = -s.entropyCoef * w;
-    stats.set([w * pg.loss, w * kl, w * h, pg.clipped, pg.clippedLower, pg.ratio, x.oldLogp[t] - lp, 1], t * S);
+    stats.set([w * pg.loss, w * k, w * h, pg.clipped, pg.clippedLower, pg.ratio, x.oldLogp[t] - lp, 1], t * S);
   }
-  return { loss, dlogp, dentropy, stats };
+  return { loss: total, dlogp, dentropy, stats };
 }
 
 /** Metrics of one mini-batch from its per-token statistics (see POLICY_STATS). */
@@ -219,13 +169,13 @@ export interface PolicyMetrics {
 
 /**
  * Sums statistics [T, 8] of one or more micro-batches (read back from the GPU or from policyObjective) into the
- * mini-batch's metrics. The loss parts add up across micro-batches because the weights are the mini-batch's.
+ * mini-batch's metrics. The loss parts add up across micro-batches because the weights are the mini-batch's; the
+ * total weighs them with the step's coefficients.
  */
 export function policyMetrics(
   stats: ArrayLike<number> | readonly ArrayLike<number>[],
-  settings: PolicyLossSettings = {},
+  s: Pick<PolicyLossSettings, "klCoef" | "entropyCoef">,
 ): PolicyMetrics {
-  const s = policyLossSettings(settings);
   const S = POLICY_STATS.length;
   const sums = new Float64Array(S);
   const parts = Array.isArray(stats) ? stats as readonly ArrayLike<number>[] : [stats as ArrayLike<number>];

@@ -8,14 +8,17 @@
 import type { PolicyLossKernel } from "../ops/policy_loss.ts";
 import type { Registered } from "./registry.ts";
 
-/** Clip settings of the policy surrogate (verl's defaults). */
+/**
+ * Clip settings of the policy surrogate, every one given: the schema (actor.clip_ratio_low, clip_ratio_high,
+ * clip_ratio_c) holds their defaults, and the RL step resolves them once (resolvePolicyLoss, which checks them).
+ */
 export interface ClipSettings {
-  /** ε_low: the ratio is clipped below at 1 − clipLow (default 0.2). */
-  clipLow?: number;
-  /** ε_high: above at 1 + clipHigh (default 0.2; DAPO uses 0.28). */
-  clipHigh?: number;
-  /** Dual clip c > 1: for A < 0 the loss is capped at −A·c (default 3). */
-  clipC?: number;
+  /** ε_low: the ratio is clipped below at 1 − clipLow (actor.clip_ratio_low). */
+  clipLow: number;
+  /** ε_high: above at 1 + clipHigh (actor.clip_ratio_high; DAPO's clip-higher raises it). */
+  clipHigh: number;
+  /** Dual clip c > 1: for A < 0 the loss is capped at −A·c (actor.clip_ratio_c). */
+  clipC: number;
 }
 
 /** One token's surrogate loss, its derivative with respect to logp, and what the metrics count. */
@@ -32,13 +35,11 @@ export interface SurrogateTerm {
   clippedLower: number;
 }
 
-/** Checks clip settings and fills defaults. */
-export function clipSettings(c: ClipSettings = {}): Required<ClipSettings> {
-  const s = { clipLow: c.clipLow ?? 0.2, clipHigh: c.clipHigh ?? 0.2, clipC: c.clipC ?? 3 };
-  if (!(s.clipLow >= 0 && s.clipLow < 1)) throw new RangeError(`clipLow must be in [0, 1), got ${s.clipLow}`);
-  if (!(s.clipHigh >= 0)) throw new RangeError(`clipHigh must be >= 0, got ${s.clipHigh}`);
-  if (!(s.clipC > 1)) throw new RangeError(`The dual-clip constant clipC must be > 1, got ${s.clipC}`);
-  return s;
+/** Checks clip settings (the schema's bounds, for settings that did not come through it); errors name the value. */
+export function checkClip(c: ClipSettings): void {
+  if (!(c.clipLow >= 0 && c.clipLow < 1)) throw new RangeError(`clipLow must be in [0, 1), got ${c.clipLow}`);
+  if (!(c.clipHigh >= 0)) throw new RangeError(`clipHigh must be >= 0, got ${c.clipHigh}`);
+  if (!(c.clipC > 1)) throw new RangeError(`The dual-clip constant clipC must be > 1, got ${c.clipC}`);
 }
 
 /**
@@ -48,16 +49,16 @@ export function clipSettings(c: ClipSettings = {}): Required<ClipSettings> {
  *
  * @example
  * ```ts
- * surrogateTerm(Math.log(1.5), 0, 1).loss; // −1.2: A > 0 and ρ = 1.5 is clipped at 1 + 0.2
+ * surrogateTerm(Math.log(1.5), 0, 1, { clipLow: 0.2, clipHigh: 0.2, clipC: 3 }).loss; // −1.2: ρ = 1.5 clipped at 1.2
  * ```
  */
 export function surrogateTerm(
   logp: number,
   oldLogp: number,
   advantage: number,
-  clip: ClipSettings = {},
+  clip: ClipSettings,
 ): SurrogateTerm {
-  const { clipLow, clipHigh, clipC } = clipSettings(clip);
+  const { clipLow, clipHigh, clipC } = clip;
   const diff = logp - oldLogp;
   const ratio = Math.exp(Math.min(20, Math.max(-20, diff)));
   const l1 = -advantage * ratio;
@@ -78,7 +79,7 @@ export function policySurrogate(
   logp: ArrayLike<number>,
   oldLogp: ArrayLike<number>,
   advantages: ArrayLike<number>,
-  clip: ClipSettings = {},
+  clip: ClipSettings,
 ): { losses: number[]; grads: number[]; terms: SurrogateTerm[] } {
   if (logp.length !== oldLogp.length || logp.length !== advantages.length) {
     throw new TypeError(`policySurrogate: lengths ${logp.length}, ${oldLogp.length}, ${advantages.length} differ`);

@@ -4,6 +4,7 @@
  */
 import type { ActionParse } from "../env/client.ts";
 import type { Adapter } from "../env/adapter.ts";
+import type { GameServerOptions } from "../env/server/serve.ts";
 import type { Rng } from "../util/random.ts";
 import type { SeenSoFar } from "./anchor.ts";
 
@@ -51,6 +52,10 @@ export interface AugmentContext {
 export interface EmbeddedServer {
   /** Where it listens (http://127.0.0.1:PORT). */
   url: string;
+  /** The environment's name as its server gives it ("TextCraft", "BFCL"), where it does. */
+  title?: string;
+  /** What it serves, in a few words, where the task says (WebShop: which catalogue and goals). */
+  about?: string;
   /** Stops it. */
   shutdown(): Promise<void>;
 }
@@ -198,8 +203,12 @@ export interface Task {
   readonly setOptions?: readonly string[];
   /** Checks `task_options` and fills defaults; errors name the key. Tasks without it accept no options. */
   parseOptions?(raw: unknown): TaskOptions;
-  /** Starts the task's own server on a free loopback port, used when a run names no server. */
-  serve?(options: TaskOptions): Promise<EmbeddedServer>;
+  /**
+   * Starts the task's own server. A run that names no server starts it on a free loopback port (`at` left out);
+   * `deno task serve NAME` passes where and how to listen (`at`: port, interface, keys, limits), the port left unset
+   * for the task's usual one (AgentGym's). A task without it is played on its upstream server alone.
+   */
+  serve?(options: TaskOptions, at?: GameServerOptions): Promise<EmbeddedServer>;
   /**
    * The option keys set in `options` that only the task's embedded server honours (TextCraft: its shaped rewards,
    * which upstream's servers never pay); a run refuses them with external servers (env.urls).

@@ -23,6 +23,23 @@ import type { HostModel, LoadedCheckpoint, Moments, TrainerState } from "./types
 export const STATE_FILE = "trainer_state.json";
 const OPTIMIZER = "optimizer.safetensors";
 
+/**
+ * The trainer state of a run that starts from nothing, in `phase` ("pretrain", or "sft" when the run warm-starts,
+ * else "rl"): what trainer_state.json holds before any step. Training and pretraining both start from it.
+ */
+export function freshState(phase: TrainerState["phase"]): TrainerState {
+  return {
+    version: 1,
+    phase,
+    sftStep: 0,
+    rlStep: 0,
+    optimizerStep: 0,
+    data: { epoch: 0, offset: 0 },
+    reference: null,
+    notes: {},
+  };
+}
+
 /** Folder name of a checkpoint. */
 export function checkpointName(phase: TrainerState["phase"], step: number): string {
   return `${phase}-step-${String(step).padStart(6, "0")}`;

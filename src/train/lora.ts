@@ -5,14 +5,8 @@
  */
 import type { RunConfig } from "../config/schema.ts";
 import type { ModelConfig } from "../model/config.ts";
-import {
-  ALL_LINEAR,
-  initLora,
-  loraCount,
-  type LoraModelOptions,
-  type LoraSettings,
-  resolveTargets,
-} from "../model/lora.ts";
+import { ALL_LINEAR, initLora, loraCount, type LoraSettings, resolveTargets } from "../model/lora.ts";
+import type { LoraModelOptions } from "../model/lora_model.ts";
 import { saveModelDir } from "../model/model_dir.ts";
 import { bindAdapter, loadAdapterDir, mergeAdapter } from "../model/peft.ts";
 import { AGENT_FILE, agentSettings } from "./agent_settings.ts";

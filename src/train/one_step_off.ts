@@ -21,7 +21,7 @@ import type { RunConfig } from "../config/schema.ts";
 import { type Gpu, requestGpu } from "../gpu/device.ts";
 import { writeStored } from "../gpu/split.ts";
 import { Generator } from "../model/generate.ts";
-import { loraTransformer } from "../model/lora.ts";
+import { loraTransformer } from "../model/lora_model.ts";
 import { Transformer } from "../model/transformer.ts";
 import type { TensorSet } from "../model/weights.ts";
 import { type EpisodeSpec, type RolloutContext, type RolloutOptions, runRollouts } from "../rollout/agent.ts";

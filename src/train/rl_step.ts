@@ -17,6 +17,7 @@ import { faultPoint } from "./faults.ts";
 import { logprobTemperature } from "../util/temperature.ts";
 import { rolloutOptions } from "../rollout/options.ts";
 import { boundStaleness, tisMetrics, tisWeights } from "../rl/off_policy.ts";
+import { type ResolvedPolicyLoss, resolvePolicyLoss } from "../rl/policy_loss.ts";
 import type { Learner } from "../update/learner.ts";
 import type { AdamW } from "../update/optimizer.ts";
 import { type MiniBatchResult, rlUpdate, type UpdateSequence } from "../update/rl_update.ts";
@@ -284,7 +285,29 @@ async function criticUpdates(ctx: RlStepContext, seqs: readonly UpdateSequence[]
   return out;
 }
 
-/** The actor's update with the config's loss settings (the KL term only with a reference policy). */
+/**
+ * The actor's loss settings from the config (whose schema holds every default), the KL term only with a reference
+ * policy: read once per RL step and resolved before the update hands them down.
+ *
+ * @example
+ * ```ts
+ * actorLoss(RunConfig.parse({}), true).settings.clipHigh; // 0.2, the schema's default
+ * ```
+ */
+export function actorLoss(config: RunConfig, withReference: boolean): ResolvedPolicyLoss {
+  const a = config.actor;
+  return resolvePolicyLoss({
+    loss: a.policy_loss,
+    clipLow: a.clip_ratio_low,
+    clipHigh: a.clip_ratio_high,
+    clipC: a.clip_ratio_c,
+    klKind: withReference ? a.kl_loss_type : "none",
+    klCoef: withReference ? a.kl_loss_coef : 0,
+    entropyCoef: a.entropy_coeff,
+  });
+}
+
+/** The actor's update with the step's loss settings. */
 function actorUpdate(ctx: RlStepContext, seqs: readonly UpdateSequence[]): Promise<MiniBatchResult[]> {
   const a = ctx.config.actor;
   return rlUpdate(ctx.learner, ctx.opt, {
@@ -295,14 +318,6 @@ function actorUpdate(ctx: RlStepContext, seqs: readonly UpdateSequence[]): Promi
     lossAggMode: a.loss_agg_mode,
     temperature: logprobTemperature(ctx.config.rollout.temperature),
     lr: ctx.lr,
-    loss: {
-      loss: a.policy_loss,
-      clipLow: a.clip_ratio_low,
-      clipHigh: a.clip_ratio_high,
-      clipC: a.clip_ratio_c,
-      klKind: ctx.reference ? a.kl_loss_type : "none",
-      klCoef: ctx.reference ? a.kl_loss_coef : 0,
-      entropyCoef: a.entropy_coeff,
-    },
+    loss: actorLoss(ctx.config, ctx.reference !== undefined),
   });
 }

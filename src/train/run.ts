@@ -10,7 +10,7 @@ import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import { HubError } from "../model/hub.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
-import { hostFromCheckpoint, loadLatestCheckpoint, saveCheckpoint, tidyCheckpoints } from "./checkpoint.ts";
+import { freshState, hostFromCheckpoint, loadLatestCheckpoint, saveCheckpoint, tidyCheckpoints } from "./checkpoint.ts";
 import { agentSettings } from "./agent_settings.ts";
 import { errorMix, mixText } from "./budget.ts";
 import { coverage, type EvalResult, evaluate } from "./eval.ts";
@@ -100,16 +100,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
   const lora = await runLora(c, host.config, resumed?.adapter);
   const learner = createLearner(gpu, host, { recompute: c.model.recompute, lora });
   if (lora) o.reporter.line(loraLine(learner)!);
-  const state: TrainerState = resumed ? structuredClone(resumed.state) : {
-    version: 1,
-    phase: c.sft.enabled ? "sft" : "rl",
-    sftStep: 0,
-    rlStep: 0,
-    optimizerStep: 0,
-    data: { epoch: 0, offset: 0 },
-    reference: null,
-    notes: {},
-  };
+  const state: TrainerState = resumed ? structuredClone(resumed.state) : freshState(c.sft.enabled ? "sft" : "rl");
   const maxLen = c.rollout.max_prompt_length + c.rollout.max_response_length;
   const generator = new Generator(learner.model, {
     slots: c.rollout.slots,

@@ -6,7 +6,7 @@
 import type { RunConfig } from "../config/schema.ts";
 import type { Gpu } from "../gpu/device.ts";
 import type { ModelConfig } from "../model/config.ts";
-import { type LoraModelOptions, loraTransformer } from "../model/lora.ts";
+import { type LoraModelOptions, loraTransformer } from "../model/lora_model.ts";
 import { Transformer } from "../model/transformer.ts";
 import { TensorSet } from "../model/weights.ts";
 import { AdamW } from "./optimizer.ts";

@@ -9,8 +9,7 @@ import type { Gpu } from "../gpu/device.ts";
 import { empty, type Tensor } from "../gpu/tensor.ts";
 import type { HeadChunk, HeadChunkGrad, HeadGrad } from "../model/head.ts";
 import { POLICY_STATS } from "../ops/policy_loss.ts";
-import { policyKernelSettings, type PolicyLossSettings, policyLossSettings } from "../rl/policy_loss.ts";
-import { policyLoss } from "../rl/policy_losses.ts";
+import type { ResolvedPolicyLoss } from "../rl/policy_loss.ts";
 
 export { uploadPolicyInputs } from "../ops/policy_loss.ts";
 
@@ -35,20 +34,19 @@ export interface PolicyLossHead {
  * @example
  * ```ts
  * const inputs = uploadPolicyInputs(gpu, { oldLogp, refLogp, advantages, weights });
- * const loss = policyLossHead(gpu, inputs, { klCoef: 1e-3 });
- * model.forward(batch, packed, { grads, lossGrad: loss.grad });
- * const [stats] = await batch.read([loss.stats]); // the step's one readback
- * policyMetrics(stats, { klCoef: 1e-3 });
+ * const head = policyLossHead(gpu, inputs, loss); // loss: the step's resolvePolicyLoss(...)
+ * model.forward(batch, packed, { grads, lossGrad: head.grad });
+ * const [stats] = await batch.read([head.stats]); // the step's one readback
+ * policyMetrics(stats, loss.settings);
  * ```
  */
-export function policyLossHead(gpu: Gpu, inputs: Tensor, settings: PolicyLossSettings = {}): PolicyLossHead {
+export function policyLossHead(gpu: Gpu, inputs: Tensor, loss: ResolvedPolicyLoss): PolicyLossHead {
   if (inputs.shape.length !== 2 || inputs.shape[1] !== 4) {
     throw new TypeError(`Policy inputs must be [T, 4] (uploadPolicyInputs), got [${inputs.shape}]`);
   }
   const T = inputs.shape[0];
   const S = POLICY_STATS.length;
-  const k = policyKernelSettings(settings); // fails here, not mid-recording
-  const kernel = policyLoss(policyLossSettings(settings).loss).kernel;
+  const k = loss.kernel, kernel = loss.surrogate.kernel;
   const dlogp = empty(gpu, [T], "f32", "dlogp");
   const dentropy = empty(gpu, [T], "f32", "dentropy");
   const stats = empty(gpu, [T, S], "f32", "policy stats");

@@ -9,7 +9,7 @@ import { aggregationWeights, type LossAggMode } from "../rl/aggregation.ts";
 import type { Learner } from "./learner.ts";
 import type { AdamW, StepStats } from "./optimizer.ts";
 import { policyLossHead, uploadPolicyInputs } from "./policy_head.ts";
-import { type PolicyLossSettings, type PolicyMetrics, policyMetrics } from "../rl/policy_loss.ts";
+import { type PolicyMetrics, policyMetrics, type ResolvedPolicyLoss } from "../rl/policy_loss.ts";
 import { microBatches, toPositions, type TrainSequence } from "./sequences.ts";
 
 /** One sequence of the update with its per-response-token inputs. */
@@ -35,7 +35,8 @@ export interface UpdateSettings {
   miniBatchGroups: number;
   microBatchTokens: number;
   lossAggMode: LossAggMode;
-  loss: PolicyLossSettings;
+  /** The actor's loss, resolved once for the step (resolvePolicyLoss). */
+  loss: ResolvedPolicyLoss;
   temperature: number;
   /** Learning rate of each optimizer step, by 1-based optimizer step count. */
   lr: (optimizerStep: number) => number;
@@ -118,7 +119,8 @@ async function miniBatchStep(
   const statsTensors = [];
   const release: (() => void)[] = [];
   // Without a KL or entropy term, a token's gradient is its weight times its advantage times the surrogate's slope.
-  const advantageOnly = !s.computeAll && (s.loss.klKind === "none" || !s.loss.klCoef) && !s.loss.entropyCoef;
+  const { klCoef, entropyCoef } = s.loss.settings;
+  const advantageOnly = !s.computeAll && (!s.loss.kl || !klCoef) && !entropyCoef;
   let skipped = 0, weightAll = 0, weightRun = 0;
   const weightOf = (i: number) => mini[i].mask.reduce((a, m, t) => a + m * weights[i][t], 0);
   for (const group of microBatches(mini, s.microBatchTokens)) {
@@ -158,7 +160,7 @@ async function miniBatchStep(
   const read = await batch.read([opt.stats, ...statsTensors]);
   for (const r of release) r();
   const step: StepStats = opt.commit(read[0]);
-  const metrics = policyMetrics(read.slice(1), s.loss);
+  const metrics = policyMetrics(read.slice(1), s.loss.settings);
   const computedShare = weightAll > 0 ? weightRun / weightAll : 1;
   if (skipped > 0 && weightRun > 0) metrics.entropy *= weightAll / weightRun;
   return {
@@ -168,7 +170,7 @@ async function miniBatchStep(
     lr,
     skipped,
     computed: statsTensors.length,
-    withKl: s.loss.klKind !== "none",
+    withKl: s.loss.kl !== undefined,
     computedShare,
   };
 }

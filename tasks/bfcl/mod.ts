@@ -81,14 +81,11 @@ export const bfcl: Task = {
   label: (index, info) => servedId(info) ?? source().entries[index]?.id,
   setOptions: ["data_dir", "generated_classes", "generated_categories"],
   parseOptions: parseBfclOptions,
-  async serve(options) {
+  async serve(options, at = { port: 0 }) {
     const o = parseBfclOptions(options);
     served = await bfclSource(o.data_dir ?? undefined, generatedSet(o));
-    return await serveBfcl({
-      port: 0,
-      source: served,
-      episode: episodeOptions(o),
-    });
+    const server = await serveBfcl({ ...at, source: served, episode: episodeOptions(o) });
+    return { ...server, ...(served.about ? { about: served.about } : {}) };
   },
   vocabulary: (prompt) => Promise.resolve(bfclVocabulary(generatedSource(), prompt)),
   oracle: async (index, options) => {

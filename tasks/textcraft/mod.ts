@@ -42,12 +42,12 @@ export const textcraft: Task = {
     return depth === 0 ? "unknown" : `depth ${depth}`;
   },
   parseOptions: parseTextCraftOptions,
-  async serve(options) {
+  async serve(options, at = { port: 0 }) {
     const tree = await CraftingTree.load();
     const shaping = shapingOf(parseTextCraftOptions(options));
-    if (!shapingOn(shaping)) return await serveTextCraft({ port: 0, tree });
+    if (!shapingOn(shaping)) return await serveTextCraft({ ...at, tree });
     const members = tagMembers(tree);
-    return await serveTextCraft({ port: 0, games: () => shapedGame(new TextCraftGame(tree), shaping, members) });
+    return await serveTextCraft({ ...at, games: () => shapedGame(new TextCraftGame(tree), shaping, members) });
   },
   // The shaped rewards are the embedded server's; an external server pays upstream's.
   embeddedOnly: (options) => {

@@ -42,11 +42,11 @@ export const webshop: Task = {
   category: (index, info) => labelCategory(info) ?? source().world.goals[index]?.category ?? "unknown",
   label: (index, info) => (typeof info?.asin === "string" ? info.asin : source().world.goals[index]?.asin),
   parseOptions: parseWebShopOptions,
-  async serve(options) {
+  async serve(options, at = { port: 0 }) {
     const o = parseWebShopOptions(options);
     served = await webShopSource(o.data_dir, o.goals);
     const { serveWebShop } = await import("./server.ts");
-    return await serveWebShop(served, { port: 0 });
+    return { ...await serveWebShop(served, at), about: served.tasks.about };
   },
   vocabulary: async (prompt) => (await import("./vocabulary.ts")).webShopVocabulary(generatedSource().world, prompt),
   oracle: async (index, options) => {

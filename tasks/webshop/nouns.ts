@@ -4,11 +4,16 @@
  * `en_core_web_lg`; Crucible with wink-nlp's English lite model, which gives the same Universal tag set. The taggers
  * differ in places (wink splits "4K" into "4" and "K"; title-case words lean to PROPN in both, which the reward counts
  * alike); docs/webshop.md gives the agreement measured on goal.py's own test cases. Names repeat across goals and
- * pages, so tags are cached per name (bounded).
+ * pages, so tags are cached per name (bounded). Both packages load with this module, by the specifiers of
+ * packages.ts (held in variables, so that only a command that plays WebShop fetches them).
  */
-import winkNLP from "wink-nlp";
-import model from "wink-eng-lite-web-model";
+import { WEBSHOP_PACKAGES } from "./packages.ts";
 
+const p: Record<keyof typeof WEBSHOP_PACKAGES, string> = WEBSHOP_PACKAGES;
+const [{ default: winkNLP }, { default: model }]: [
+  typeof import("npm:wink-nlp@2.4.0"),
+  typeof import("npm:wink-eng-lite-web-model@1.8.1"),
+] = await Promise.all([import(p.wink), import(p.winkModel)]);
 const nlp = winkNLP(model, ["pos"]);
 const its = nlp.its;
 const cache = new Map<string, readonly string[]>();

@@ -18,10 +18,14 @@
  * const { reward } = webshopReward(product, goal, { price: 12.5, options: new Map([["color", "black"]]) });
  * ```
  */
-import { token_set_ratio } from "fuzzball";
 import { type GoalOption, normalizeColor } from "./normalize.ts";
 import { nounTokens } from "./nouns.ts";
+import { WEBSHOP_PACKAGES } from "./packages.ts";
 import { fullProcess, pyStrip } from "./python.ts";
+
+// fuzzball loads with this module, by packages.ts's specifier (held in a variable: only WebShop's commands fetch it).
+const spec: string = WEBSHOP_PACKAGES.fuzzball;
+const fuzzball: typeof import("npm:fuzzball@2.2.6") = await import(spec);
 
 /** What the reward reads of the purchased product. */
 export interface RewardProduct {
@@ -64,7 +68,7 @@ export interface RewardInfo {
 export function tokenSetRatio(a: string, b: string): number {
   const p = fullProcess(a), q = fullProcess(b);
   if (p === "" || q === "") return 0;
-  return token_set_ratio(p, q, { full_process: false });
+  return fuzzball.token_set_ratio(p, q, { full_process: false });
 }
 
 /** `get_type_reward`: whether the purchase is the goal's kind of product. */

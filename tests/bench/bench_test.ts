@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { reportLines, rlPhases, trainReport } from "../../bench/train.ts";
 import type { EvalResult } from "../../src/train/eval.ts";
 import { noGpu } from "../no_gpu.ts";
-import { SMOKE_MODEL_YAML } from "../../bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, smokeArgs } from "../../bench/smoke_run.ts";
 import { runDeno } from "../subprocess.ts";
 
 const bench = (args: string[]) =>
@@ -133,20 +133,11 @@ Deno.test({
     const dir = await Deno.makeTempDir();
     try {
       await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
-      const overrides = [
-        `model.tiny=${dir}/tiny.yaml`,
-        "model.path=null",
+      const overrides = smokeArgs(`${dir}/tiny.yaml`, [
         "trainer.total_steps=1",
         "sft.epochs=0.01",
-        "trainer.eval_limit=2",
         "trainer.save_freq=0",
-        "data.train_batch_size=2",
-        "rollout.n=2",
-        "rollout.max_tokens_per_turn=6",
-        "rollout.max_response_length=96",
-        "algorithm.rounds_ctrl.type=fixed",
-        "algorithm.rounds_ctrl.rounds=[2]",
-      ];
+      ]);
       const r = await bench(["train", "--json", "--run-dir", `${dir}/run`, ...overrides]);
       assert.equal(r.code, 0, r.err + r.out);
       const rows = jsonLines(r.out);

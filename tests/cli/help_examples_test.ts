@@ -54,6 +54,27 @@ Deno.test("the examples are found (so the runs below cover every help)", () => {
   assert.ok(all.some((e) => e.includes("\\\n")), "a continued example is joined");
 });
 
+Deno.test("every run folder an example reads is one an example makes, and none overwrites a shipped model", () => {
+  // A fresh clone has no runs/: an example that reads runs/NAME is only copyable where another one writes it.
+  const all = [...helps.values()].flatMap(examplesOf).map((e) => e.replace(/\s+#.*$/gm, ""));
+  const made = new Set(all.flatMap((e) => [...e.matchAll(/--run-dir (runs\/[\w.-]+)/g)].map((m) => m[1])));
+  const read = all.flatMap((e) =>
+    [...e.replace(/--run-dir runs\/[\w.-]+/g, "").matchAll(/(?<![\w/])(runs\/[\w.-]+)/g)].map((m) => m[1])
+  );
+  assert.ok(read.includes("runs/smoke"), "the examples read the smoke run's folder");
+  assert.deepEqual(
+    read.filter((r) => !made.has(r)),
+    [],
+    `run folders no example makes (made: ${[...made].join(", ")})`,
+  );
+  const shipped = [...Deno.readDirSync(new URL("../../models/", import.meta.url))].map((d) => `models/${d.name}`);
+  for (const e of all) {
+    for (const m of e.matchAll(/--(?:save-model|out) (models\/[\w.-]+)/g)) {
+      assert.ok(!shipped.includes(m[1]), `${e} overwrites the shipped ${m[1]}`);
+    }
+  }
+});
+
 for (const [command, help] of helps) {
   for (const example of examplesOf(help)) {
     const real = isReal(example);

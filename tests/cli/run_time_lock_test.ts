@@ -1,12 +1,22 @@
 // What a user's first run downloads: the run-time entry points' module graphs (deno info under deno.lock) pull only
-// deno.lock's packages; deno.lock and the ONNX commands' locks hold no test-only package (Deno installs every
-// package of the lock it runs under), and the export lock no onnxruntime-web; no user task runs under
-// tests/deno.lock; and the command lines that need the ONNX packages, and only those, re-run under their lock.
+// deno.lock's packages, and the code a command runs at start (its graph without type-only imports) only deno.json's
+// imports, so a first `--help` fetches those alone (docs/first-run.md); the packages only some commands need are
+// imported by pinned specifiers held in variables, each in every run-time lock so that loading one never rewrites a
+// lock; deno.json keeps `deno task` from installing the whole lock (no workspace lock, lazy npm caching, each task
+// naming deno.lock); deno.lock and the ONNX commands' locks hold no test-only package, and the export lock no
+// onnxruntime-web; no user task runs under tests/deno.lock; and the command lines that need the ONNX packages, and
+// only those, re-run under their lock.
 import assert from "node:assert/strict";
 import denoJson from "../../deno.json" with { type: "json" };
+import { NATS_PACKAGES } from "../../src/cluster/nats_lib.ts";
+import { X509_PACKAGE } from "../../src/cluster/tls.ts";
 import { onnxLockFor } from "../../src/command/onnx_lock.ts";
+import { HUB_PACKAGE } from "../../src/model/hub.ts";
 import { ONNX_PROTO } from "../../src/onnx/proto.ts";
 import { EXPORT_LOCK, ONNX_LOCK, ORT_WEB } from "../../src/onnx/runtime.ts";
+import { BUFBUILD_WIRE } from "../../src/report/tensorboard.ts";
+import { WEBSHOP_PACKAGES } from "../../tasks/webshop/packages.ts";
+import { LAZY_PACKAGES } from "../../src/cli/build.ts";
 import { runDeno } from "../subprocess.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -44,6 +54,80 @@ for (const entry of ENTRY_POINTS) {
     assert.deepEqual(pulled.filter((p) => only.includes(p)), [], `${entry} pulls test-only packages`);
   });
 }
+
+/** The npm packages (name@version) `entry` runs at start: its graph through code imports, type-only ones left out. */
+async function startPackages(entry: string): Promise<string[]> {
+  const r = await runDeno(["info", "--json", "--lock=deno.lock", "--frozen", entry]);
+  assert.equal(r.code, 0, r.err);
+  const info = JSON.parse(r.out);
+  const modules = new Map<
+    string,
+    { kind?: string; npmPackage?: string; dependencies?: { code?: { specifier: string } }[] }
+  >(
+    info.modules.map((m: { specifier: string }) => [m.specifier, m]),
+  );
+  const seen = new Set<string>(), packages = new Set<string>();
+  const todo: string[] = [...info.roots];
+  while (todo.length) {
+    const s = info.redirects?.[todo[todo.length - 1]] ?? todo[todo.length - 1];
+    todo.pop();
+    if (seen.has(s)) continue;
+    seen.add(s);
+    const m = modules.get(s);
+    if (m?.kind === "npm" && m.npmPackage) packages.add(m.npmPackage);
+    for (const d of m?.dependencies ?? []) if (d.code) todo.push(d.code.specifier);
+  }
+  return [...packages].sort();
+}
+
+/** deno.json's imports as name@version, as the lock names packages. */
+function imported(): string[] {
+  return Object.values(denoJson.imports as Record<string, string>).map((v) => v.replace(/^npm:/, "")).sort();
+}
+
+for (const entry of ["src/cli/main.ts", "bench/main.ts"]) {
+  Deno.test(`${entry} loads only deno.json's imports at start; the rest comes when a command needs it`, async () => {
+    const pulled = await startPackages(entry);
+    assert.deepEqual(pulled, imported());
+    for (const lazy of ["@nats-io/transport-node", "wink-nlp", "fuzzball", "@huggingface/hub", "@peculiar/x509"]) {
+      assert.ok(!pulled.some((p) => p.startsWith(`${lazy}@`)), `${lazy} is loaded at start`);
+    }
+  });
+}
+
+Deno.test("the packages loaded on first use are pinned in every run-time lock, so loading one writes no lock", async () => {
+  const lazy = [
+    ...Object.values(NATS_PACKAGES),
+    ...Object.values(WEBSHOP_PACKAGES),
+    HUB_PACKAGE,
+    X509_PACKAGE,
+    BUFBUILD_WIRE.replace(/\/wire$/, ""),
+  ];
+  assert.equal(lazy.length, 10);
+  assert.deepEqual([...LAZY_PACKAGES].sort(), [...lazy].sort(), "deno task compile includes each of them");
+  for (const path of ["deno.lock", ONNX_LOCK, EXPORT_LOCK]) {
+    const l = await lock(path);
+    for (const spec of lazy) {
+      assert.match(spec, /^npm:(@[\w-]+\/)?[\w.-]+@\d+\.\d+\.\d+$/, `${spec} is pinned to one version`);
+      assert.ok(spec in l.specifiers, `${spec} missing from ${path}: loading it would rewrite the lock`);
+    }
+  }
+});
+
+Deno.test("deno task installs deno.json's imports alone: no workspace lock, lazy npm caching, each task names deno.lock", () => {
+  // `deno task` installs every package of the workspace's lock before it runs a task; without one it installs the
+  // imports, pinned to the versions deno.lock holds so that the task's own run finds them installed.
+  assert.equal(denoJson.lock, false);
+  assert.ok(denoJson.unstable.includes("npm-lazy-caching"));
+  for (const v of Object.values(denoJson.imports as Record<string, string>)) {
+    assert.match(v, /^npm:(@[\w-]+\/)?[\w.-]+@\d+\.\d+\.\d+$/, `${v} is one version, as deno.lock has it`);
+  }
+  const tasks = denoJson.tasks as Record<string, string>;
+  for (const [name, line] of Object.entries(tasks)) {
+    if (!/\bdeno run\b/.test(line)) continue;
+    assert.match(line, /deno run [^&]*--lock=deno\.lock /, `task ${name} runs without deno.lock: ${line}`);
+  }
+});
 
 Deno.test("the test-only packages are known (so the checks here can fail)", async () => {
   const only = await testOnly();

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { CHROMIUM_FLAGS, chromiumPath } from "../browser.ts";
 import { noGpu } from "../no_gpu.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, smokeArgs } from "../../bench/smoke_run.ts";
 import { runDeno } from "../subprocess.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -12,15 +12,12 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const run = (args: string[], cwd = ROOT) => runDeno(args, { cwd });
 
 function budget(dir: string): string[] {
-  return [
-    `model.tiny=${dir}/tiny.yaml`,
-    "model.path=null",
-    ...SMOKE_RUN,
+  return smokeArgs(`${dir}/tiny.yaml`, [
     "sft.epochs=0.01",
     "sft.batch_tokens=2048",
     "trainer.total_steps=2",
     "trainer.test_freq=1",
-  ];
+  ]);
 }
 
 Deno.test({

@@ -5,7 +5,7 @@
  * installs it and its absence must fail.
  */
 import { type NatsServer, natsServerInstalled, startNatsServer } from "../../src/cluster/server.ts";
-import { SMOKE_MODEL_YAML } from "../../bench/smoke_run.ts";
+import { RL_ONLY, smokeArgs, writeSmokeModel } from "../../bench/smoke_run.ts";
 
 /** True where the cluster tests cannot run: no nats-server, outside CI. */
 export const noNats: boolean = !(await natsServerInstalled()) && !Deno.env.get("CI");
@@ -15,25 +15,13 @@ export async function natsServer(dir: string, o: { jetstream?: boolean; port?: n
   return await startNatsServer({ dataDir: `${dir}/nats`, port: o.port ?? 0, jetstream: o.jetstream });
 }
 
-/** The learner's config file and overrides: the smoke run's model, 2 prompts × 2 episodes, 3 steps, no SFT. */
+/** The learner's config file and overrides: the smoke run (2 prompts × 2 episodes) as RL alone, 3 steps. */
 export async function learnerArgs(dir: string, extra: string[] = []): Promise<string[]> {
-  await Deno.writeTextFile(`${dir}/tiny.yaml`, SMOKE_MODEL_YAML);
+  await writeSmokeModel(`${dir}/tiny.yaml`);
   await Deno.writeTextFile(`${dir}/run.yaml`, "task: textcraft\n");
   return [
     `${dir}/run.yaml`,
-    `model.tiny=${dir}/tiny.yaml`,
-    "data.train_batch_size=2",
-    "rollout.n=2",
-    "rollout.max_tokens_per_turn=6",
-    "rollout.max_response_length=96",
-    "rollout.max_prompt_length=1200",
-    "algorithm.rounds_ctrl.type=fixed",
-    "algorithm.rounds_ctrl.rounds=[2]",
-    "actor.ppo_mini_batch_size=1",
-    "sft.enabled=false",
-    "trainer.save_freq=0",
-    "trainer.test_freq=0",
-    "trainer.eval_limit=1",
+    ...smokeArgs(`${dir}/tiny.yaml`, RL_ONLY),
     "trainer.total_steps=3",
     // Gradients that depend on every sampled token, and the sampler's own log-probs in the loss: a run that
     // differs anywhere in what the workers sampled ends with different parameters.

@@ -58,7 +58,12 @@ Deno.test("every shipped config resolves against the schema", async () => {
       : resolveConfig(source);
     assert.ok(c.task.length > 0, name);
   }
-  await assert.rejects(configSource("nope"), /Unknown config "nope"/);
+  await assert.rejects(configSource("nope"), /Unknown config "nope"; use one of textcraft, /);
+  await assert.rejects(
+    configSource("textcraft_smok"),
+    /Unknown config "textcraft_smok"; did you mean "textcraft_smoke"\?/,
+  );
+  await assert.rejects(configSource("webshop_qwen"), /did you mean "webshop_qwen2\.5"\?/);
 });
 
 Deno.test("an unknown key names the valid keys at its level and the closest one", () => {

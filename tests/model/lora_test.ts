@@ -16,9 +16,9 @@ import {
   loraScale,
   type LoraSettings,
   loraTable,
-  loraTransformer,
   resolveTargets,
 } from "../../src/model/lora.ts";
+import { loraTransformer } from "../../src/model/lora_model.ts";
 import { PackedInputs, packSequences } from "../../src/model/packing.ts";
 import { paramTable } from "../../src/model/params.ts";
 import { Transformer } from "../../src/model/transformer.ts";

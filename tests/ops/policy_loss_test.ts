@@ -7,12 +7,8 @@ import { POLICY_STATS, policyLossForward, uploadPolicyInputs } from "../../src/o
 import type { Tensor } from "../../src/gpu/tensor.ts";
 import { POLICY_LOSSES } from "../../src/rl/policy_losses.ts";
 import { policyLossHead } from "../../src/update/policy_head.ts";
-import {
-  policyKernelSettings,
-  type PolicyLossSettings,
-  policyObjective,
-  type PolicyTokens,
-} from "../../src/rl/policy_loss.ts";
+import { policyObjective, type PolicyTokens, type ResolvedPolicyLoss } from "../../src/rl/policy_loss.ts";
+import { lossOf } from "../rl/loss_settings.ts";
 import { assertClose } from "../reference/check.ts";
 import { intArray, roundF32, uniformArray } from "../reference/random.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
@@ -55,7 +51,8 @@ function inputs(seed: number, T: number): Record<keyof PolicyTokens, Float64Arra
 }
 
 /** Asserts the CPU statistics contain every case the kernel must get right, away from boundaries. */
-function checkCoverage(x: PolicyTokens, stats: Float64Array, settings: PolicyLossSettings): void {
+function checkCoverage(x: PolicyTokens, stats: Float64Array, loss: ResolvedPolicyLoss): void {
+  const settings = loss.settings;
   const T = x.weights.length;
   const count = (col: number) => [...Array(T).keys()].filter((t) => stats[t * S + col] === 1).length;
   const live = [...Array(T).keys()].filter((t) => x.weights[t] !== 0);
@@ -63,16 +60,16 @@ function checkCoverage(x: PolicyTokens, stats: Float64Array, settings: PolicyLos
   assert.ok(count(3) >= 5 && count(4) >= 3 && free >= 20, `clipped ${count(3)}, dual ${count(4)}, free ${free}`);
   for (const t of live) {
     const rho = stats[t * S + 5], a = Math.abs(x.advantages[t]);
-    const bounds = [1 - (settings.clipLow ?? 0.2), 1 + (settings.clipHigh ?? 0.2), settings.clipC ?? 3];
+    const bounds = [1 - settings.clipLow, 1 + settings.clipHigh, settings.clipC];
     for (const b of bounds) assert.ok(Math.abs(rho - b) > 1e-4 || a === 0, `token ${t} ratio ${rho} sits on ${b}`);
   }
 }
 
-const SETTINGS: PolicyLossSettings[] = [
-  { klKind: "low_var_kl", klCoef: 1e-3, entropyCoef: 0.01, clipHigh: 0.28 },
-  { klKind: "k1+", klCoef: 0.1, clipLow: 0.1, clipC: 2 },
-  { klKind: "abs", klCoef: 0.05, entropyCoef: -0.02 },
-  { klKind: "none", entropyCoef: 0.001 },
+const SETTINGS: ResolvedPolicyLoss[] = [
+  lossOf({ klKind: "low_var_kl", klCoef: 1e-3, entropyCoef: 0.01, clipHigh: 0.28 }),
+  lossOf({ klKind: "k1+", klCoef: 0.1, clipLow: 0.1, clipC: 2, entropyCoef: 0 }),
+  lossOf({ klKind: "abs", klCoef: 0.05, entropyCoef: -0.02 }),
+  lossOf({ klKind: "none", klCoef: 0, entropyCoef: 0.001 }),
 ];
 
 /**
@@ -91,7 +88,7 @@ function opInputs(x: PolicyTokens): Record<string, OpInput> {
 }
 
 /** The CPU objective's outputs on checkOp's host view of opInputs, named `<output><suffix>`. */
-function objective(x: HostArrays, settings: PolicyLossSettings, suffix = ""): Record<string, Float64Array> {
+function objective(x: HostArrays, settings: ResolvedPolicyLoss, suffix = ""): Record<string, Float64Array> {
   const col = (c: number) => x.inputs.filter((_, i) => i % 4 === c);
   const tokens = { logp: x.logp, entropy: x.entropy, oldLogp: col(0), refLogp: col(1), advantages: col(2) };
   const ref = policyObjective({ ...tokens, weights: col(3) }, settings);
@@ -114,13 +111,13 @@ Deno.test({
         for (const settings of SETTINGS) {
           const dlogp = zeros(batch.gpu, [T]), dentropy = zeros(batch.gpu, [T]), stats = zeros(batch.gpu, [T, S]);
           const args = { logp: x.logp, entropy: x.entropy, inputs: x.inputs, dlogp, dentropy, stats };
-          policyLossForward(batch, args, policyKernelSettings(settings));
-          const name = settings.klKind;
+          policyLossForward(batch, args, settings.kernel);
+          const name = settings.settings.klKind;
           Object.assign(out, { [`dlogp ${name}`]: dlogp, [`dentropy ${name}`]: dentropy, [`stats ${name}`]: stats });
         }
         return out;
       },
-      reference: (x) => Object.assign({}, ...SETTINGS.map((s) => objective(x, s, ` ${s.klKind}`))),
+      reference: (x) => Object.assign({}, ...SETTINGS.map((s) => objective(x, s, ` ${s.settings.klKind}`))),
       tol: TOL,
     });
   },
@@ -183,7 +180,6 @@ Deno.test({
   name: "policy loss head runs the configured loss's kernel: a loss registered by name is the one recorded",
   ignore: noGpu,
   async fn() {
-    const gpu = await testGpu();
     const T = 64, tokens = inputs(70, T);
     let calls = 0;
     // vanilla's kernel, counted: the head must reach it through the registry by the settings' name.
@@ -200,7 +196,7 @@ Deno.test({
         name: "policy loss by name",
         inputs: opInputs(tokens),
         forward(batch, x) {
-          const head = policyLossHead(batch.gpu, x.inputs, { ...SETTINGS[0], loss: "test_counted" });
+          const head = policyLossHead(batch.gpu, x.inputs, lossOf({ ...SETTINGS[0].settings, loss: "test_counted" }));
           head.grad(batch, { start: 0, count: T, logp: x.logp, entropy: x.entropy });
           return { dlogp: head.dlogp, dentropy: head.dentropy, stats: head.stats };
         },
@@ -208,9 +204,8 @@ Deno.test({
         tol: TOL,
       });
       assert.equal(calls, 1);
-      const tin = uploadPolicyInputs(gpu, tokens);
-      assert.throws(() => policyLossHead(gpu, tin, { loss: "test_missing" }), /Unknown policy loss "test_missing"/);
-      tin.release();
+      // The name is looked up once, when the step resolves its settings, before anything is recorded.
+      assert.throws(() => lossOf({ loss: "test_missing" }), /Unknown policy loss "test_missing"/);
     } finally {
       POLICY_LOSSES.unregister("test_counted");
     }

@@ -6,6 +6,7 @@ import { resolveConfig } from "../../src/config/load.ts";
 import type { Trajectory } from "../../src/rollout/trajectory.ts";
 import { boundStaleness, tisMetrics, tisWeights } from "../../src/rl/off_policy.ts";
 import { policyObjective } from "../../src/rl/policy_loss.ts";
+import { lossOf } from "./loss_settings.ts";
 import { rlStep, type RlStepContext } from "../../src/train/rl_step.ts";
 import { stepMetrics } from "../../src/train/step_metrics.ts";
 
@@ -30,7 +31,7 @@ Deno.test("TIS through the advantage: pg(A·w) = w·pg(A), loss and gradient, cl
   const base = { entropy: [0, 0, 0], refLogp: [0, 0, 0], weights: [0.5, 0.25, 0.25] };
   const x = { ...base, logp: [-0.5, -0.5, -0.6], oldLogp: [-1, -2, -0.5], advantages: [1, -2, 0.7] };
   const w = [1.5, 0.4, 2];
-  const s = { klKind: "none" as const, entropyCoef: 0 };
+  const s = lossOf({ klKind: "none", entropyCoef: 0 });
   const plain = policyObjective(x, s);
   const weighted = policyObjective({ ...x, advantages: x.advantages.map((a, t) => a * w[t]) }, s);
   const byToken = x.weights.map((_, t) =>

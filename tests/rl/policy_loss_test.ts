@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
-import { KL_KINDS, type KlKind, klPenalty, klPenaltyGrad } from "../../src/rl/policy_loss.ts";
-import { policySurrogate, surrogateTerm } from "../../src/rl/surrogate.ts";
+import { KL_ESTIMATORS, type KlKind, klPenalty, klPenaltyGrad } from "../../src/rl/kl.ts";
+import { resolvePolicyLoss } from "../../src/rl/policy_loss.ts";
+import { type ClipSettings, policySurrogate, surrogateTerm } from "../../src/rl/surrogate.ts";
 import { valueLoss } from "../../src/rl/value_loss.ts";
 import { assertClose } from "../reference/check.ts";
 import { numericGrad } from "../reference/finite_diff.ts";
 import { uniformArray } from "../reference/random.ts";
+import { DEFAULT_CLIP, DEFAULT_LOSS } from "./loss_settings.ts";
+
+/** verl's clip settings, which the cases below work by hand (and the config's defaults are). */
+const VERL: ClipSettings = { clipLow: 0.2, clipHigh: 0.2, clipC: 3 };
 
 const EXACT = { atol: 1e-12, rtol: 1e-12 };
 // Central differences with h = 1e-6 on smooth functions of size ~1: truncation ~1e-12, rounding ~1e-10.
@@ -39,7 +44,7 @@ Deno.test("k3 clamps: inner ±20 on the log-ratio, outer ±10 on the value, zero
 Deno.test("straight-through '+' kinds: the estimator's value, the k2 gradient d", () => {
   const logp = uniformArray(1, 16, -3, 0), ref = uniformArray(2, 16, -3, 0);
   const d = Array.from(logp, (l, t) => l - ref[t]);
-  for (const base of KL_KINDS) {
+  for (const base of KL_ESTIMATORS.names()) {
     const plus = `${base}+` as KlKind;
     assertClose(`${plus} value`, klPenalty(logp, ref, plus), klPenalty(logp, ref, base), EXACT);
     assertClose(`${plus} grad`, klPenaltyGrad(logp, ref, plus), d, EXACT);
@@ -59,7 +64,8 @@ Deno.test("KL gradients match central differences of the KL values", () => {
 
 Deno.test("clipped surrogate by hand: unclipped, ratio-clipped both sides, dual clip, log-ratio clamp", () => {
   const ln = Math.log;
-  const r = (logp: number, adv: number, clip = {}) => surrogateTerm(logp, 0, adv, clip);
+  const r = (logp: number, adv: number, clip: Partial<ClipSettings> = {}) =>
+    surrogateTerm(logp, 0, adv, { ...VERL, ...clip });
   const e01 = Math.exp(0.1);
   // [term, loss, grad, clipped, clippedLower]
   const cases: [ReturnType<typeof r>, number, number, number, number][] = [
@@ -81,9 +87,10 @@ Deno.test("clipped surrogate by hand: unclipped, ratio-clipped both sides, dual 
     assert.equal(t.clippedLower, lower, `case ${i} clippedLower`);
   });
   // Δ = −25 clamps to −20: ρ = e^−20, L1 = −2e^−20 > L2 = −1.6 is active but the clamp stops the gradient.
-  const clamped = surrogateTerm(-25, 0, 2);
+  const clamped = surrogateTerm(-25, 0, 2, VERL);
   assertClose("clamped", [clamped.loss, clamped.grad, clamped.ratio], [-2 * Math.exp(-20), 0, Math.exp(-20)], EXACT);
-  assert.throws(() => surrogateTerm(0, 0, 1, { clipC: 1 }), RangeError);
+  assert.deepEqual(DEFAULT_CLIP, VERL, "the config's defaults are verl's");
+  assert.throws(() => resolvePolicyLoss({ ...DEFAULT_LOSS, clipC: 1 }), /clipC must be > 1, got 1/);
 });
 
 Deno.test("surrogate gradient matches central differences away from the clip kinks", () => {

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { aggregationWeights } from "../../src/rl/aggregation.ts";
-import { klPenalty } from "../../src/rl/policy_loss.ts";
+import { klPenalty } from "../../src/rl/kl.ts";
 import { policySurrogate } from "../../src/rl/surrogate.ts";
 import { POLICY_STATS, policyMetrics, policyObjective, type PolicyTokens } from "../../src/rl/policy_loss.ts";
+import { DEFAULT_CLIP, lossOf } from "./loss_settings.ts";
 import { assertClose } from "../reference/check.ts";
 import { numericGrad } from "../reference/finite_diff.ts";
 import { uniformArray } from "../reference/random.ts";
@@ -38,7 +39,7 @@ Deno.test("policy objective: gradients w.r.t. logp and entropy match central dif
   const T = 40;
   const x = tokens(20, T);
   for (const klKind of ["low_var_kl", "k1+", "abs", "none"] as const) {
-    const settings = { clipHigh: 0.28, klKind, klCoef: 0.1, entropyCoef: 0.01 };
+    const settings = lossOf({ clipHigh: 0.28, klKind, klCoef: 0.1, entropyCoef: 0.01 });
     const out = policyObjective(x, settings);
     const at = (logp: Float64Array, entropy: Float64Array) => policyObjective({ ...x, logp, entropy }, settings).loss;
     // Skip masked tokens (their inputs are NaN) and the straight-through kind (its gradient is not its value's).
@@ -66,23 +67,23 @@ Deno.test("policy objective pieces equal the surrogate, KL and entropy aggregate
   const x = tokens(30, T);
   const live = [...Array(T).keys()].filter((t) => x.weights[t] !== 0);
   const pick = (a: ArrayLike<number>) => live.map((t) => a[t]);
-  const settings = { klKind: "k3" as const, klCoef: 0.05, entropyCoef: 0.02 };
+  const settings = lossOf({ klKind: "k3", klCoef: 0.05, entropyCoef: 0.02 });
   const out = policyObjective(x, settings);
   const w = pick(x.weights);
-  const pg = policySurrogate(pick(x.logp), pick(x.oldLogp), pick(x.advantages)).losses;
+  const pg = policySurrogate(pick(x.logp), pick(x.oldLogp), pick(x.advantages), DEFAULT_CLIP).losses;
   const kl = klPenalty(pick(x.logp), pick(x.refLogp), "k3");
   const h = pick(x.entropy);
   const sum = (f: (i: number) => number) => w.reduce((a, _, i) => a + f(i), 0);
   const expected = sum((i) => w[i] * pg[i]) + 0.05 * sum((i) => w[i] * kl[i]) - 0.02 * sum((i) => w[i] * h[i]);
   assertClose("loss", [out.loss], [expected], EXACT);
-  const m = policyMetrics(out.stats, settings);
+  const m = policyMetrics(out.stats, settings.settings);
   assertClose("metrics loss", [m.loss], [expected], EXACT);
   assertClose("pg", [m.pgLoss], [sum((i) => w[i] * pg[i])], EXACT);
   assert.equal(m.tokens, live.length);
   assert.equal(out.stats.length, T * POLICY_STATS.length);
   // Splitting the statistics (micro-batches) sums to the same metrics.
   const S = POLICY_STATS.length;
-  const split = policyMetrics([out.stats.subarray(0, 16 * S), out.stats.subarray(16 * S)], settings);
+  const split = policyMetrics([out.stats.subarray(0, 16 * S), out.stats.subarray(16 * S)], settings.settings);
   assertClose("split", Object.values(split), Object.values(m), EXACT);
   assert.ok(m.pgClipfrac > 0 && m.pgClipfrac < 1, `clip fraction ${m.pgClipfrac}`);
 });

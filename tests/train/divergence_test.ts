@@ -3,21 +3,18 @@
 // when every step diverged) the run stops with exit code 2, saves nothing of the diverged step and writes no `final`,
 // at the first step of a phase as at its last. A loss spike takes the same path.
 import assert from "node:assert/strict";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML, smokeArgs } from "../../bench/smoke_run.ts";
 import { loadSafetensors } from "../../src/model/safetensors.ts";
 import { noGpu } from "../no_gpu.ts";
 import { runCli } from "../subprocess.ts";
 
 function budget(dir: string): string[] {
-  return [
-    `model.tiny=${dir}/tiny.yaml`,
-    "model.path=null",
-    ...SMOKE_RUN,
+  return smokeArgs(`${dir}/tiny.yaml`, [
     "sft.enabled=false",
     // Rewards are all 0 for the tiny model: the entropy bonus gives the update a gradient.
     "actor.entropy_coeff=0.1",
     "trainer.test_freq=0",
-  ];
+  ]);
 }
 
 const lines = (path: string) => Deno.readTextFileSync(path).trim().split("\n").map((l) => JSON.parse(l));

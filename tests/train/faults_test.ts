@@ -8,22 +8,11 @@ import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
 import { noGpu } from "../no_gpu.ts";
 import { tree } from "../env/helpers.ts";
 import { runCli, sha, spawnCli } from "../subprocess.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML } from "../../bench/smoke_run.ts";
+import { faultsBudget } from "../../bench/faults.ts";
 
-function budget(dir: string): string[] {
-  return [
-    `model.tiny=${dir}/tiny.yaml`,
-    "model.path=null",
-    ...SMOKE_RUN,
-    "actor.lr=0.01",
-    "actor.use_kl_loss=true",
-    "sft.epochs=0.03",
-    "sft.batch_tokens=1024",
-    "sft.lr=0.01",
-    "trainer.total_steps=3",
-    "trainer.test_freq=0",
-  ];
-}
+/** The kill probes' run of `bench faults`, shorter: half its warm start and three steps. */
+const budget = (dir: string) => faultsBudget(dir, ["sft.epochs=0.03", "trainer.total_steps=3"]);
 
 const train = (args: string[], env: Record<string, string> = {}) => runCli(["train", "textcraft", ...args], { env });
 

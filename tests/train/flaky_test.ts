@@ -4,23 +4,12 @@
 // server it finishes.
 import assert from "node:assert/strict";
 import { serveTextCraft } from "../../tasks/textcraft/game/server.ts";
-import { SMOKE_MODEL_YAML, SMOKE_RUN } from "../../bench/smoke_run.ts";
+import { SMOKE_MODEL_YAML } from "../../bench/smoke_run.ts";
+import { flakyBudget } from "../../bench/faults_flaky.ts";
 import { noGpu } from "../no_gpu.ts";
 import { tree } from "../env/helpers.ts";
 import { runCli } from "../subprocess.ts";
 import { faultProxy, flaky } from "../../bench/fault_proxy.ts";
-
-function budget(dir: string): string[] {
-  return [
-    `model.tiny=${dir}/tiny.yaml`,
-    "model.path=null",
-    ...SMOKE_RUN,
-    "sft.enabled=false",
-    "actor.lr=0.01",
-    "trainer.total_steps=3",
-    "trainer.test_freq=0",
-  ];
-}
 
 const lines = (path: string) => Deno.readTextFileSync(path).trim().split("\n").map((l) => JSON.parse(l));
 
@@ -34,7 +23,7 @@ Deno.test({
     const proxy = faultProxy(server.url, flaky("garbage", 0.9, ["POST /step"]));
     try {
       const run = `${dir}/run`;
-      const args = ["--run-dir", run, "--env-url", proxy.url, ...budget(dir)];
+      const args = ["--run-dir", run, "--env-url", proxy.url, ...flakyBudget(dir)];
       const r = await runCli(["train", "textcraft", ...args, "env.max_step_retries=2", "env.max_abandoned_steps=4"]);
       assert.equal(r.code, 3, r.err);
       assert.match(r.err, new RegExp(`${proxy.url}[^;]*not JSON`));
@@ -71,7 +60,7 @@ Deno.test({
       "textcraft",
       "--run-dir",
       run,
-      ...budget(dir),
+      ...flakyBudget(dir),
       "trainer.total_steps=1",
       "rollout.max_prompt_length=100",
     ]);
@@ -157,7 +146,7 @@ for (
       try {
         const run = `${dir}/run`;
         const urls = [...counted.map((p) => p.url), flapper.url].flatMap((u) => ["--env-url", u]);
-        const args = ["--run-dir", run, ...urls, ...budget(dir), "trainer.total_steps=4", ...extra];
+        const args = ["--run-dir", run, ...urls, ...flakyBudget(dir), "trainer.total_steps=4", ...extra];
         const r = await runCli(["train", "textcraft", ...args]);
         assert.equal(r.code, 0, r.err);
         assert.ok(flapper.cycles() >= 2, `the server went down and came back ${flapper.cycles()} times in the run`);

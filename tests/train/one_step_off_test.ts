@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
 import { getGpu } from "../../src/gpu/device.ts";
-import { loraTransformer } from "../../src/model/lora.ts";
+import { loraTransformer } from "../../src/model/lora_model.ts";
 import { loadModelDir } from "../../src/model/model_dir.ts";
 import { ADAPTER_WEIGHTS, bindAdapter, loadAdapterDir } from "../../src/model/peft.ts";
 import { loadSafetensors } from "../../src/model/safetensors.ts";

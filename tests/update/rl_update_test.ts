@@ -8,6 +8,7 @@ import { createLearner } from "../../src/update/learner.ts";
 import { AdamW } from "../../src/update/optimizer.ts";
 import { liveFirst, rlUpdate, type UpdateSequence } from "../../src/update/rl_update.ts";
 import { Rng } from "../../src/util/random.ts";
+import { lossOf } from "../rl/loss_settings.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
 
 const config = parseModelConfig({
@@ -60,7 +61,7 @@ async function update(computeAll: boolean, entropyCoef = 0, seqs = sequences()) 
     lossAggMode: "token-mean",
     temperature: 1,
     lr: () => 0.01,
-    loss: { klKind: "none", klCoef: 0, entropyCoef },
+    loss: lossOf({ klKind: "none", klCoef: 0, entropyCoef }),
     computeAll,
   });
   const weights = await l.model.weights.toHost();

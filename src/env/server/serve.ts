@@ -74,6 +74,8 @@ export interface GameServer {
   /** Base URL, e.g. `http://127.0.0.1:36001`; also the one origin a browser request may come from. */
   url: string;
   port: number;
+  /** The environment's name (options.title: "TextCraft", "BFCL"). */
+  title: string;
   /** Stops listening and waits for open requests to finish. */
   shutdown(): Promise<void>;
 }
@@ -297,7 +299,7 @@ export async function serveHandler(
   url = `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${server.port}`;
   const warning = access.bindWarning(server.port, "environments");
   if (warning) (options.warn ?? console.error)(warning);
-  return { url, port: server.port, shutdown: server.shutdown };
+  return { url, port: server.port, title: options.title ?? "game", shutdown: server.shutdown };
 }
 
 /** A game's reset answer as an observation and, where the game gives one, its `info`. */

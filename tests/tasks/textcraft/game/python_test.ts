@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { TextCraftGame } from "../../../../tasks/textcraft/game/game.ts";
 import { pyInt, pyRepr, pyStr, pyStrip, PythonError } from "../../../../tasks/textcraft/game/python.ts";
-import { main } from "../../../../src/cli/serve.ts";
 import { taskOf, tree } from "../../../env/helpers.ts";
 
 Deno.test("Python's repr, strip and int limits, as the observation strings expose them", () => {
@@ -24,11 +23,4 @@ Deno.test("a count past Python's digit limit is the server's error, not an obser
   assert.throws(() => game.step(`get ${"1".repeat(4301)} dirt`), PythonError);
   assert.throws(() => game.step(`craft ${"1".repeat(4301)} stick using 2 oak planks`), PythonError);
   assert.equal(game.step("get 1 dirt").observation, "Got 1 dirt");
-});
-
-Deno.test("serve refuses unknown environments and bad ports with the usage", async () => {
-  await assert.rejects(main(["sciworld"]), /Only "textcraft", "bfcl" or "webshop" can be served/);
-  await assert.rejects(main(["textcraft", "--data-dir", "x"]), /--data-dir is a bfcl and webshop option/);
-  await assert.rejects(main(["webshop", "--goals", "human"]), /--goals is a webshop option with --data-dir/);
-  await assert.rejects(main(["textcraft", "--port", "70000"]), /--port must be an integer in \[0, 65535\]/);
 });
