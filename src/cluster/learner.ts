@@ -2,10 +2,10 @@
  * The learner's side of the cluster, a rollout source for rlStep: it publishes policy version step − 1 (once per
  * step), then the step's prompt groups, and collects the played groups until it has every group of the step,
  * exactly `data.train_batch_size` of them, in group order. A group played twice (a redelivered prompt whose first
- * worker published before it died) is dropped by its (step, group); a group sampled more than
- * rollout.max_staleness versions behind is dropped, counted, and its prompt published again. With
- * rollout.max_staleness = k > 0 the trainer publishes the prompts of the next k steps ahead (`prepare`), so workers
- * play them while the learner updates. A LoRA run publishes its adapter alone as each version.
+ * worker published before it died) is dropped by its (step, group); a group the run's staleness rule (Run.staleness,
+ * rollout.max_staleness = k) does not allow at its step is dropped, counted, and its prompt published again. With
+ * k > 0 the trainer publishes the prompts of the next k steps ahead (`prepare`), so workers play them while the
+ * learner updates. A LoRA run publishes its adapter alone as each version.
  *
  * Nothing read from the stream is trusted: every message passes admit.ts's checks before it can enter a batch. A
  * refused message never trains; it is counted by reason (`rejected_REASON` in the step's metrics, `rejected` in
@@ -147,7 +147,8 @@ export class ClusterSource implements RolloutSource {
     const w = lora?.tensors ?? this.run.learner.model.weights;
     const host = await w.toHost();
     const shaped = new Map(w.specs.map((s) => [s.name, { shape: s.shape, data: host.get(s.name)! }]));
-    const keep = this.run.config.rollout.max_staleness + 2;
+    // The versions a prompt in the queue may still ask for, and the one being published.
+    const keep = this.run.staleness.k + 2;
     const info = await retrying(
       `Publishing policy version ${version}`,
       () => publishVersion(this.cluster, version, shaped, { keep, lora: lora?.settings }),
@@ -173,7 +174,7 @@ export class ClusterSource implements RolloutSource {
       groups: byGroup.size,
       task: list[0].task,
       seeds: list.map((s) => s.seed),
-      minVersion: Math.max(0, step - 1 - this.run.config.rollout.max_staleness),
+      minVersion: this.run.staleness.oldest(step),
       options,
     }));
     await Promise.all(messages.map((p) => this.#publishPrompt(p)));
@@ -194,11 +195,11 @@ export class ClusterSource implements RolloutSource {
     const counts0 = { ...this.#counts }, rejected0 = new Map(this.#rejected);
     const t0 = performance.now();
     let noted = t0, replayed = 0;
-    const bound = this.run.config.rollout.max_staleness;
+    const rule = this.run.staleness;
     for (;;) {
       for (const g of groups) {
         const got = this.#groups.get(`${step}-${g}`);
-        if (!got || step - 1 - got.version <= bound) continue;
+        if (!got || rule.usable(got.version, step)) continue;
         // Sampled too long ago: drop, count, and play the prompt again on a newer version.
         this.#groups.delete(`${step}-${g}`);
         this.#droppedIds.add(got.id);
