@@ -9,7 +9,7 @@
  * stallNote({ step: 1, have: 0, want: 2, seconds: 30, url: "nats://127.0.0.1:4222", refused: 10, duplicates: 0,
  *   queue: { pending: 2, playing: 0 },
  *   workers: [{ name: "m", groups: 0, refused: { prompt: 10 }, dropped: true }] });
- * // "Step 1: 0 of 2 groups in after 30 s. Workers: m dropped after 10 refused messages (prompt: 10). Queue: 2 ..."
+ * // "Step 1: 0 of 2 groups in after 30 s. Workers: m dropped, 10 messages refused (prompt: 10). Queue: 2 ..."
  * ```
  */
 
@@ -59,7 +59,7 @@ function why(f: StallFacts): string {
   const start = `start one: deno task worker --cluster ${f.url}`;
   const live = f.workers.filter((w) => !w.dropped);
   if (f.workers.length > 0 && live.length === 0) {
-    return `Every worker that sent groups was dropped for its refused messages; ${start}`;
+    return `Every worker the learner heard from was dropped for its refused messages; ${start}`;
   }
   if (f.queue && f.queue.playing > 0) {
     return "Workers hold prompts without publishing their groups: slow, or stalled (a prompt goes to another " +
@@ -79,7 +79,7 @@ function why(f: StallFacts): string {
 function describe(w: WorkerSeen): string {
   const refused = Object.entries(w.refused).map(([r, n]) => `${r}: ${n}`).join(", ");
   const total = Object.values(w.refused).reduce((a, n) => a + n, 0);
-  if (w.dropped) return `${w.name} dropped after ${count(total, "refused message")} (${refused})`;
+  if (w.dropped) return `${w.name} dropped, ${count(total, "message")} refused (${refused})`;
   const last = w.lastSeconds === undefined ? "" : `, the last ${w.lastSeconds.toFixed(0)} s ago`;
   return `${w.name} sent ${count(w.groups, "group")}${last}${total > 0 ? `, ${total} refused (${refused})` : ""}`;
 }

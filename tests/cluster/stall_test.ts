@@ -23,9 +23,9 @@ Deno.test("every worker dropped: named, with its refusals, and what to do", () =
   });
   assert.equal(
     note,
-    "Step 1: 0 of 2 groups in after 120 s. Workers: b dropped after 10 refused messages (schema: 10). Queue: 2 " +
-      "prompts waiting, no prompts held by workers. Every worker that sent groups was dropped for its refused " +
-      "messages; start one: deno task worker --cluster nats://127.0.0.1:4222",
+    "Step 1: 0 of 2 groups in after 120 s. Workers: b dropped, 10 messages refused (schema: 10). Queue: 2 " +
+      "prompts waiting, no prompts held by workers. Every worker the learner heard from was dropped for its " +
+      "refused messages; start one: deno task worker --cluster nats://127.0.0.1:4222",
   );
 });
 
