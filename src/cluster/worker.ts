@@ -156,9 +156,10 @@ async function playLoop(
         for (const batch of byOptions.values()) {
           const groups = await playGroups(w, policy, batch.map(([m, p]) => [p, m.info.deliveryCount]), o.name);
           for (const [i, [msg]] of batch.entries()) {
+            const stored = await publisher.publish(groups[i]);
             // A group the stream took for another's message never reached the learner: the prompt is played again.
-            if (!(await publisher.publish(groups[i]))) msg.nak();
-            // A lost ack only means the prompt is played again; its group is then dropped as a duplicate.
+            // A lost ack only means the same; the group played twice is then dropped by the learner as a duplicate.
+            if (!stored) msg.nak();
             else await msg.ackAck().catch(() => false);
           }
         }
