@@ -49,7 +49,7 @@ export async function main(args: string[]): Promise<void> {
   const batcher = new DecodeBatcher(generator);
   // One client sends all n at once: its quota of requests in flight is n.
   const options = { batcher, tokenizer: g.tokenizer, stopIds: g.stopIds, modelName: "bench", maxLen, perClient: n };
-  const server = serveOpenAI(options);
+  const server = await serveOpenAI(options);
   const ask = (k: number) =>
     fetch(`${server.url}/chat/completions`, {
       method: "POST",

@@ -28,6 +28,8 @@ Options:
   --model DIR   the agent: a Crucible checkpoint or a Hugging Face directory (default models/crucible-tiny)
   --port N      port to listen on; 0 picks a free one (default 8000)
   --host NAME   interface to bind (default 127.0.0.1)
+  --allowed-host NAME  a name the page may be opened by (its Host), beyond the loopback names and
+                --host (bound to 0.0.0.0: this machine's name and addresses); repeatable
   -h, --help    this text
 
 Examples:
@@ -42,6 +44,7 @@ export async function main(args: string[]): Promise<void> {
       model: { type: "string", default: "models/crucible-tiny" },
       port: { type: "string" },
       host: { type: "string", default: "127.0.0.1" },
+      "allowed-host": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -67,6 +70,14 @@ export async function main(args: string[]): Promise<void> {
     skill: await readDepthSkill(dir),
   };
   const game = await embeddedTextCraft();
-  const server = await servePlay({ game, model, modelName: dir, settings, port, hostname: v.host });
+  const server = await servePlay({
+    game,
+    model,
+    modelName: dir,
+    settings,
+    port,
+    hostname: v.host,
+    allowedHosts: v["allowed-host"],
+  });
   console.log(`Play TextCraft beside ${dir}: open ${server.url}`);
 }

@@ -36,6 +36,10 @@ Options:
   --host NAME           interface to bind; anything beyond loopback (127.0.0.1, ::1,
                         localhost) accepts environments from the network, warns, and
                         needs a key (--token or CRUCIBLE_ENV_TOKEN)                     (default 127.0.0.1)
+  --allowed-host NAME   a name requests may call the server by (their Host), beyond the
+                        loopback names and --host (bound to 0.0.0.0: this machine's name
+                        and addresses); repeatable. Any other Host gets a 421 (a DNS-
+                        rebinding page calls it by the attacker's name)
   --token KEY           a key (16+ characters) every request must carry as
                         Authorization: Bearer KEY; repeatable, one per client; the
                         trainer sends CRUCIBLE_ENV_TOKEN. Default: CRUCIBLE_ENV_TOKEN,
@@ -77,6 +81,7 @@ export async function main(args: string[]): Promise<void> {
       "max-envs-per-client": { type: "string" },
       "max-env-hours": { type: "string" },
       token: { type: "string", multiple: true },
+      "allowed-host": { type: "string", multiple: true },
       "idle-minutes": { type: "string" },
       "header-timeout-s": { type: "string" },
       "body-timeout-s": { type: "string" },
@@ -119,6 +124,7 @@ export async function main(args: string[]): Promise<void> {
     // Unset: the task's usual port (AgentGym's: textcraft 36001, bfcl 36002, webshop 36003).
     port: values.port === undefined ? undefined : numberFlag("--port", values.port, 0, { lo: 0, hi: 65535, ...int }),
     hostname: values.host,
+    allowedHosts: values["allowed-host"],
     maxEnvs,
     maxEnvsPerClient: numberFlag("--max-envs-per-client", values["max-envs-per-client"], Math.min(1024, maxEnvs), {
       lo: 1,

@@ -26,6 +26,9 @@ Options:
   --name NAME        the model name /v1/models lists and replies echo (default: --model as given)
   --port N           port to listen on; 0 picks a free one                               (default 8000)
   --host NAME        interface to bind; beyond loopback a key is required               (default 127.0.0.1)
+  --allowed-host NAME  a name requests may call the server by (their Host), beyond the loopback names
+                     and --host (bound to 0.0.0.0: this machine's name and addresses); repeatable.
+                     Any other Host gets a 421 (a DNS-rebinding page calls it by the attacker's name)
   --api-key KEY      a key (16+ characters) every request must carry as Authorization: Bearer KEY (OpenAI
                      clients send their apiKey so); repeatable, one per client. Default: ${KEY_ENV}, else
                      none (loopback only). Never printed.
@@ -33,6 +36,8 @@ Options:
                      flight, decoding or waiting; more get a 429                        (default 64)
   --max-body-bytes N largest request body; a larger one gets a 413                    (default 1048576)
   --body-timeout-s S seconds a request body may take to arrive; then a 408            (default 10)
+  --header-timeout-s S  seconds a request's line and headers may take to arrive; a slower
+                     one gets a 408 and its connection is closed                        (default 10)
   --slots N          sequences decoded at once; more requests wait for a slot            (default 8)
   --max-len N        tokens per sequence, prompt and reply together                      (default 4096, at most
                      the model's max_position_embeddings)
@@ -67,6 +72,8 @@ export async function main(args: string[]): Promise<void> {
       "max-requests-per-client": { type: "string" },
       "max-body-bytes": { type: "string" },
       "body-timeout-s": { type: "string" },
+      "header-timeout-s": { type: "string" },
+      "allowed-host": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -89,6 +96,8 @@ export async function main(args: string[]): Promise<void> {
     integer: true,
   });
   const bodyTimeoutMs = numberFlag("--body-timeout-s", v["body-timeout-s"], 10, { lo: 0.001, hi: 3600 }) * 1000;
+  const headersTimeoutMs = numberFlag("--header-timeout-s", v["header-timeout-s"], 10, { lo: 0.001, hi: 3600 }) *
+    1000;
   // Before the model loads: a bind beyond loopback without a key stops here, naming the flag.
   const keys = keysFrom(v["api-key"], KEY_ENV);
   const access = new Access({ hostname: v.host!, keys, title: "serve-model", keyFlag: "--api-key", keyEnv: KEY_ENV });
@@ -103,7 +112,7 @@ export async function main(args: string[]): Promise<void> {
     integer: true,
   });
   const generator = new Generator(g.model, { slots, maxLen, blockSteps, cache: v["kv-cache"] as CacheSetting });
-  const server = serveOpenAI({
+  const server = await serveOpenAI({
     batcher: new DecodeBatcher(generator),
     tokenizer: g.tokenizer,
     stopIds: g.stopIds,
@@ -113,7 +122,7 @@ export async function main(args: string[]): Promise<void> {
     perClient,
     maxBodyBytes,
     bodyTimeoutMs,
-  }, { port, hostname: v.host, keys });
+  }, { port, hostname: v.host, keys, allowedHosts: v["allowed-host"], headersTimeoutMs });
   const warning = access.bindWarning(Number(new URL(server.url).port), "requests");
   if (warning) console.error(warning);
   const keyed = access.keyed ? `, ${keys.length} key${keys.length > 1 ? "s" : ""} asked` : "";

@@ -20,9 +20,14 @@
  * - `masks`: a mask value other than 0 or 1;
  * - `logprobs`: a sampled token's log-probability above 0 (no probability exceeds 1), or an observation token's not 0;
  * - `reward`: a reward outside the task's range (Task.rewardRange), or missing where the episode did not fail;
+ * - `id`: its stream message id is not its sender's name and its bytes' SHA-256 (messages.ts groupMessageId): a
+ *   message that could take another's place in the stream's de-duplication, or one no worker of ours sent;
  * - `duplicate`: a group the learner already has or trained on (a replayed message, or a redelivered prompt played
  *   twice; not the sender's fault). Checked last, so that what is wrong with a forgery names it however late it
  *   comes.
+ *
+ * Every reason but `run` and `duplicate` is the sender's fault, and the sender is the worker whose subject the message
+ * came on: with credentials only that worker's (or the learner's) could have put it there (auth.ts).
  *
  * A version more than rollout.max_staleness behind is not refused here: the learner drops it as stale and plays the
  * prompt again (learner.ts). What this cannot see: a well-formed group that a worker holding valid credentials made
@@ -30,7 +35,7 @@
  */
 import { z } from "zod";
 import { WORKER_NAME } from "./credentials.ts";
-import type { GroupMessage, PromptMessage } from "./messages.ts";
+import { type GroupMessage, groupMessageId, type PromptMessage } from "./messages.ts";
 import type { Trajectory, TurnRecord } from "../rollout/trajectory.ts";
 
 /** Why a message was refused. */
@@ -47,6 +52,7 @@ export const REASONS = [
   "masks",
   "logprobs",
   "reward",
+  "id",
   "duplicate",
 ] as const;
 /** One of {@linkcode REASONS}. */
@@ -69,6 +75,15 @@ export interface AdmitContext {
   seen(step: number, group: number, id: string): boolean;
   /** Whether the learner dropped worker `name`. */
   dropped(name: string): boolean;
+}
+
+/** A message as the trajectory stream delivers it: its bytes, its subject and its message id (absent: none). */
+export interface StreamMessage {
+  data: Uint8Array;
+  /** `crucible.trajectories.NAME`. */
+  subject: string;
+  /** The `Nats-Msg-Id` it was published with. */
+  id: string | undefined;
 }
 
 /** A message let in, or refused with its reason and what was wrong. */
@@ -135,8 +150,9 @@ function schemaReason(path: readonly PropertyKey[]): Reason {
   return "schema";
 }
 
-/** Checks one message from `subject` (`crucible.trajectories.NAME`); see the module header. */
-export function admit(bytes: Uint8Array, subject: string, ctx: AdmitContext): Verdict {
+/** Checks one message of the trajectory stream; see the module header. */
+export function admit(message: StreamMessage, ctx: AdmitContext): Verdict {
+  const { data: bytes, subject } = message;
   const sender = subject.slice(subject.lastIndexOf(".") + 1);
   const no = (reason: Reason, detail: string): Verdict => ({ ok: false, reason, detail, worker: sender });
   // A dropped worker's messages are not even read.
@@ -168,6 +184,10 @@ export function admit(bytes: Uint8Array, subject: string, ctx: AdmitContext): Ve
   for (const [i, t] of g.trajectories.entries()) {
     const bad = episodeProblem(t, { ...ctx, limits });
     if (bad) return no(bad[0], `episode ${i}: ${bad[1]}`);
+  }
+  const id = groupMessageId(sender, bytes);
+  if (message.id !== id) {
+    return no("id", `message id ${JSON.stringify(message.id ?? null).slice(0, 80)}, not ${sender}-SHA256 of its bytes`);
   }
   if (ctx.seen(g.step, g.group, g.id)) return no("duplicate", `step ${g.step} group ${g.group} is in hand already`);
   return { ok: true, group: g };

@@ -1,11 +1,22 @@
 /**
- * Who may join a cluster and what each member may do, as `deno task cluster up` sets it in nats-server's config: one
- * NATS account, `CRUCIBLE`, with JetStream, and one nkey user per member. The learner may do anything in the account
- * (it makes and purges the streams, publishes prompts and weights). A worker may only do what playing takes: read the
- * run and version keys, fetch weights, take, heartbeat and acknowledge prompts of the `workers` queue, publish groups
- * on its own subject `crucible.trajectories.NAME` (so the learner knows who sent a group: the server vouches for the
- * subject), and read replies under its own inbox prefix. It can neither publish weights, prompts or keys, nor create,
- * purge or delete a stream, nor read another member's replies or the trajectories.
+ * Who may join a cluster and what each member may do, as `deno task cluster up` sets it in nats-server's config. The
+ * learner is the one member of the account `CRUCIBLE`, which holds JetStream (the streams, the key-value bucket and
+ * the weights) and may do anything there: it makes and purges the streams, publishes prompts and weights. Each worker
+ * is the one member of an account of its own, `WORKER_NAME`, which has no JetStream and sees nothing of `CRUCIBLE`
+ * but what it imports from it, each import exported to the workers' accounts alone:
+ *
+ * - the JetStream API calls playing takes: the account's info, the info and the messages (by sequence or subject) of
+ *   the key-value and weights streams, the prompt queue's consumer info and its next messages, and the acks of that
+ *   queue (take, heartbeat, acknowledge);
+ * - its own subject `crucible.trajectories.NAME` (so the learner knows who sent a group: the server vouches for it).
+ *
+ * Why accounts and not only permissions: nats-server checks a client's publish permissions on a message's subject,
+ * never on its reply subject, and JetStream answers a request on whatever reply subject it carries, in the account
+ * the request was made in. A worker inside `CRUCIBLE` could thus have the server publish the answer of a request it
+ * may make onto a subject it may not (another worker's, which the trajectory stream stores; the version key, which
+ * the bucket stores). Across an import the server answers on a reply subject of its own and hands the answer back
+ * to the worker's account, where the reply subject the worker chose names nothing but its own imports. Within its
+ * account a worker's permissions still allow only the subjects above and its own inbox (defence in depth).
  *
  * On disk, under the data directory (`runs/nats` by default):
  *
@@ -43,39 +54,71 @@ export interface ClusterAuth {
   written: string[];
 }
 
-/** The account every member belongs to. */
+/** The learner's account, which holds JetStream. */
 export const ACCOUNT = "CRUCIBLE";
 
-/** The subjects a member may publish to and subscribe to. */
+/** The account of worker `name`, alone in it. */
+export function workerAccount(name: string): string {
+  return `WORKER_${name}`;
+}
+
+/**
+ * The JetStream API subjects every worker's account imports from the learner's: what playing takes, nothing more
+ * (see the module header). `stream` marks the one whose answer is several messages (a pull of the prompt queue).
+ */
+export const WORKER_API: readonly { subject: string; stream?: boolean }[] = (() => {
+  const api = "$JS.API", kv = `KV_${KV_BUCKET}`, obj = `OBJ_${WEIGHTS_BUCKET}`;
+  return [
+    { subject: `${api}.INFO` },
+    // The run and version keys, and the weights objects, read message by message (weights.ts): no consumer of
+    // its own, since a consumer's deliver subject could be any subject of the learner's account.
+    ...[kv, obj].flatMap((s) => [{ subject: `${api}.STREAM.INFO.${s}` }, { subject: `${api}.STREAM.MSG.GET.${s}` }]),
+    // The prompt queue: take, heartbeat and acknowledge.
+    { subject: `${api}.CONSUMER.INFO.${PROMPTS}.${WORKERS}` },
+    { subject: `${api}.CONSUMER.MSG.NEXT.${PROMPTS}.${WORKERS}`, stream: true },
+    { subject: `$JS.ACK.${PROMPTS}.${WORKERS}.>` },
+  ];
+})();
+
+/** The subjects a member may publish to and subscribe to, in its own account. */
 export function permissions(m: Pick<Member, "role" | "name">): { publish: string[]; subscribe: string[] } {
   if (m.role === "learner") return { publish: [">"], subscribe: [">"] };
-  const api = "$JS.API", kv = `KV_${KV_BUCKET}`, obj = `OBJ_${WEIGHTS_BUCKET}`;
   return {
-    publish: [
-      `${TRAJECTORY_SUBJECT}.${m.name}`,
-      `${api}.INFO`,
-      // The run and version keys, and the weights objects, read message by message (weights.ts): no consumer of
-      // its own, since a consumer's deliver subject could be any subject, another worker's among them.
-      ...[kv, obj].flatMap((s) => [`${api}.STREAM.INFO.${s}`, `${api}.STREAM.MSG.GET.${s}`]),
-      // The prompt queue: take, heartbeat and acknowledge.
-      `${api}.CONSUMER.INFO.${PROMPTS}.${WORKERS}`,
-      `${api}.CONSUMER.MSG.NEXT.${PROMPTS}.${WORKERS}`,
-      `$JS.ACK.${PROMPTS}.${WORKERS}.>`,
-    ],
+    publish: [...WORKER_API.map((i) => i.subject), `${TRAJECTORY_SUBJECT}.${m.name}`],
     subscribe: [`${inboxPrefix(m)}.>`],
   };
 }
 
-/** The `accounts` block of nats-server's config for `members` (public keys and permissions only). */
+/**
+ * The `accounts` block of nats-server's config for `members` (public keys, permissions, imports and exports only):
+ * the learner's account with JetStream and what it exports to the workers' accounts, and one account per worker.
+ */
 export function authConf(members: readonly Member[]): string {
-  const list = (xs: string[]) => `[${xs.map((x) => JSON.stringify(x)).join(", ")}]`;
-  const users = members.map((m) => {
+  const q = (x: string) => JSON.stringify(x);
+  const list = (xs: readonly string[]) => `[${xs.map(q).join(", ")}]`;
+  const user = (m: Member) => {
     const p = permissions(m);
     return `      # ${m.role} ${m.name}\n      { nkey: ${m.publicKey}, permissions: { publish: { allow: ${
       list(p.publish)
     } }, subscribe: { allow: ${list(p.subscribe)} } } }`;
+  };
+  const block = (name: string, lines: string[]) => `  ${name} {\n${lines.map((l) => `    ${l}`).join("\n")}\n  }`;
+  const workers = members.filter((m) => m.role === "worker");
+  const exports = [
+    ...WORKER_API.map((i) => `{ service: ${q(i.subject)}${i.stream ? ", response_type: stream" : ""} }`),
+    `{ service: ${q(`${TRAJECTORY_SUBJECT}.*`)} }`,
+  ];
+  const learner = block(ACCOUNT, [
+    "jetstream: enabled",
+    `users: [\n${members.filter((m) => m.role === "learner").map(user).join("\n")}\n    ]`,
+    `exports: [\n${exports.map((e) => `      ${e}`).join("\n")}\n    ]`,
+  ]);
+  const own = workers.map((w) => {
+    const subjects = [...WORKER_API.map((i) => i.subject), `${TRAJECTORY_SUBJECT}.${w.name}`];
+    const imports = subjects.map((s) => `      { service: { account: ${ACCOUNT}, subject: ${q(s)} } }`);
+    return block(workerAccount(w.name), [`users: [\n${user(w)}\n    ]`, `imports: [\n${imports.join("\n")}\n    ]`]);
   });
-  return `accounts {\n  ${ACCOUNT} {\n    jetstream: enabled\n    users: [\n${users.join("\n")}\n    ]\n  }\n}\n`;
+  return `accounts {\n${[learner, ...own].join("\n")}\n}\n`;
 }
 
 /** A member's credentials file in `credsDir`. */

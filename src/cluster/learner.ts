@@ -2,15 +2,18 @@
  * The learner's side of the cluster, a rollout source for rlStep: it publishes policy version step − 1 (once per
  * step), then the step's prompt groups, and collects the played groups until it has every group of the step,
  * exactly `data.train_batch_size` of them, in group order. A group played twice (a redelivered prompt whose first
- * worker published before it died) is dropped by its (step, group); a group sampled more than
- * rollout.max_staleness versions behind is dropped, counted, and its prompt published again. With
- * rollout.max_staleness = k > 0 the trainer publishes the prompts of the next k steps ahead (`prepare`), so workers
- * play them while the learner updates. A LoRA run publishes its adapter alone as each version.
+ * worker published before it died) is dropped by its (step, group); a group the run's staleness rule (Run.staleness,
+ * rollout.max_staleness = k) does not allow at its step is dropped, counted, and its prompt published again. With
+ * k > 0 the trainer publishes the prompts of the next k steps ahead (`prepare`), so workers play them while the
+ * learner updates. A LoRA run publishes its adapter alone as each version.
  *
  * Nothing read from the stream is trusted: every message passes admit.ts's checks before it can enter a batch. A
  * refused message never trains; it is counted by reason (`rejected_REASON` in the step's metrics, `rejected` in
  * all) and each reason is named once on stderr. A worker with `cluster.max_bad_messages` refusals that were its own
- * fault is dropped: its later messages are refused too.
+ * fault is dropped: its later messages are refused too. The worker blamed is the one whose subject a message came
+ * on, which with credentials only that worker could publish on, directly or through the server's answers to its
+ * requests (auth.ts). A step that waits says every 30 s what it knows of why (stall.ts), and puts the version key
+ * back if it no longer holds the learner's version.
  */
 import type { EpisodeSpec, RolloutOptions } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
@@ -18,7 +21,8 @@ import { rewardRange } from "../task/task.ts";
 import { admit, type AdmitContext, INNOCENT, type Reason } from "./admit.ts";
 import { encode, type GroupMessage, type PromptMessage } from "./messages.ts";
 import { type Cluster, prepareStreams, PROMPT_SUBJECT, queueDepth, retrying, timedOut, TRAJECTORIES } from "./nats.ts";
-import { publishVersion } from "./weights.ts";
+import { stallNote, type WorkerSeen } from "./stall.ts";
+import { keepVersion, publishVersion, type VersionInfo } from "./weights.ts";
 import type { RunInfo } from "./worker.ts";
 import type { PlayedStep, RolloutSource, Run } from "../train/types.ts";
 
@@ -40,6 +44,10 @@ export class ClusterSource implements RolloutSource {
   #published = new Set<number>();
   #versions = new Set<number>();
   #version = -1;
+  /** The version key as the learner last wrote it. */
+  #versionInfo?: VersionInfo;
+  /** Per worker heard from: groups taken, the time of the last one (ms), its refusals by reason. */
+  #heard = new Map<string, { groups: number; last?: number; refused: Record<string, number> }>();
   #wake: () => void = () => {};
   #counts = { duplicates: 0, stale: 0, rejected: 0 };
   /** Refusals by reason (duplicates are #counts.duplicates), the reasons named on stderr, refusals per worker. */
@@ -91,9 +99,12 @@ export class ClusterSource implements RolloutSource {
       };
     for await (const m of messages) {
       if (closed()) break;
-      const v = admit(m.data, m.subject, ctx);
+      const v = admit({ data: m.data, subject: m.subject, id: m.headers?.get("Nats-Msg-Id") || undefined }, ctx);
       if (v.ok) {
         this.#groups.set(`${v.group.step}-${v.group.group}`, v.group);
+        const w = this.#worker(v.group.worker);
+        w.groups++;
+        w.last = performance.now();
         this.#wake();
       } else this.#refuse(v.reason, v.detail, v.worker);
     }
@@ -101,6 +112,8 @@ export class ClusterSource implements RolloutSource {
 
   /** Counts a refused message, names its reason once, and drops a worker past cluster.max_bad_messages. */
   #refuse(reason: Reason, detail: string, worker: string): void {
+    const refused = this.#worker(worker).refused;
+    refused[reason] = (refused[reason] ?? 0) + 1;
     if (reason === "duplicate") {
       this.#counts.duplicates++;
       return;
@@ -134,12 +147,14 @@ export class ClusterSource implements RolloutSource {
     const w = lora?.tensors ?? this.run.learner.model.weights;
     const host = await w.toHost();
     const shaped = new Map(w.specs.map((s) => [s.name, { shape: s.shape, data: host.get(s.name)! }]));
-    const keep = this.run.config.rollout.max_staleness + 2;
+    // The versions a prompt in the queue may still ask for, and the one being published.
+    const keep = this.run.staleness.k + 2;
     const info = await retrying(
       `Publishing policy version ${version}`,
       () => publishVersion(this.cluster, version, shaped, { keep, lora: lora?.settings }),
     );
     this.#version = version;
+    this.#versionInfo = info;
     this.#versions.add(version);
     return { seconds: (performance.now() - t0) / 1000, bytes: info.bytes };
   }
@@ -159,7 +174,7 @@ export class ClusterSource implements RolloutSource {
       groups: byGroup.size,
       task: list[0].task,
       seeds: list.map((s) => s.seed),
-      minVersion: Math.max(0, step - 1 - this.run.config.rollout.max_staleness),
+      minVersion: this.run.staleness.oldest(step),
       options,
     }));
     await Promise.all(messages.map((p) => this.#publishPrompt(p)));
@@ -180,11 +195,11 @@ export class ClusterSource implements RolloutSource {
     const counts0 = { ...this.#counts }, rejected0 = new Map(this.#rejected);
     const t0 = performance.now();
     let noted = t0, replayed = 0;
-    const bound = this.run.config.rollout.max_staleness;
+    const rule = this.run.staleness;
     for (;;) {
       for (const g of groups) {
         const got = this.#groups.get(`${step}-${g}`);
-        if (!got || step - 1 - got.version <= bound) continue;
+        if (!got || rule.usable(got.version, step)) continue;
         // Sampled too long ago: drop, count, and play the prompt again on a newer version.
         this.#groups.delete(`${step}-${g}`);
         this.#droppedIds.add(got.id);
@@ -203,13 +218,7 @@ export class ClusterSource implements RolloutSource {
       if (performance.now() - noted > WAIT_NOTE_MS) {
         noted = performance.now();
         const have = groups.filter((g) => this.#groups.has(`${step}-${g}`)).length;
-        const refused = this.#counts.rejected > 0 ? ` (${this.#counts.rejected} messages refused so far)` : "";
-        this.run.rep.line(
-          `Step ${step}: ${have} of ${groups.length} groups in after ${
-            ((noted - t0) / 1000).toFixed(0)
-          } s${refused}; ` +
-            `is a worker running? deno task worker --cluster ${this.cluster.url}`,
-        );
+        this.run.rep.line(await this.#stalled(step, have, groups.length, (noted - t0) / 1000));
       }
     }
     const waited = (performance.now() - t0) / 1000;
@@ -247,6 +256,38 @@ export class ClusterSource implements RolloutSource {
       },
       metrics,
     };
+  }
+
+  /** What the learner knows of why step `step` waits (stall.ts); puts the version key back if it must. */
+  async #stalled(step: number, have: number, want: number, seconds: number): Promise<string> {
+    const now = performance.now();
+    const workers: WorkerSeen[] = [...this.#heard].map(([name, w]) => ({
+      name,
+      groups: w.groups,
+      ...(w.last === undefined ? {} : { lastSeconds: (now - w.last) / 1000 }),
+      refused: w.refused,
+      dropped: this.#dropped.has(name),
+    }));
+    const info = this.#versionInfo;
+    const versionKey = info ? await keepVersion(this.cluster, info).catch(() => undefined) : undefined;
+    return stallNote({
+      step,
+      have,
+      want,
+      seconds,
+      url: this.cluster.url,
+      queue: await queueDepth(this.cluster).catch(() => undefined),
+      workers,
+      refused: this.#counts.rejected,
+      duplicates: this.#counts.duplicates,
+      versionKey,
+    });
+  }
+
+  #worker(name: string) {
+    let w = this.#heard.get(name);
+    if (!w) this.#heard.set(name, w = { groups: 0, refused: {} });
+    return w;
   }
 
   /** Stops reading and leaves the streams as they are (a resumed learner purges them). */

@@ -3,7 +3,14 @@
  * JSON keeps every number exact (a float64 prints as the shortest text that reads back to the same bits), so
  * sampler log-probabilities reach the learner as the worker computed them. A group message is read by the learner
  * through admit.ts's checks, never trusted as sent.
+ *
+ * A group's stream message id ({@linkcode groupMessageId}) is its worker's name and its bytes' SHA-256. The trajectory
+ * stream drops a message whose id it saw in the last ten minutes, across every worker's subject: an id a worker could
+ * predict (the prompt's, say) would let it publish first under another worker's id and have that worker's group
+ * dropped. No worker knows another's bytes before they are sent (timings are in them), and the learner refuses a
+ * message whose id is not its sender's and its bytes' (admit.ts), so each worker has an id space of its own.
  */
+import { createHash } from "node:crypto";
 import type { RolloutOptions } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 
@@ -46,6 +53,19 @@ const enc = new TextEncoder(), dec = new TextDecoder();
 /** A message's bytes. */
 export function encode(m: PromptMessage | GroupMessage): Uint8Array {
   return enc.encode(JSON.stringify(m));
+}
+
+/**
+ * The stream message id of a played group: `WORKER-SHA256` of its bytes (see the module header). A publish retried
+ * after a lost answer sends the same bytes under the same id, and the stream stores it once.
+ *
+ * @example
+ * ```ts
+ * groupMessageId("a", new TextEncoder().encode("{}")); // "a-44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+ * ```
+ */
+export function groupMessageId(worker: string, bytes: Uint8Array): string {
+  return `${worker}-${createHash("sha256").update(bytes).digest("hex")}`;
 }
 
 /** A prompt message from bytes; a SyntaxError names what is missing. */

@@ -52,6 +52,9 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
+/** How long a member keeps trying a connect whose handshake times out (a loaded machine), in seconds. */
+const CONNECT_WAIT_S = 30;
+
 /** How a member connects: its name for the server's logs, its role, and its credentials (none: loopback only). */
 export interface ConnectOptions {
   name?: string;
@@ -84,18 +87,23 @@ export async function connectCluster(url: string, o: ConnectOptions = {}): Promi
     );
   }
   const lib = await natsLib();
-  let nc: NatsConnection;
-  try {
-    nc = await lib.transport.connect({
-      servers: url,
-      name: o.name,
-      timeout: 3000,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-      ...(o.creds ? connectOptions(o.creds, lib.transport) : {}),
-    });
-  } catch (e) {
-    throw connectError(url, e as Error, o.creds);
+  let nc: NatsConnection | undefined;
+  // A handshake that misses its 3 s deadline (TLS and the nonce's signature on a machine starved of CPU) is tried
+  // again for up to CONNECT_WAIT_S; nothing listening, or a refusal, fails at once.
+  const deadline = performance.now() + CONNECT_WAIT_S * 1000;
+  while (!nc) {
+    try {
+      nc = await lib.transport.connect({
+        servers: url,
+        name: o.name,
+        timeout: 3000,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+        ...(o.creds ? connectOptions(o.creds, lib.transport) : {}),
+      });
+    } catch (e) {
+      if (!timedOut(e) || performance.now() > deadline) throw connectError(url, e as Error, o.creds);
+    }
   }
   try {
     // A process's first requests, often to a server just started, on a machine that may be loaded: one whose answer

@@ -105,11 +105,21 @@ export async function reloadMembers(dataDir: string, members: readonly Member[])
   if (!cmdline.includes("nats-server") || !cmdline.includes(`${dataDir}/nats.conf`)) return false;
   try {
     Deno.kill(pid, "SIGHUP");
-    return true;
   } catch {
     return false; // not running: the next start reads the file
   }
+  // nats-server before 2.10 (Debian's 2.9.10) wires the imports of an account only on a reload whose previous
+  // config had that account already: a new worker's account answers nothing until a second reload. The signal is
+  // sent again once the first is being handled (the server holds one pending signal; a third would be lost).
+  await new Promise((r) => setTimeout(r, RELOAD_AGAIN_MS));
+  try {
+    Deno.kill(pid, "SIGHUP");
+  } catch { /* gone since: the next start reads the file */ }
+  return true;
 }
+
+/** How long after a reload the second one is sent (see reloadMembers). */
+const RELOAD_AGAIN_MS = 500;
 
 /** Reads the server's log until it says where it listens for clients; the rest of the log is drained. */
 async function listening(child: Deno.ChildProcess, host: string): Promise<string> {

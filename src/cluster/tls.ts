@@ -13,6 +13,8 @@
  * variable (as the Hub's package is), so only a command that makes a certificate fetches it.
  */
 
+import { machineNames } from "../env/server/access.ts";
+
 /** The pinned package. */
 export const X509_PACKAGE = "npm:@peculiar/x509@1.14.3";
 
@@ -110,13 +112,7 @@ export async function certificateNames(pem: string): Promise<string[]> {
  * `host` when it is a specific address, and `extra` (cluster up --tls-name).
  */
 export function localNames(host: string, extra: readonly string[] = []): string[] {
-  const names = ["127.0.0.1", "::1", "localhost", ...extra];
-  try {
-    names.push(Deno.hostname());
-  } catch { /* no permission: the rest still name it */ }
-  try {
-    for (const i of Deno.networkInterfaces()) names.push(i.address.replace(/%.*$/, ""));
-  } catch { /* as above */ }
+  const names = ["127.0.0.1", "::1", "localhost", ...extra, ...machineNames()];
   if (host !== "0.0.0.0" && host !== "::") names.push(host);
   return [...new Set(names.filter((n) => n.length > 0))];
 }

@@ -11,7 +11,8 @@
  * rather than through the object store's own reader, which makes a consumer per read: a worker may make no
  * consumer, because a consumer's deliver subject can be any subject, and auth.ts keeps each worker to its own.
  */
-import type { LoraSettings } from "../model/lora.ts";
+import { z } from "zod";
+import { LORA_MODULES, type LoraModule, type LoraSettings } from "../model/lora.ts";
 import { type HostTensor, parseSafetensors, serializeSafetensors } from "../model/safetensors.ts";
 import { type Cluster, WEIGHTS_BUCKET } from "./nats.ts";
 
@@ -26,6 +27,46 @@ export interface VersionInfo {
   bytes: number;
   /** Present when the version is a LoRA adapter (the tensors are its A and B) rather than the full parameters. */
   lora?: LoraSettings;
+}
+
+/** What the learner writes to the version key: a version's number, object, hash and size, and LoRA settings. */
+const VersionSchema = z.strictObject({
+  version: z.number().int().nonnegative(),
+  object: z.string().regex(/^v\d+$/),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  bytes: z.number().int().positive(),
+  lora: z.strictObject({
+    rank: z.number().int().positive(),
+    alpha: z.number().positive(),
+    targets: z.array(z.enum(Object.keys(LORA_MODULES) as [LoraModule, ...LoraModule[]])).nonempty(),
+    rslora: z.boolean().optional(),
+  }).optional(),
+});
+
+/** A key-value entry a reader ignored: not what the learner writes there. */
+export interface Malformed {
+  key: string;
+  /** The entry's revision in the bucket (a reader says each once). */
+  revision: number;
+  /** What is wrong with it. */
+  why: string;
+}
+
+/**
+ * The value of KV entry `text` checked against `schema`, or what is wrong with it (not JSON, or the schema's first
+ * problem).
+ */
+export function checkEntry<T>(text: string, schema: z.ZodType<T>): T | { why: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { why: `not JSON: ${JSON.stringify(text.slice(0, 60))}` };
+  }
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  return { why: `${issue.path.join(".") || "the entry"}: ${issue.message}` };
 }
 
 /** Hex SHA-256 of bytes. */
@@ -54,11 +95,35 @@ export async function publishVersion(
   return info;
 }
 
-/** The newest published version, or null before the learner published one. */
-export async function latestVersion(c: Cluster): Promise<VersionInfo | null> {
+/**
+ * The newest published version, or null before the learner published one. An entry that is not a version the
+ * learner writes (with credentials no worker can write it: auth.ts) is read as none, and handed to `o.malformed`.
+ */
+export async function latestVersion(
+  c: Cluster,
+  o: { malformed?: (m: Malformed) => void } = {},
+): Promise<VersionInfo | null> {
   const e = await c.kv.get("version");
   if (!e || e.operation !== "PUT" || e.length === 0) return null;
-  return JSON.parse(e.string()) as VersionInfo;
+  const info = checkEntry(e.string(), VersionSchema);
+  if ("why" in info) {
+    o.malformed?.({ key: "version", revision: e.revision, why: info.why });
+    return null;
+  }
+  return info as VersionInfo;
+}
+
+/**
+ * Puts `info` back in the version key when the key no longer holds it as the learner published it (with credentials
+ * only the learner may write it; on loopback without them any process here may); returns what the key held instead,
+ * shortened, or undefined when it held `info`.
+ */
+export async function keepVersion(c: Cluster, info: VersionInfo): Promise<string | undefined> {
+  const e = await c.kv.get("version");
+  const held = e && e.operation === "PUT" ? e.string() : "none";
+  if (held === JSON.stringify(info)) return undefined;
+  await c.kv.put("version", JSON.stringify(info));
+  return `it held ${held.length > 80 ? `${held.slice(0, 80)}...` : held}`;
 }
 
 /** The bytes of weights object `name`, read chunk by chunk (see the module header); null if it is gone. */

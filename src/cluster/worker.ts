@@ -9,7 +9,7 @@
  * the worker puts the base it loaded on the GPU once (frozen, as the learner holds it) and swaps the adapter. A
  * version's tensors are checked against the model's parameter table (or the adapter's) before they reach the GPU.
  */
-import type { RunConfig } from "../config/schema.ts";
+import { RunConfig } from "../config/schema.ts";
 import { getGpu, type Gpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import { LoraAdapters, type LoraSettings, loraTable } from "../model/lora.ts";
@@ -20,10 +20,12 @@ import { runRollouts } from "../rollout/agent.ts";
 import { faultPoint } from "../train/faults.ts";
 import { loadModel, openEnv } from "../train/setup.ts";
 import type { Consumer, JsMsg } from "./nats_lib.ts";
+import { z } from "zod";
 import type { Credentials } from "./credentials.ts";
-import { decodePrompt, encode, type GroupMessage, type PromptMessage } from "./messages.ts";
-import { type Cluster, connectCluster, PROMPTS, retrying, TRAJECTORY_SUBJECT, WORKERS } from "./nats.ts";
-import { fetchVersion, latestVersion } from "./weights.ts";
+import { decodePrompt, type GroupMessage, type PromptMessage } from "./messages.ts";
+import { type Cluster, connectCluster, PROMPTS, retrying, WORKERS } from "./nats.ts";
+import { GroupPublisher } from "./publish.ts";
+import { checkEntry, fetchVersion, latestVersion, type Malformed } from "./weights.ts";
 import type { HostModel, RunEnv } from "../train/types.ts";
 
 /** What the learner writes to KV key `run`. */
@@ -31,6 +33,8 @@ export interface RunInfo {
   id: string;
   config: RunConfig;
 }
+
+const RunInfoSchema = z.strictObject({ id: z.string().min(1), config: RunConfig });
 
 /** The parts of a config a worker must share with its learner: the task and the model. */
 export function runIdentity(c: RunConfig): Record<string, unknown> {
@@ -84,13 +88,14 @@ interface Held {
 export async function runWorker(o: WorkerOptions): Promise<number> {
   const cl = await connectCluster(o.url, { name: o.name, role: "worker", creds: o.creds, note: o.line });
   try {
-    let run = await waitForRun(cl, o);
+    const malformed = ignoring(o);
+    const run = await waitForRun(cl, o, malformed);
     if (o.config) checkSameRun(o.config, run.config);
     const env = await openEnv(run.config);
     try {
       const host = await loadModel(run.config, env.task);
       o.line(`Worker ${o.name} joined run ${run.id} at ${o.url} (${run.config.task}, model ${host.source})`);
-      return await playLoop(cl, o, { run, env, host, rerun: async () => (run = await readRun(cl) ?? run) });
+      return await playLoop(cl, o, { run, env, host, malformed, rerun: () => readRun(cl, malformed) });
     } finally {
       await env.close();
     }
@@ -102,9 +107,16 @@ export async function runWorker(o: WorkerOptions): Promise<number> {
 async function playLoop(
   cl: Cluster,
   o: WorkerOptions,
-  w: { run: RunInfo; env: RunEnv; host: HostModel; rerun: () => Promise<RunInfo> },
+  w: {
+    run: RunInfo;
+    env: RunEnv;
+    host: HostModel;
+    malformed: (m: Malformed) => void;
+    rerun: () => Promise<RunInfo | null>;
+  },
 ): Promise<number> {
   const consumer = await retrying("Opening the prompt queue", () => cl.js.consumers.get(PROMPTS, WORKERS));
+  const publisher = new GroupPublisher(cl, o.name, o.line);
   let policy: Policy | undefined, played = 0;
   const held: Held = {};
   try {
@@ -119,6 +131,10 @@ async function playLoop(
         const p = decodePrompt(msg.data);
         if (p.run !== w.run.id) {
           const now = await retrying("Reading the run", () => w.rerun());
+          if (!now) {
+            msg.nak(1000); // no run entry to play it by (none, or one ignored): it waits for the learner's
+            continue;
+          }
           if (p.run !== now.id) {
             msg.term(); // a prompt of a run that ended
             continue;
@@ -140,13 +156,12 @@ async function playLoop(
         const byOptions = Map.groupBy(prompts, ([, p]) => JSON.stringify(p.options));
         for (const batch of byOptions.values()) {
           const groups = await playGroups(w, policy, batch.map(([m, p]) => [p, m.info.deliveryCount]), o.name);
-          for (const [i, [msg, p]] of batch.entries()) {
-            await retrying(
-              "Publishing a group",
-              () => cl.js.publish(`${TRAJECTORY_SUBJECT}.${o.name}`, encode(groups[i]), { msgID: p.id }),
-            );
-            // A lost ack only means the prompt is played again; its group is then dropped as a duplicate.
-            await msg.ackAck().catch(() => false);
+          for (const [i, [msg]] of batch.entries()) {
+            const stored = await publisher.publish(groups[i]);
+            // A group the stream took for another's message never reached the learner: the prompt is played again.
+            // A lost ack only means the same; the group played twice is then dropped by the learner as a duplicate.
+            if (!stored) msg.nak();
+            else await msg.ackAck().catch(() => false);
           }
         }
       } finally {
@@ -242,11 +257,11 @@ async function playGroups(
 async function ensurePolicy(
   cl: Cluster,
   o: WorkerOptions,
-  w: { run: RunInfo; host: HostModel; held: Held },
+  w: { run: RunInfo; host: HostModel; held: Held; malformed: (m: Malformed) => void },
   policy: Policy | undefined,
   minVersion: number,
 ): Promise<Policy | undefined> {
-  const latest = () => retrying("Reading the policy version", () => latestVersion(cl));
+  const latest = () => retrying("Reading the policy version", () => latestVersion(cl, { malformed: w.malformed }));
   let info = await latest();
   while (!info || info.version < minVersion) {
     if (o.stop()) return policy;
@@ -306,21 +321,41 @@ function releaseBase(held: Held): void {
   held.base = undefined;
 }
 
-async function readRun(cl: Cluster): Promise<RunInfo | null> {
+/**
+ * The run the learner announced, or null before one did. An entry that is not a run the learner writes (its id and
+ * a config the schema takes; with credentials no worker can write it) is read as none, and handed to `malformed`.
+ */
+async function readRun(cl: Cluster, malformed: (m: Malformed) => void): Promise<RunInfo | null> {
   // Before any learner connected, the bucket does not exist (a worker opens it, never makes it): no run yet.
   const e = await cl.kv.get("run").catch((e) => {
     if (/stream not found/i.test((e as Error).message)) return null;
     throw e;
   });
   if (!e || e.operation !== "PUT" || e.length === 0) return null;
-  return JSON.parse(e.string()) as RunInfo;
+  const run = checkEntry(e.string(), RunInfoSchema);
+  if (!("why" in run)) return run;
+  malformed({ key: "run", revision: e.revision, why: run.why });
+  return null;
+}
+
+/** Says once per entry that a worker ignores it, instead of ending on it. */
+function ignoring(o: WorkerOptions): (m: Malformed) => void {
+  const said = new Set<string>();
+  return (m) => {
+    if (said.has(`${m.key} ${m.revision}`)) return;
+    said.add(`${m.key} ${m.revision}`);
+    o.line(
+      `Worker ${o.name}: ignoring the cluster's ${m.key} entry (revision ${m.revision}), which is not one the ` +
+        `learner writes (${m.why}); waiting for the learner's next`,
+    );
+  };
 }
 
 /** The learner's run, once one has started (a line says the worker waits). */
-async function waitForRun(cl: Cluster, o: WorkerOptions): Promise<RunInfo> {
+async function waitForRun(cl: Cluster, o: WorkerOptions, malformed: (m: Malformed) => void): Promise<RunInfo> {
   let said = false;
   for (;;) {
-    const run = await retrying("Reading the run", () => readRun(cl));
+    const run = await retrying("Reading the run", () => readRun(cl, malformed));
     if (run) return run;
     if (o.stop()) throw new Error("Stopped before a learner started a run");
     if (!said) o.line(`Worker ${o.name} waits for a learner at ${o.url} (deno task train ... --cluster ${o.url})`);

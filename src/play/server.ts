@@ -1,6 +1,7 @@
 /**
  * The play server: one page where a person plays TextCraft beside a trained agent that runs in the browser. Everything
- * the page loads comes from here (Deno.serve on loopback):
+ * the page loads comes from here (on loopback, by the game servers' listener, src/env/server/listen.ts, which closes
+ * slow and idle connections):
  *
  *   GET  /                     the page (page.html) and GET /app.js, its script (app.ts bundled for the browser)
  *   GET  /vendor/...           onnxruntime-web's browser build and its wasm binary, from the installed package
@@ -11,9 +12,12 @@
  *                              guards and messages unchanged
  *
  * The TextCraft routes keep their guards: JSON bodies only and no cross-origin browser requests (the page is same
- * origin, and the loopback names of this server count as one origin). A reset to a task index outside the game's
+ * origin, and the loopback names of this server count as one origin). Every route refuses a Host the server does not
+ * answer to (421; the loopback names, the bound address and `allowedHosts`), as every server of Crucible's does. A reset to a task index outside the game's
  * tasks is answered here with an error naming the range, since TextCraft itself wraps indices around.
  */
+import { hostRefusal, servedNames } from "../env/server/access.ts";
+import { listen } from "../env/server/listen.ts";
 import type { GameHandler, GameServerOptions } from "../env/server/serve.ts";
 import { toHfConfig } from "../model/config.ts";
 import type { LoadedModel } from "../model/model_dir.ts";
@@ -55,6 +59,8 @@ export interface PlayOptions {
   port?: number;
   /** Default 127.0.0.1. */
   hostname?: string;
+  /** Names a request's Host may carry beyond the loopback names and `hostname` (play --allowed-host). */
+  allowedHosts?: readonly string[];
 }
 
 /** A running play server. */
@@ -129,7 +135,14 @@ export async function servePlay(o: PlayOptions): Promise<PlayServer> {
   const hostname = o.hostname ?? "127.0.0.1";
   const tasks = o.game.tasks;
   let url = "", origins = new Set<string>();
-  const game = o.game.handler({ origin: () => url, idleMs: 30 * 60_000, maxEnvs: 256 });
+  const game = o.game.handler({
+    origin: () => url,
+    idleMs: 30 * 60_000,
+    maxEnvs: 256,
+    hostname,
+    allowedHosts: o.allowedHosts,
+  });
+  const hosts = new Set(servedNames(hostname, o.allowedHosts));
   const tok = o.model.tokenizer;
   const files: Record<string, () => BodyInit> = {
     "/": () => page,
@@ -144,6 +157,8 @@ export async function servePlay(o: PlayOptions): Promise<PlayServer> {
   for (const f of ORT_FILES) files[`/vendor/${f}`] = () => Deno.readFileSync(`${ortDir}${f}`);
 
   const handler = async (req: Request): Promise<Response> => {
+    const refused = hostRefusal(req, hosts);
+    if (refused) return new Response(refused.message, { status: refused.status });
     const path = new URL(req.url).pathname;
     if (path.startsWith("/env/")) return await envRoute(req, path.slice(4));
     const file = files[path];
@@ -162,12 +177,18 @@ export async function servePlay(o: PlayOptions): Promise<PlayServer> {
     return await game(new Request(new URL(path + new URL(req.url).search, url), { method: req.method, headers, body }));
   };
 
-  let server: Deno.HttpServer;
   const port = o.port ?? 8000;
+  let server;
   try {
-    server = Deno.serve({ port, hostname, onListen: () => {} }, handler);
+    server = await listen(handler, () => url, {
+      hostname,
+      port,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 21_000,
+      name: "The play server",
+    });
   } catch (e) {
-    if (e instanceof Deno.errors.AddrInUse) {
+    if (e instanceof Deno.errors.AddrInUse || (e as { code?: string }).code === "EADDRINUSE") {
       throw new Deno.errors.AddrInUse(
         `Port ${port} on ${hostname} is already in use by another program; pick another with --port N ` +
           "(or --port 0 for a free one)",
@@ -175,10 +196,9 @@ export async function servePlay(o: PlayOptions): Promise<PlayServer> {
     }
     throw e;
   }
-  const bound = server.addr as Deno.NetAddr;
-  url = `http://${hostname}:${bound.port}`;
-  origins = new Set(["127.0.0.1", "localhost", "[::1]"].map((h) => `http://${h}:${bound.port}`));
-  return { url, port: bound.port, shutdown: () => server.shutdown() };
+  url = `http://${hostname}:${server.port}`;
+  origins = new Set(["127.0.0.1", "localhost", "[::1]"].map((h) => `http://${h}:${server.port}`));
+  return { url, port: server.port, shutdown: server.shutdown };
 }
 
 /**

@@ -9,12 +9,15 @@
  *
  * Who may call it is the environment servers' rule (src/env/server/access.ts): loopback asks no key unless given
  * one; bound beyond loopback it will not start without a key, which every request carries as `Authorization: Bearer
- * KEY` (a 401 without it); browser pages of other origins get a 403. Each client (its address, and its key when
- * several are given) holds at most `perClient` requests in flight (a 429 past it), and a body past `maxBodyBytes` or
- * slower than `bodyTimeoutMs` is refused (413, 408), all in OpenAI's error shape.
+ * KEY` (a 401 without it); a Host it does not answer to gets a 421 and browser pages of other origins a 403. Each
+ * client (its address, and its key when several are given) holds at most `perClient` requests in flight (a 429 past
+ * it), and a body past `maxBodyBytes` or slower than `bodyTimeoutMs` is refused (413, 408), all in OpenAI's error
+ * shape. It listens on the environment servers' listener (src/env/server/listen.ts): headers slower than
+ * `headersTimeoutMs` get a 408 and their connection closed, and idle connections are closed after a minute.
  */
-import { Access, ClientCounts } from "../env/server/access.ts";
+import { Access, ClientCounts, servedNames } from "../env/server/access.ts";
 import { readBody } from "../env/server/guard.ts";
+import { listen } from "../env/server/listen.ts";
 import type { FinishReason } from "../model/generate.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import type { DecodeBatcher } from "./batcher.ts";
@@ -50,6 +53,10 @@ export interface ServeAt {
   hostname?: string;
   /** Keys one of which every request must carry (serve-model --api-key, CRUCIBLE_API_KEY); default none. */
   keys?: readonly string[];
+  /** Names a request's Host may carry beyond loopback's and `hostname` (serve-model --allowed-host). */
+  allowedHosts?: readonly string[];
+  /** Time for a request's line and headers to arrive, in milliseconds; then a 408 and the connection closed. */
+  headersTimeoutMs?: number;
 }
 
 function errorResponse(
@@ -286,16 +293,20 @@ async function complete(
 }
 
 /**
- * Serves the API on `hostname:port` (port 0 picks a free one); returns its base URL (…/v1) and a shutdown. Throws a
- * RangeError, before anything listens, when bound beyond loopback without a key (see the module header).
+ * Serves the API on `hostname:port` (port 0 picks a free one); resolves to its base URL (…/v1), port and a shutdown
+ * once it listens. Rejects with a RangeError, before anything listens, when bound beyond loopback without a key (see
+ * the module header).
  *
  * @example
  * ```ts
- * const s = serveOpenAI({ batcher, tokenizer, stopIds, modelName: "agent", maxLen: 4096 }, { port: 8000 });
+ * const s = await serveOpenAI({ batcher, tokenizer, stopIds, modelName: "agent", maxLen: 4096 }, { port: 8000 });
  * // new OpenAI({ baseURL: s.url, apiKey: "none" })
  * ```
  */
-export function serveOpenAI(o: OpenAIOptions, at: ServeAt = {}): { url: string; shutdown: () => Promise<void> } {
+export async function serveOpenAI(
+  o: OpenAIOptions,
+  at: ServeAt = {},
+): Promise<{ url: string; port: number; shutdown: () => Promise<void> }> {
   const hostname = at.hostname ?? "127.0.0.1";
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;
   let origin = "";
@@ -306,12 +317,17 @@ export function serveOpenAI(o: OpenAIOptions, at: ServeAt = {}): { url: string; 
     keyFlag: "--api-key",
     keyEnv: KEY_ENV,
     origin: () => origin,
+    hosts: servedNames(hostname, at.allowedHosts),
   });
   const handler = openAIHandler(o, access);
-  const server = Deno.serve(
-    { port: at.port ?? 0, hostname, onListen: () => {} },
-    (req, info) => handler(req, { address: info.remoteAddr.hostname }),
-  );
-  origin = `http://${host}:${server.addr.port}`;
-  return { url: `${origin}/v1`, shutdown: () => server.shutdown() };
+  const headersTimeoutMs = at.headersTimeoutMs ?? 10_000;
+  const server = await listen(handler, () => origin, {
+    hostname,
+    port: at.port ?? 0,
+    headersTimeoutMs,
+    requestTimeoutMs: headersTimeoutMs + (o.bodyTimeoutMs ?? 10_000) + 1000,
+    name: "serve-model",
+  });
+  origin = `http://${host}:${server.port}`;
+  return { url: `${origin}/v1`, port: server.port, shutdown: server.shutdown };
 }

@@ -209,7 +209,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
   const optimizerStepsTotal = stepsTotal * c.actor.ppo_epochs *
     Math.ceil(c.data.train_batch_size / c.actor.ppo_mini_batch_size);
   run.critic = advantageEstimator(c.algorithm.adv_estimator).critic ? await startCritic(run) : undefined;
-  if (!run.source && c.rollout.max_staleness > 0 && state.rlStep < stepsTotal) run.source = await oneStepOff(run);
+  if (!run.source && run.staleness.k > 0 && state.rlStep < stepsTotal) run.source = await oneStepOff(run);
   const ctx: RlStepContext = {
     config: c,
     rollout: run.rollout,
@@ -220,6 +220,7 @@ export async function rlPhase(run: Run): Promise<boolean> {
     stopIds: run.host.stopIds,
     lr: (k) => lrAt(c.actor.lr, c.actor.lr_schedule, k, optimizerStepsTotal),
     source: run.source,
+    staleness: run.staleness,
   };
   const sampling = c.data.prompt_sampling;
   // The run refused "signal" at its start for a task without categories. Categories follow what the servers serve.
@@ -331,7 +332,7 @@ function aheadOf(
   prompts: (step: number) => number[],
 ): ((step: number) => Promise<number[]>) | undefined {
   const c = run.config, source = run.source, state = run.state;
-  const k = Math.min(c.rollout.max_staleness, source?.ahead ?? Infinity);
+  const k = Math.min(run.staleness.k, source?.ahead ?? Infinity);
   if (!source?.prepare || k === 0) return undefined;
   const draw = (s: number) => {
     const drawn = state.ahead ??= {};

@@ -16,7 +16,7 @@ import { advantageEstimator } from "../rl/estimators.ts";
 import { faultPoint } from "./faults.ts";
 import { logprobTemperature } from "../util/temperature.ts";
 import { rolloutOptions } from "../rollout/options.ts";
-import { boundStaleness, tisMetrics, tisWeights } from "../rl/off_policy.ts";
+import { boundStaleness, type StalenessRule, tisMetrics, tisWeights } from "../rl/off_policy.ts";
 import { type ResolvedPolicyLoss, resolvePolicyLoss } from "../rl/policy_loss.ts";
 import type { Learner } from "../update/learner.ts";
 import type { AdamW } from "../update/optimizer.ts";
@@ -47,6 +47,8 @@ export interface RlStepContext {
   onEpisode?: (t: Trajectory) => void;
   /** Where the step's episodes are played; absent: in this process, on the learner's own weights. */
   source?: RolloutSource;
+  /** The run's staleness rule (Run.staleness): what a source's rollouts are bounded by. */
+  staleness: StalenessRule;
 }
 
 /** A step's outcome: its trajectories and the numbers of its update. */
@@ -94,8 +96,7 @@ export async function rlStep(ctx: RlStepContext, step: number, prompts: readonly
   const extra = { ...played.metrics };
   let trajectories = played.trajectories;
   if (trajectories.some((t) => t.version !== undefined)) {
-    // Version step − 1 is the learner's weights as this step starts.
-    const split = boundStaleness(trajectories, step - 1, c.rollout.max_staleness);
+    const split = boundStaleness(trajectories, step, ctx.staleness);
     trajectories = split.kept;
     extra.stale_dropped = (extra.stale_dropped ?? 0) + split.dropped.length;
     for (const [k, n] of split.histogram) extra[`staleness_${k}`] = n;

@@ -9,6 +9,7 @@ import { stringify } from "yaml";
 import { getGpu } from "../gpu/device.ts";
 import { Generator } from "../model/generate.ts";
 import { HubError } from "../model/hub.ts";
+import { stalenessRule } from "../rl/off_policy.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
 import { freshState, hostFromCheckpoint, loadLatestCheckpoint, saveCheckpoint, tidyCheckpoints } from "./checkpoint.ts";
 import { agentSettings } from "./agent_settings.ts";
@@ -120,6 +121,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
     state,
     resumed,
     rollout: { generator, tokenizer: host.tokenizer, client: env.client, task: env.task },
+    staleness: stalenessRule(c.rollout.max_staleness),
     train: train.indices,
     served,
     evalSet: c.trainer.eval_limit > 0 ? test.indices.slice(0, c.trainer.eval_limit) : test.indices,

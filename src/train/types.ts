@@ -10,6 +10,7 @@ import type { ModelConfig } from "../model/config.ts";
 import type { LoraSettings } from "../model/lora.ts";
 import type { SaveDType } from "../model/safetensors.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
+import type { StalenessRule } from "../rl/off_policy.ts";
 import type { DataPosition } from "../rl/prompts.ts";
 import type { EpisodeSpec, RolloutContext, RolloutOptions } from "../rollout/agent.ts";
 import type { Trajectory } from "../rollout/trajectory.ts";
@@ -43,6 +44,8 @@ export interface Run {
   /** The checkpoint a resumed run started from (its state as loaded, never the live one). */
   resumed?: LoadedCheckpoint;
   rollout: RolloutContext;
+  /** rollout.max_staleness's rule, resolved once (src/rl/off_policy.ts): what every part of the run bounds by. */
+  staleness: StalenessRule;
   /** Where RL steps play their episodes, when not in this process. */
   source?: RolloutSource;
   /** PPO's critic, once the RL phase made one (algorithm.adv_estimator=gae). */
@@ -140,15 +143,14 @@ export interface ResumedAdapter {
 
 /**
  * Plays a step's episodes somewhere else (a cluster's workers, the one-step-off sampler): every episode of `specs`,
- * each group whole, sampled by a policy version at most rollout.max_staleness behind the learner's (version step − 1
- * for step `step`).
+ * each group whole, sampled by a policy version the run's staleness rule allows at step `step` (Run.staleness).
  */
 export interface RolloutSource {
   /** Plays step `step`'s episodes and resolves when all are back. */
   play(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<PlayedStep>;
   /** Publishes a later step's episodes ahead of its play (rollout.max_staleness > 0): they play during updates. */
   prepare?(step: number, specs: readonly EpisodeSpec[], o: RolloutOptions): Promise<void>;
-  /** Steps whose episodes `prepare` takes ahead; default rollout.max_staleness. */
+  /** Steps whose episodes `prepare` takes ahead; default the staleness rule's k. */
   readonly ahead?: number;
   /** Files a checkpoint keeps for the source (episodes played ahead), by name; may wait for them. */
   checkpoint?(): Promise<Record<string, unknown> | undefined>;

@@ -28,6 +28,7 @@
  * await server.shutdown();
  * ```
  */
+import type { Caller } from "../../src/env/server/access.ts";
 import { EnvTable } from "../../src/env/server/envs.ts";
 import { json } from "../../src/env/server/guard.ts";
 import {
@@ -77,34 +78,39 @@ export function webShopHandler(source: WebShopSource, options: GameServerOptions
   const draw = () => weightedIndex(world.goals, Math.random());
   const n = BigInt(Math.max(1, world.goals.length));
   const goalIndex = (id: bigint) => Number(((id % n) + n) % n);
-  const withEnv = (id: unknown, f: (s: WebShopSession) => unknown) => {
-    const s = envs.get(id as bigint);
+  // An environment made with another key is not found, as an id never made (envs.ts).
+  const withEnv = (id: unknown, key: string, f: (s: WebShopSession) => unknown) => {
+    const s = envs.get(id as bigint, key);
     return s ? f(s) : unknown(id as bigint);
   };
-  const routes: Record<string, (input: Record<string, unknown>, owner: string) => unknown> = {
+  const routes: Record<string, (input: Record<string, unknown>, caller: Caller) => unknown> = {
     "GET /": () => "ok",
     "POST /create": (_, owner) => {
-      const refused = quotaRefusal(envs, owner, { maxEnvs, perClient });
+      const refused = quotaRefusal(envs, owner.client, { maxEnvs, perClient });
       if (refused) return json({ detail: refused }, 429);
       const session = new WebShopSession(world);
       session.reset(draw());
       return envs.add(session, owner);
     },
-    "POST /reset": ({ env_idx, session_id }) =>
-      withEnv(env_idx, (s) => [s.reset(session_id === null ? draw() : goalIndex(session_id as bigint)), null]),
-    "POST /step": ({ env_idx, action }) =>
-      withEnv(env_idx, (s) => {
+    "POST /reset": ({ env_idx, session_id }, { key }) =>
+      withEnv(env_idx, key, (s) => [s.reset(session_id === null ? draw() : goalIndex(session_id as bigint)), null]),
+    "POST /step": ({ env_idx, action }, { key }) =>
+      withEnv(env_idx, key, (s) => {
         const r = s.step(action as string);
         return { state: r.observation, reward: r.reward, done: r.done, info: r.info ?? null };
       }),
-    "GET /observation": ({ env_idx }) => withEnv(env_idx, (s) => s.observation),
-    "GET /available_actions": ({ env_idx }) => withEnv(env_idx, (s) => s.availableActions()),
-    "GET /instruction_text": ({ env_idx }) =>
-      withEnv(env_idx, (s) => s.instructionText() ?? json({ detail: "The done page has no instruction text." }, 404)),
-    "POST /close": ({ env_idx }) => envs.delete(env_idx as bigint),
+    "GET /observation": ({ env_idx }, { key }) => withEnv(env_idx, key, (s) => s.observation),
+    "GET /available_actions": ({ env_idx }, { key }) => withEnv(env_idx, key, (s) => s.availableActions()),
+    "GET /instruction_text": ({ env_idx }, { key }) =>
+      withEnv(
+        env_idx,
+        key,
+        (s) => s.instructionText() ?? json({ detail: "The done page has no instruction text." }, 404),
+      ),
+    "POST /close": ({ env_idx }, { key }) => envs.delete(env_idx as bigint, key),
     "GET /tasks": () => source.tasks,
   };
-  return routeHandler({ models: MODELS, answer: (route, input, owner) => routes[route](input, owner) }, {
+  return routeHandler({ models: MODELS, answer: (route, input, caller) => routes[route](input, caller) }, {
     ...options,
     tasks: source.tasks,
   });

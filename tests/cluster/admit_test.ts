@@ -4,7 +4,7 @@
 // good group, so each reason is shown to be what refuses it.
 import assert from "node:assert/strict";
 import { admit, type AdmitContext, REASONS } from "../../src/cluster/admit.ts";
-import type { GroupMessage, PromptMessage } from "../../src/cluster/messages.ts";
+import { type GroupMessage, groupMessageId, type PromptMessage } from "../../src/cluster/messages.ts";
 import { rewardRange } from "../../src/task/task.ts";
 import { TASKS } from "../../tasks/mod.ts";
 
@@ -79,11 +79,19 @@ const ctx: AdmitContext = {
 const enc = (v: unknown) => new TextEncoder().encode(typeof v === "string" ? v : JSON.stringify(v));
 const SUBJECT = "crucible.trajectories.a";
 
+/** The verdict on `bytes` sent on `subject` under message id `id` (default: the one its sender's worker gives it). */
+function send(bytes: Uint8Array, subject = SUBJECT, id?: string) {
+  return admit(
+    { data: bytes, subject, id: id ?? groupMessageId(subject.slice(subject.lastIndexOf(".") + 1), bytes) },
+    ctx,
+  );
+}
+
 /** The verdict on the good group changed by `edit`, sent on `subject`. */
 function verdict(edit: (g: GroupMessage & Record<string, unknown>) => void, subject = SUBJECT) {
   const g = good() as GroupMessage & Record<string, unknown>;
   edit(g);
-  return admit(enc(g), subject, ctx);
+  return send(enc(g), subject);
 }
 
 function refusedFor(edit: (g: GroupMessage & Record<string, unknown>) => void, subject = SUBJECT): string {
@@ -93,7 +101,7 @@ function refusedFor(edit: (g: GroupMessage & Record<string, unknown>) => void, s
 }
 
 Deno.test("a well-formed group is let in as sent", () => {
-  const v = admit(enc(good()), SUBJECT, ctx);
+  const v = send(enc(good()));
   assert.ok(v.ok, JSON.stringify(v));
   assert.deepEqual(v.group, good());
   // An environment failure has no reward, and that is no forgery.
@@ -111,7 +119,7 @@ Deno.test("the forgeries of the issue are refused, each by its own reason", () =
   // JSON has no NaN: JSON.stringify sends a NaN as null, and 1e999 reads back as Infinity.
   assert.equal(refusedFor((g) => (t(g).logprobs[0] = NaN)), "logprobs", "NaN log-probs");
   const inf = JSON.stringify(good()).replace('"logprobs":[-0.5', '"logprobs":[1e999');
-  assert.equal((admit(enc(inf), SUBJECT, ctx) as { reason: string }).reason, "logprobs", "an infinite log-prob");
+  assert.equal((send(enc(inf)) as { reason: string }).reason, "logprobs", "an infinite log-prob");
   assert.equal(refusedFor((g) => (t(g).reward = 1e9)), "reward", "a reward of 1e9");
   assert.equal(refusedFor((g) => (t(g).reward = null)), "reward", "no reward for a finished episode");
   assert.equal(refusedFor((g) => (g.version = 5)), "version", "a future version");
@@ -124,7 +132,22 @@ Deno.test("the forgeries of the issue are refused, each by its own reason", () =
   }
   const big = good();
   big.trajectories[0].firstObservation = "x".repeat(5000);
-  assert.equal((admit(enc(big), SUBJECT, ctx) as { reason: string }).reason, "size", "past max_message_bytes");
+  assert.equal((send(enc(big)) as { reason: string }).reason, "size", "past max_message_bytes");
+});
+
+Deno.test("a group under an id outside its sender's id space is refused: its worker's name and its bytes' SHA-256", () => {
+  const bytes = enc(good());
+  const reason = (id: string) => (send(bytes, SUBJECT, id) as { reason?: string }).reason;
+  // What the issue's attacker used: the prompt's id, which anyone who read the run id could predict.
+  assert.equal(reason(prompt.id), "id");
+  // Worker b's id space, on a's subject, with the right hash: a's message may not take b's place.
+  assert.equal(reason(groupMessageId("b", bytes)), "id");
+  assert.equal(reason(groupMessageId("a", enc({ ...good(), deliveries: 2 }))), "id", "another message's hash");
+  assert.equal((admit({ data: bytes, subject: SUBJECT, id: undefined }, ctx) as { reason?: string }).reason, "id");
+  assert.ok(send(bytes, SUBJECT, groupMessageId("a", bytes)).ok);
+  // A forgery is named by what is wrong with it, whatever its id.
+  const forged = enc({ ...good(), version: 5 });
+  assert.equal((send(forged, SUBJECT, prompt.id) as { reason?: string }).reason, "version");
 });
 
 Deno.test("every other way a group can be wrong has its reason too", () => {
@@ -155,8 +178,11 @@ Deno.test("every other way a group can be wrong has its reason too", () => {
   for (const [reason, edit, subject] of cases) {
     assert.equal(refusedFor(edit, subject), reason, `${edit}`);
   }
-  assert.equal((admit(enc("{not json"), SUBJECT, ctx) as { reason: string }).reason, "unreadable");
-  assert.equal((admit(enc([1, 2]), SUBJECT, ctx) as { reason: string }).reason, "schema");
-  const named = new Set([...cases.map((c) => c[0]), "unreadable", "token_ids", "version", "duplicate", "size"]);
+  assert.equal((send(enc("{not json")) as { reason: string }).reason, "unreadable");
+  assert.equal((send(enc([1, 2])) as { reason: string }).reason, "schema");
+  const named = new Set([
+    ...cases.map((c) => c[0]),
+    ...["unreadable", "token_ids", "version", "duplicate", "size", "id"],
+  ]);
   assert.deepEqual([...named].sort(), [...REASONS].sort(), "every reason is shown to refuse something");
 });

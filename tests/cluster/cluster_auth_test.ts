@@ -180,10 +180,14 @@ Deno.test({
       const c = await connectCluster(url, { creds: await readCredentials(path) });
       await c.close();
       const a = await creds("worker-a");
+      const open = await connectCluster(url, { creds: a });
       await revokeWorker(`${dir}/data`, "a");
       assert.equal(await reloadMembers(`${dir}/data`, await readMembers(`${dir}/data`)), true);
       await new Promise((r) => setTimeout(r, 500));
       await assert.rejects(connectCluster(url, { creds: a }), /refused the credentials of worker a/);
+      // Its open connection is cut: nothing it asks is answered any more.
+      await assert.rejects(open.jsm.getAccountInfo());
+      await open.nc.close();
       await assert.rejects(addWorker(`${dir}/data`, "b"), /a member already/);
       await assert.rejects(addWorker(`${dir}/data`, "b.c"), /letters, digits, - and _/);
     } finally {

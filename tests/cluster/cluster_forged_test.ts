@@ -1,13 +1,14 @@
 // A learner that trusts nothing, on a cluster with credentials and TLS (bound to 0.0.0.0, reached on loopback): while
 // a learner and worker a train 3 steps, worker m (credentials of its own) sends forged groups for the very prompts
-// the step waits on, straight to the stream (an out-of-vocabulary id, NaN log-probs, a reward of 1e9, a future
-// version, an oversized message), a 100 MB message past the server's limit, and one of a's groups is replayed. Each
-// is refused by its reason, m is dropped, and the run ends with the in-process run's parameters, bit for bit, at
+// the step waits on, straight to the stream, each under the message id a worker gives its group (an out-of-vocabulary
+// id, NaN log-probs, a reward of 1e9, a future version, an oversized message), a 100 MB message past the server's
+// limit, and one of a's groups is replayed (under a's id for the replayed bytes, and under a new id). Each is refused
+// by its reason, m is dropped, and the run ends with the in-process run's parameters, bit for bit, at
 // rollout.max_staleness=0. Nothing in the run folder or the output holds a secret of the cluster.
 import assert from "node:assert/strict";
 import { prepareAuth } from "../../src/cluster/auth.ts";
 import { readCredentials } from "../../src/cluster/credentials.ts";
-import type { GroupMessage, PromptMessage } from "../../src/cluster/messages.ts";
+import { type GroupMessage, groupMessageId, type PromptMessage } from "../../src/cluster/messages.ts";
 import { type Cluster, connectCluster, PROMPT_SUBJECT, PROMPTS, TRAJECTORIES } from "../../src/cluster/nats.ts";
 import { startNatsServer } from "../../src/cluster/server.ts";
 import { localNames } from "../../src/cluster/tls.ts";
@@ -111,12 +112,18 @@ Deno.test({
       for (let step = 1; step <= 3; step++) {
         const p = await promptOf(observer, step, () => finished);
         if (!p) break;
-        for (const [, g] of forgeries(p)) await m.js.publish(`crucible.trajectories.m`, enc.encode(JSON.stringify(g)));
+        for (const [, g] of forgeries(p)) {
+          const bytes = enc.encode(JSON.stringify(g));
+          await m.js.publish(`crucible.trajectories.m`, bytes, { msgID: groupMessageId("m", bytes) });
+        }
         if (step === 2) {
-          // A replay of a's latest group, sent again on a's subject with a's credentials, under a new message id.
+          // A replay of a's latest group, sent again on a's subject with a's credentials: as a redelivered prompt
+          // played twice would be (its own bytes, its own id), and under an id outside a's id space.
           const last = { last_by_subj: "crucible.trajectories.a" };
           const got = await observer.jsm.streams.getMessage(TRAJECTORIES, last);
-          await a.js.publish("crucible.trajectories.a", got!.data);
+          const again = enc.encode(JSON.stringify({ ...JSON.parse(dec.decode(got!.data)), deliveries: 2 }));
+          await a.js.publish("crucible.trajectories.a", again, { msgID: groupMessageId("a", again) });
+          await a.js.publish("crucible.trajectories.a", got!.data, { msgID: "a-replayed" });
         }
         if (step === 1) {
           // 100 MB: our client refuses past the server's announced limit; one that ignores it is cut off by the server.
@@ -145,7 +152,7 @@ Deno.test({
       const lines = await metrics(run);
       assert.deepEqual(lines.map((x) => x.episodes), [4, 4, 4]);
       const total = (k: string) => lines.reduce((n, x) => n + (x[k] ?? 0), 0);
-      for (const reason of ["token_ids", "logprobs", "reward", "version", "size", "worker"]) {
+      for (const reason of ["token_ids", "logprobs", "reward", "version", "size", "worker", "id"]) {
         assert.ok(total(`rejected_${reason}`) >= 1, `rejected_${reason}: ${JSON.stringify(lines)}`);
       }
       // 5 forgeries a step; those that came after the last step's groups are counted in no step.
@@ -155,10 +162,11 @@ Deno.test({
       assert.ok(stored < 20 << 20, `the 100 MB message is not in the stream (${stored} bytes)`);
       assert.ok(lines.every((x) => typeof x.rejected === "number"));
       const err = learner.err();
-      for (const reason of ["token_ids", "logprobs", "reward", "version", "size", "worker"]) {
+      for (const reason of ["token_ids", "logprobs", "reward", "version", "size", "worker", "id"]) {
         assert.equal(err.split(`(${reason}: `).length - 1, 1, `${reason} named once on stderr:\n${err}`);
       }
       assert.match(err, /Dropped worker m after 8 refused messages/);
+      assert.doesNotMatch(err, /Dropped worker a/);
 
       // No secret in the run folder (metrics, logs, config, checkpoints, report) or in anything printed.
       const secrets = await Promise.all(["learner", "worker-a", "worker-m"].map(async (f) => {

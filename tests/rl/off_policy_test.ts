@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config/load.ts";
 import type { Trajectory } from "../../src/rollout/trajectory.ts";
-import { boundStaleness, tisMetrics, tisWeights } from "../../src/rl/off_policy.ts";
+import { boundStaleness, stalenessRule, tisMetrics, tisWeights } from "../../src/rl/off_policy.ts";
 import { policyObjective } from "../../src/rl/policy_loss.ts";
 import { lossOf } from "./loss_settings.ts";
 import { rlStep, type RlStepContext } from "../../src/train/rl_step.ts";
@@ -59,14 +59,24 @@ Deno.test("staleness bound: groups with a member past the bound are dropped whol
     { group: 2, version: 4 },
     { group: 3 },
   ];
-  const s = boundStaleness(ts, 5, 1);
+  // Step 6 starts from learner version 5.
+  const s = boundStaleness(ts, 6, stalenessRule(1));
   assert.deepEqual(s.kept.map((t) => t.group), [0, 0, 1, 3]);
   assert.deepEqual(s.dropped, [{ group: 2, version: 3 }, { group: 2, version: 4 }]);
   assert.deepEqual([...s.histogram].sort(), [[0, 3], [1, 2], [2, 1]]);
-  assert.equal(boundStaleness(ts, 5, 2).dropped.length, 0);
-  assert.equal(boundStaleness(ts, 5, 0).kept.length, 3);
-  assert.throws(() => boundStaleness(ts, 3, 0), /version 5 is newer than the learner's 3/);
-  assert.throws(() => boundStaleness(ts, 5, -1), /max_staleness must be a whole number >= 0, got -1/);
+  assert.equal(boundStaleness(ts, 6, stalenessRule(2)).dropped.length, 0);
+  assert.equal(boundStaleness(ts, 6, stalenessRule(0)).kept.length, 3);
+  assert.throws(() => boundStaleness(ts, 4, stalenessRule(0)), /version 5 is newer than the learner's 3/);
+  assert.throws(() => stalenessRule(-1), /max_staleness must be a whole number >= 0, got -1/);
+  assert.throws(() => stalenessRule(0.5), /max_staleness must be a whole number >= 0, got 0\.5/);
+});
+
+Deno.test("the staleness rule: version v is usable at step s when s - 1 - v <= k; the oldest usable never below 0", () => {
+  const rule = stalenessRule(1);
+  assert.deepEqual([3, 2, 1].map((v) => rule.usable(v, 4)), [true, true, false]);
+  assert.deepEqual([3, 2, 1].map((v) => rule.behind(v, 4)), [0, 1, 2]);
+  assert.deepEqual([1, 2, 4].map((s) => rule.oldest(s)), [0, 0, 2]);
+  assert.deepEqual([1, 2, 3].map((s) => stalenessRule(0).oldest(s)), [0, 1, 2], "k = 0: the learner's own version");
 });
 
 function trajectory(group: number, version: number): Trajectory {
@@ -104,6 +114,7 @@ Deno.test("rlStep drops a rollout source's trajectory past rollout.max_staleness
     source: {
       play: () => Promise.resolve({ trajectories: played, seconds: { prefill: 0, decode: 0, env: 0 }, metrics: {} }),
     },
+    staleness: stalenessRule(config.rollout.max_staleness),
   } as unknown as RlStepContext;
   // Step 4 trains on learner version 3: group 1 (version 1) is 2 behind, past the bound of 1.
   const r = await rlStep(ctx, 4, [10, 11]);

@@ -1,7 +1,8 @@
 // Who may call serve-model (the environment servers' rule, src/env/server/access.ts): bound beyond loopback it refuses
 // to start without a key, naming the flag; with a key the official `openai` client gets 401 in OpenAI's error shape
-// without it and 200 with it; per-client requests in flight, body size and other origins are refused in the same
-// shape, and the key never reaches the output. A scripted sampler stands in for the model (no GPU), except in the
+// without it and 200 with it; per-client requests in flight, body size, other origins and a Host it does not answer
+// to are refused in the same shape; slow headers are answered 408 and their connection closed, as the game servers
+// do (issue 59), and a streamed reply still streams; the key never reaches the output. A scripted sampler stands in for the model (no GPU), except in the
 // last test, which serves models/crucible-tiny through the command.
 import assert from "node:assert/strict";
 import { DecodeBatcher } from "../../src/serve/batcher.ts";
@@ -40,27 +41,51 @@ function scripted(gate: () => Promise<void> = () => Promise.resolve()) {
   };
 }
 
-function serve(o: { keys?: string[]; perClient?: number; maxBodyBytes?: number; gate?: () => Promise<void> } = {}) {
+async function serve(
+  o: { keys?: string[]; perClient?: number; maxBodyBytes?: number; gate?: () => Promise<void> } = {},
+  at: { hostname?: string; headersTimeoutMs?: number } = {},
+) {
   const batcher = new DecodeBatcher(scripted(o.gate));
   const options = { batcher, tokenizer, stopIds: [0], modelName: "tiny", maxLen: 256, ...o };
-  const s = serveOpenAI(options, { hostname: "0.0.0.0", port: 0, keys: o.keys });
-  // Bound to every interface, reached on loopback.
-  return { url: s.url.replace("0.0.0.0", "127.0.0.1"), shutdown: s.shutdown };
+  const hostname = at.hostname ?? "0.0.0.0";
+  const s = await serveOpenAI(options, { ...at, hostname, port: 0, keys: o.keys });
+  // Bound to every interface (by default), reached on loopback.
+  return { url: s.url.replace("0.0.0.0", "127.0.0.1"), port: s.port, shutdown: s.shutdown };
+}
+
+/** Writes `text` on a raw connection to `port` and reads until the server closes it (or `limitMs` passes). */
+async function raw(port: number, text: string, limitMs: number): Promise<{ answer: string; closedMs: number }> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const started = performance.now();
+  await conn.write(new TextEncoder().encode(text));
+  const timer = setTimeout(() => conn.close(), limitMs);
+  let answer = "";
+  const buf = new Uint8Array(4096);
+  try {
+    for (let n = await conn.read(buf); n !== null; n = await conn.read(buf)) {
+      answer += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    conn.close();
+  } catch {
+    // Closed by the timer above (the server never closed it), or reset by the server.
+  }
+  clearTimeout(timer);
+  return { answer, closedMs: performance.now() - started };
 }
 
 const chat = { model: "tiny", messages: [{ role: "user", content: "Goal: craft oak planks." }] };
 
-Deno.test("bound beyond loopback without a key, serveOpenAI refuses before it listens, naming the flag", () => {
-  assert.throws(() => serve(), (e: Error) => {
+Deno.test("bound beyond loopback without a key, serveOpenAI refuses before it listens, naming the flag", async () => {
+  await assert.rejects(serve(), (e: Error) => {
     assert.ok(e instanceof RangeError);
     assert.match(e.message, /Binding 0\.0\.0\.0, beyond loopback, needs a key.*--api-key KEY or set CRUCIBLE_API_KEY/);
     return true;
   });
-  assert.throws(() => serve({ keys: ["short"] }), /at least 16 characters/);
+  await assert.rejects(serve({ keys: ["short"] }), /at least 16 characters/);
 });
 
 Deno.test("with a key: the openai client gets 401 without it or with a wrong one, 200 with it", async () => {
-  const s = serve({ keys: [KEY] });
+  const s = await serve({ keys: [KEY] });
   try {
     for (const apiKey of ["none", `${KEY}x`, KEY.slice(0, -1)]) {
       const client = new OpenAI({ baseURL: s.url, apiKey, maxRetries: 0 });
@@ -90,7 +115,7 @@ Deno.test("a client past its requests in flight gets a 429; another client (key)
   let open!: () => void;
   const held = new Promise<void>((r) => (open = r));
   const other = "another-key-0123456789abcdef";
-  const s = serve({ keys: [KEY, other], perClient: 1, gate: () => held });
+  const s = await serve({ keys: [KEY, other], perClient: 1, gate: () => held });
   try {
     const a = new OpenAI({ baseURL: s.url, apiKey: KEY, maxRetries: 0 });
     const first = a.chat.completions.create(chat);
@@ -114,7 +139,7 @@ Deno.test("a client past its requests in flight gets a 429; another client (key)
 });
 
 Deno.test("a body past the limit is a 413 and another origin a 403, in OpenAI's shape", async () => {
-  const s = serve({ keys: [KEY], maxBodyBytes: 1000 });
+  const s = await serve({ keys: [KEY], maxBodyBytes: 1000 });
   const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
   try {
     const big = JSON.stringify({ ...chat, messages: [{ role: "user", content: "x".repeat(5000) }] });
@@ -125,6 +150,50 @@ Deno.test("a body past the limit is a 413 and another origin a 403, in OpenAI's 
     const x = await fetch(`${s.url}/chat/completions`, { method: "POST", headers: page, body: JSON.stringify(chat) });
     assert.equal(x.status, 403);
     assert.match((await x.json()).error.message, /Cross-origin request refused/);
+  } finally {
+    await s.shutdown();
+  }
+});
+
+Deno.test("serve-model closes connections whose headers are slow, as the game servers do: 408, then closed", async () => {
+  const s = await serve({}, { hostname: "127.0.0.1", headersTimeoutMs: 300 });
+  try {
+    // The issue's attacker held 300 such connections for 40 s; each is now answered and closed within the limit.
+    const stalled = await Promise.all(
+      Array.from(
+        { length: 20 },
+        () => raw(s.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nCont", 5000),
+      ),
+    );
+    for (const { answer, closedMs } of stalled) {
+      assert.match(answer, /^HTTP\/1\.1 408 /);
+      assert.ok(closedMs >= 250 && closedMs < 3000, `closed after ${closedMs} ms`);
+    }
+    // The server answers others meanwhile and after.
+    const ok = await new OpenAI({ baseURL: s.url, apiKey: "none", maxRetries: 0 }).chat.completions.create(chat);
+    assert.equal(ok.choices[0].message.content, "craft");
+  } finally {
+    await s.shutdown();
+  }
+});
+
+Deno.test("a Host serve-model does not answer to gets a 421 in OpenAI's shape; a streamed reply still streams", async () => {
+  const s = await serve({}, { hostname: "127.0.0.1" });
+  try {
+    const get = (host: string) =>
+      raw(s.port, `GET /v1/models HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, 5000);
+    const evil = (await get(`rebind.attacker.example:${s.port}`)).answer;
+    assert.match(evil, /^HTTP\/1\.1 421 /);
+    const body = JSON.parse(evil.slice(evil.indexOf("\r\n\r\n") + 4));
+    assert.equal(body.error.code, "host_not_allowed");
+    assert.match(body.error.message, /is not a name this server answers to .*--allowed-host NAME/);
+    assert.match((await get(`localhost:${s.port}`)).answer, /^HTTP\/1\.1 200 /);
+    const client = new OpenAI({ baseURL: s.url, apiKey: "none", maxRetries: 0 });
+    const parts: string[] = [];
+    for await (const c of await client.chat.completions.create({ ...chat, stream: true })) {
+      parts.push(c.choices[0]?.delta?.content ?? "");
+    }
+    assert.equal(parts.join(""), "craft");
   } finally {
     await s.shutdown();
   }

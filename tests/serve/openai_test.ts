@@ -64,7 +64,7 @@ Deno.test("with Qwen3's template, tools reach the prompt and a <tool_call> reply
     },
     close() {},
   };
-  const server = serveOpenAI({
+  const server = await serveOpenAI({
     batcher: new DecodeBatcher(sampler),
     tokenizer: qwen,
     stopIds: [eos],
@@ -132,7 +132,7 @@ Deno.test({
     const maxLen = 384, maxTokens = 24;
     const generator = new Generator(g.model, { slots: 4, maxLen, blockSteps: 4 });
     const batcher = new DecodeBatcher(generator);
-    const server = serveOpenAI({ batcher, tokenizer: tok, stopIds: g.stopIds, modelName: "tiny", maxLen });
+    const server = await serveOpenAI({ batcher, tokenizer: tok, stopIds: g.stopIds, modelName: "tiny", maxLen });
     const client = new OpenAI({ baseURL: server.url, apiKey: "none", maxRetries: 0 });
     /** Crucible's own greedy continuation of some ids, as text. */
     const direct = async (ids: number[]) => {

@@ -13,6 +13,7 @@ import { rlStep } from "../../src/train/rl_step.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
 import { oneRoundServer, oneRoundTask } from "./one_round.ts";
 import { stepMetrics } from "../../src/train/step_metrics.ts";
+import { stalenessRule } from "../../src/rl/off_policy.ts";
 
 const WORDS = ["yes", "no", "maybe", "perhaps", "never", "always"];
 
@@ -68,6 +69,7 @@ Deno.test({
       opt,
       stopIds: [tok.id("<|im_end|>")],
       lr: () => 0.02,
+      staleness: stalenessRule(0),
     };
     const rewards: number[] = [];
     for (let step = 1; step <= 12; step++) {

@@ -14,6 +14,7 @@ import { rlStep } from "../../src/train/rl_step.ts";
 import { noGpu, testGpu } from "../no_gpu.ts";
 import { oneRoundServer, oneRoundTask } from "./one_round.ts";
 import { stepMetrics } from "../../src/train/step_metrics.ts";
+import { stalenessRule } from "../../src/rl/off_policy.ts";
 
 const ARMS: Record<string, number> = { left: 1, right: 0.3 };
 
@@ -76,6 +77,7 @@ for (const share of [false, true]) {
         opt,
         stopIds: [tok.id("<|im_end|>")],
         lr: () => 0.02,
+        staleness: stalenessRule(0),
       };
       const rewards: number[] = [], valueLoss: number[] = [];
       for (let step = 1; step <= 24; step++) {

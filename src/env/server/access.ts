@@ -6,10 +6,14 @@
  *   start without a key (a RangeError naming the flag and the environment variable that give one).
  * - A key is at least 16 characters; a request carries it as `Authorization: Bearer KEY` (what OpenAI's clients send
  *   from `apiKey`). Keys are compared in constant time (per key, whatever the guess), and no message ever holds one.
- * - A browser page of another origin is refused (an `Origin` header other than the server's own, or `Sec-Fetch-Site`
- *   cross-site or same-site), which also stops DNS-rebinding pages from reaching a loopback server.
+ * - A request whose `Host` is not a name the server answers to is refused (421): the loopback names (localhost,
+ *   127.0.0.0/8, ::1), the address it is bound to (bound to every interface: the machine's name and each
+ *   interface's address), and the names added with `--allowed-host`. A DNS-rebinding page reaches a loopback server
+ *   under its own name, so it is refused whatever it sends; a browser page of another origin is refused too (an
+ *   `Origin` header other than the server's own, or `Sec-Fetch-Site` cross-site or same-site).
  * - A client is its address, and its key's place when several keys are given (one per client), so quotas hold per
- *   client: {@linkcode ClientCounts} counts what each holds (environments, requests in flight).
+ *   client: {@linkcode ClientCounts} counts what each holds (environments, requests in flight). What a client makes
+ *   (an environment) belongs to its key, and a request with another key is answered as if it did not exist.
  *
  * Refusals come back as plain data ({@linkcode Refusal}); each server shapes them its own way (FastAPI's `{detail}`
  * for the game servers, OpenAI's `{error}` for serve-model).
@@ -29,11 +33,11 @@ import { createHash, timingSafeEqual } from "node:crypto";
 
 /** Why a request is refused before any route sees it. */
 export interface Refusal {
-  /** 401 (no or a wrong key) or 403 (a browser page of another origin). */
+  /** 401 (no or a wrong key), 403 (a browser page of another origin) or 421 (a Host it does not answer to). */
   status: number;
   /** For the client: what was wrong and how to send it right; never a key. */
   message: string;
-  /** `invalid_api_key` or `cross_origin`, for servers whose errors carry a code (OpenAI's). */
+  /** `invalid_api_key`, `cross_origin` or `host_not_allowed`, for servers whose errors carry a code (OpenAI's). */
   code: string;
   headers: Record<string, string>;
 }
@@ -52,6 +56,19 @@ export interface AccessOptions {
   keyEnv: string;
   /** The server's own origin (scheme, host, port), the one `Origin` a request may carry; read per request. */
   origin?: () => string;
+  /**
+   * The names a request's Host may carry: default {@linkcode servedNames} of `hostname`. A handler embedded behind
+   * another listener is given its listener's.
+   */
+  hosts?: readonly string[];
+}
+
+/** Who a request comes from: its client (for quotas) and its key's place (what it made belongs to that key). */
+export interface Caller {
+  /** Its address, and its key's place when several keys are given. */
+  client: string;
+  /** Its key's place among the server's keys ("" when none is asked). */
+  key: string;
 }
 
 /** The shortest key accepted. */
@@ -61,6 +78,72 @@ export const MIN_KEY_LENGTH = 16;
 export function isLoopback(hostname: string): boolean {
   const h = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
   return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/** Whether `hostname` binds every interface (0.0.0.0, ::). */
+function wildcard(hostname: string): boolean {
+  const h = bare(hostname);
+  return h === "0.0.0.0" || h === "::";
+}
+
+function bare(host: string): string {
+  return host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+}
+
+/**
+ * This machine's names: its host name and every interface's address (what a client elsewhere may call it by). Empty
+ * where Deno may not read them.
+ */
+export function machineNames(): string[] {
+  const names: string[] = [];
+  try {
+    names.push(Deno.hostname());
+  } catch { /* no permission: none */ }
+  try {
+    for (const i of Deno.networkInterfaces()) names.push(i.address.replace(/%.*$/, ""));
+  } catch { /* as above */ }
+  return names.filter((n) => n.length > 0);
+}
+
+/**
+ * The names a server bound to `hostname` answers to: the loopback names, `hostname` itself (bound to every
+ * interface: {@linkcode machineNames}), and `extra` (`--allowed-host`). Lower case, IPv6 without brackets.
+ *
+ * @example
+ * ```ts
+ * servedNames("127.0.0.1", ["crucible.lan"]); // ["localhost", "127.0.0.1", "::1", "crucible.lan"]
+ * ```
+ */
+export function servedNames(hostname: string, extra: readonly string[] = []): string[] {
+  const names = ["localhost", "127.0.0.1", "::1", ...(wildcard(hostname) ? machineNames() : [hostname]), ...extra];
+  return [...new Set(names.map(bare))];
+}
+
+/** The host name of a Host header's value (`name:port`, `[v6]:port`), lower case, without brackets or port. */
+export function hostName(host: string): string {
+  const h = host.trim().toLowerCase();
+  const v6 = /^\[([^\]]*)\]/.exec(h);
+  if (v6) return v6[1];
+  return h.includes(":") && h.indexOf(":") === h.lastIndexOf(":") ? h.slice(0, h.indexOf(":")) : h;
+}
+
+/**
+ * A 421 for a request whose Host is not one of `hosts` (servedNames) nor a loopback name; undefined when it is, or
+ * when the request carries no Host (no browser sends such a request).
+ */
+export function hostRefusal(req: Request, hosts: ReadonlySet<string>): Refusal | undefined {
+  const host = req.headers.get("host");
+  if (host === null || hosts.has(hostName(host)) || isLoopback(hostName(host))) return undefined;
+  return {
+    status: 421,
+    message:
+      `Host ${JSON.stringify(host.slice(0, 100))} is not a name this server answers to (${
+        [...hosts].join(", ")
+      }), so the request is refused: a page that reached it under another name (DNS rebinding) must not be ` +
+      "answered. Call it by one of those names, or start it with --allowed-host NAME to add one.",
+    code: "host_not_allowed",
+    headers: {},
+  };
 }
 
 /** Keys from a flag's values, else from the environment variable `name` (unset or empty: none). */
@@ -80,11 +163,13 @@ export function keysFrom(given: string | readonly string[] | undefined, name: st
 export class Access {
   readonly #keys: readonly string[];
   readonly #o: AccessOptions;
+  readonly #hosts: ReadonlySet<string>;
 
   /** Throws RangeError for a key under 16 characters, or a bind beyond loopback without a key. */
   constructor(o: AccessOptions) {
     this.#o = o;
     this.#keys = [...(o.keys ?? [])];
+    this.#hosts = new Set((o.hosts ?? servedNames(o.hostname)).map(hostName));
     if (this.#keys.some((k) => k.length < MIN_KEY_LENGTH)) {
       throw new RangeError(
         `A server key must be at least ${MIN_KEY_LENGTH} characters long; make one with: openssl rand -hex 16`,
@@ -104,13 +189,15 @@ export class Access {
   }
 
   /**
-   * The client a request comes from (`address`, the TCP peer, and the key's place when several keys are given), or
-   * why it is refused.
+   * Who a request comes from (`address`, the TCP peer, and its key), or why it is refused: a Host the server does
+   * not answer to, another origin, no key or a wrong one, in that order.
    */
-  check(req: Request, address: string): { client: string } | Refusal {
+  check(req: Request, address: string): Caller | Refusal {
+    const wrongHost = hostRefusal(req, this.#hosts);
+    if (wrongHost) return wrongHost;
     const crossOrigin = this.#crossOrigin(req);
     if (crossOrigin) return { status: 403, message: crossOrigin, code: "cross_origin", headers: {} };
-    if (this.#keys.length === 0) return { client: address };
+    if (this.#keys.length === 0) return { client: address, key: "" };
     const key = keyIndex(req, this.#keys);
     if (key < 0) {
       return {
@@ -121,7 +208,7 @@ export class Access {
         headers: { "www-authenticate": "Bearer" },
       };
     }
-    return { client: this.#keys.length > 1 ? `${address} key ${key}` : address };
+    return { client: this.#keys.length > 1 ? `${address} key ${key}` : address, key: String(key) };
   }
 
   /** The warning a server bound beyond loopback prints once it listens on `port`; undefined on loopback. */

@@ -8,7 +8,9 @@
  * timer. Touching an environment cannot keep it forever: one older than `maxAgeMs` is reaped however recently it was
  * used (a second map in order of creation, walked the same way). Each entry has an owner (the client that created
  * it), and the table counts live entries per owner (access.ts's ClientCounts, as every server's quota does) so that
- * the server can hold every client to a quota.
+ * the server can hold every client to a quota. Each entry also belongs to the key its client called with: a lookup
+ * with another key finds nothing, as for an id never made, so a client that learns another's id can neither read,
+ * step nor close that environment.
  *
  * @example
  * ```ts
@@ -18,7 +20,7 @@
  * ```
  */
 
-import { ClientCounts } from "./access.ts";
+import { type Caller, ClientCounts } from "./access.ts";
 
 /** Settings of a table. */
 export interface EnvTableOptions {
@@ -35,6 +37,8 @@ interface Entry<T> {
   touched: number;
   born: number;
   owner: string;
+  /** The key its client called with (access.ts Caller.key). */
+  key: string;
 }
 
 /** Environments by unguessable id, reaped when idle. */
@@ -69,23 +73,30 @@ export class EnvTable<T> {
     return this.#owned.count(owner);
   }
 
-  /** Stores `value` under a fresh random id for `owner` (default "") and returns the id. */
-  add(value: T, owner = ""): bigint {
+  /**
+   * Stores `value` under a fresh random id for `owner` (a client's name, default "", or a Caller: its client and
+   * key) and returns the id.
+   */
+  add(value: T, owner: string | Caller = ""): bigint {
     this.reap();
     let id = randomId();
     while (this.#entries.has(id)) id = randomId();
-    const now = this.#now(), entry = { value, touched: now, born: now, owner };
+    const { client, key } = typeof owner === "string" ? { client: owner, key: "" } : owner;
+    const now = this.#now(), entry = { value, touched: now, born: now, owner: client, key };
     this.#entries.set(id, entry);
     this.#byAge.set(id, entry);
-    this.#owned.add(owner);
+    this.#owned.add(client);
     return id;
   }
 
-  /** The entry of `id`, marked as used now; undefined when it was never added, was deleted or was reaped. */
-  get(id: bigint): T | undefined {
+  /**
+   * The entry of `id`, marked as used now; undefined when it was never added, was deleted or was reaped, or, with
+   * `key`, when it belongs to another key.
+   */
+  get(id: bigint, key?: string): T | undefined {
     this.reap();
     const entry = this.#entries.get(id);
-    if (!entry) return undefined;
+    if (!entry || (key !== undefined && entry.key !== key)) return undefined;
     // Delete and set again to move it to the back, keeping the map in order of last use.
     this.#entries.delete(id);
     entry.touched = this.#now();
@@ -93,9 +104,11 @@ export class EnvTable<T> {
     return entry.value;
   }
 
-  /** Removes `id`; false when it was not live. */
-  delete(id: bigint): boolean {
+  /** Removes `id`; false when it was not live, or, with `key`, belongs to another key. */
+  delete(id: bigint, key?: string): boolean {
     this.reap();
+    const entry = this.#entries.get(id);
+    if (!entry || (key !== undefined && entry.key !== key)) return false;
     return this.#drop(id);
   }
 

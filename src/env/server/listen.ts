@@ -1,12 +1,15 @@
 /**
- * The game server's listener: Deno's `node:http` server bridged to a web-standard handler
- * (`(Request) => Promise<Response>`), chosen over `Deno.serve` for its limits on slow clients. Checked with Deno 2.9:
+ * The listener of every HTTP server of Crucible's (the game servers and serve-model): Deno's `node:http` server bridged
+ * to a web-standard handler (`(Request) => Promise<Response>`), chosen over `Deno.serve` for its limits on slow
+ * clients. Checked with Deno 2.9:
  * `Deno.serve` has no header read timeout (a connection stalled inside its headers or idle between requests stays
  * open for good), and a handler cannot close a connection whose body is still arriving, because a pending read of the
  * body cannot be cancelled; such a connection held about 200 KB until its client went away. Here `headersTimeoutMs`
  * bounds the request line and headers (node answers 408 and closes), the handler's own body timer answers 408 with a
  * JSON detail and `connection: close`, after which the socket is destroyed, `requestTimeoutMs` backs both up, and an
- * idle keep-alive connection is closed after a minute. Headers are capped at node's 16 KB.
+ * idle keep-alive connection is closed after a minute. Headers are capped at node's 16 KB. A response of
+ * `text/event-stream` (serve-model's streamed completions) is written as it is produced, chunk by chunk, and its
+ * body is cancelled when the client goes away; any other is sent whole, with its length.
  *
  * @example
  * ```ts
@@ -117,11 +120,34 @@ async function answer(
 }
 
 async function send(req: http.IncomingMessage, res: http.ServerResponse, response: Response): Promise<void> {
+  if (response.body && response.headers.get("content-type")?.startsWith("text/event-stream")) {
+    return await stream(res, response);
+  }
   const bytes = new Uint8Array(await response.arrayBuffer());
   res.writeHead(response.status, { ...Object.fromEntries(response.headers), "content-length": String(bytes.length) });
   // A refusal that leaves the body unread asks to close: drop the socket once the answer is out.
   if (response.headers.get("connection") === "close") res.once("finish", () => req.socket.destroy());
   res.end(bytes);
+}
+
+/** Writes an event stream as it comes; a client that goes away cancels it (the producer sees its cancel()). */
+async function stream(res: http.ServerResponse, response: Response): Promise<void> {
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  const reader = response.body!.getReader();
+  let gone = false;
+  res.once("close", () => {
+    gone = !res.writableFinished;
+    if (gone) reader.cancel().catch(() => {});
+  });
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done || gone) break;
+      // Backpressure: wait for the socket to drain (or close) before the next chunk.
+      if (!res.write(value)) await new Promise((r) => (res.once("drain", r), res.once("close", r)));
+    }
+  } catch { /* the producer failed or was cancelled: end what was sent */ }
+  res.end();
 }
 
 // The request body as a web stream. Cancelling it stops delivery and lets node read and discard the rest (or the

@@ -4,8 +4,9 @@
  * HTTP/1.1 (`listen.ts`). Requests run one at a time on the event loop and every environment owns its state and
  * generator, so concurrent requests on different environments cannot interfere. Beyond upstream, and invisible to a well-behaved
  * client: loopback by default (with a warning when bound wider), random ids never reused across restarts, idle
- * environments reaped, a cap on live environments, the request guards of `guard.ts` (same origin, JSON bodies, size
- * and time limits on bodies) and the listener's header and request timeouts. Extra fields that upstream's clients
+ * environments reaped, a cap on live environments, each environment usable only with the key that made it, the
+ * request rules of `access.ts` (a Host it answers to, same origin, the key) and `guard.ts` (JSON bodies, size and
+ * time limits on bodies) and the listener's header and request timeouts. Extra fields that upstream's clients
  * ignore: a game's `info` about the task it loaded in `/create`'s and `/reset`'s answers (BFCL: the entry's category
  * and classes), and `GET /tasks` (how many tasks, which splits, their labels) where the server is given them.
  *
@@ -20,7 +21,7 @@
  */
 import { EnvTable } from "./envs.ts";
 import { GameError, type ServedGame, type ServedReset, type ServedStep, type ServedTasks } from "./game.ts";
-import { Access } from "./access.ts";
+import { Access, type Caller, servedNames } from "./access.ts";
 import { json, readJson, refuseNonJson, text } from "./guard.ts";
 import { listen } from "./listen.ts";
 import { checkBody, type Checked, checkQuery, type Field } from "./validate.ts";
@@ -56,6 +57,11 @@ export interface GameServerOptions {
   headersTimeoutMs?: number;
   /** An environment no request has touched for this long is closed; 0 never closes one. Default 30 minutes. */
   idleMs?: number;
+  /**
+   * Names a request's Host may carry beyond the loopback names and `hostname` (bound to every interface: the
+   * machine's names); `serve --allowed-host`. Any other Host gets a 421.
+   */
+  allowedHosts?: readonly string[];
   /** The server's own origin, the one `Origin` a request may carry (serveGames sets it). Default: none may. */
   origin?: string | (() => string);
   /** Where the warning about a non-loopback bind goes. Default `console.error`. */
@@ -111,12 +117,13 @@ export type GameHandler = (req: Request, client?: { address: string }) => Promis
 /**
  * One protocol's routes, for `routeHandler`: each route's request model (query fields for GET, body fields for POST;
  * `null` for a POST whose body is never read, as AgentGym WebShop's bodyless `/create`), and the answer of a request
- * that passed validation: a value sent as JSON with status 200, or a `Response` sent as it is. `GET /` is always
- * routed; `GET /tasks` is routed only when the server is given tasks.
+ * that passed validation, given who called (its client, for quotas, and its key, which owns what it makes): a value
+ * sent as JSON with status 200, or a `Response` sent as it is. `GET /` is always routed; `GET /tasks` is routed only
+ * when the server is given tasks.
  */
 export interface RouteTable {
   models: Readonly<Record<string, Readonly<Record<string, Field>> | null>>;
-  answer(route: string, input: Record<string, unknown>, owner: string): unknown;
+  answer(route: string, input: Record<string, unknown>, caller: Caller): unknown;
 }
 
 /**
@@ -168,10 +175,10 @@ export function gameHandler(newGame: () => ServedGame, options: GameServerOption
   // Upstream's message first, so clients that match on it still do; then what may have happened.
   const notValid = (id: bigint) => ({ error: unknownIdText(id, idleMs) });
 
-  const routes: Record<string, (input: Record<string, unknown>, owner: string) => unknown> = {
+  const routes: Record<string, (input: Record<string, unknown>, caller: Caller) => unknown> = {
     "GET /": () => `This is environment ${title}.`,
     "POST /create": (_, owner) => {
-      const refused = quotaRefusal(envs, owner, { maxEnvs, perClient });
+      const refused = quotaRefusal(envs, owner.client, { maxEnvs, perClient });
       if (refused) return { error: refused };
       const game = newGame();
       const env: Env = { game, info: { observation: "", done: false, reward: 0, deleted: false } };
@@ -182,8 +189,8 @@ export function gameHandler(newGame: () => ServedGame, options: GameServerOption
       env.info.observation = observation;
       return { id, observation, done: false, reward: 0, ...(info ? { info } : {}) };
     },
-    "POST /reset": ({ id, data_idx }) => {
-      const env = envs.get(id as bigint);
+    "POST /reset": ({ id, data_idx }, { key }) => {
+      const env = envs.get(id as bigint, key);
       if (!env) return notValid(id as bigint);
       if (data_idx === null) return { error: "unsupported operand type(s) for %: 'NoneType' and 'int'" };
       const { observation, info } = resetReply(env.game.reset(data_idx as bigint));
@@ -191,8 +198,8 @@ export function gameHandler(newGame: () => ServedGame, options: GameServerOption
       // `info` (what the game says about the loaded task) is an extra field that upstream's clients ignore.
       return { id, observation, done: false, reward: 0, ...(info ? { info } : {}) };
     },
-    "POST /step": ({ id, action }) => {
-      const env = envs.get(id as bigint);
+    "POST /step": ({ id, action }, { key }) => {
+      const env = envs.get(id as bigint, key);
       if (!env) return notValid(id as bigint);
       let out: ServedStep;
       try {
@@ -205,20 +212,20 @@ export function gameHandler(newGame: () => ServedGame, options: GameServerOption
       Object.assign(env.info, body);
       return out.info ? { ...body, info: out.info } : body;
     },
-    "GET /observation": ({ id }) => envs.get(id as bigint)?.info.observation ?? notValid(id as bigint),
-    "GET /detail": ({ id }) => envs.get(id as bigint)?.info ?? notValid(id as bigint),
-    "POST /close": ({ id }) => envs.delete(id as bigint),
+    "GET /observation": ({ id }, { key }) => envs.get(id as bigint, key)?.info.observation ?? notValid(id as bigint),
+    "GET /detail": ({ id }, { key }) => envs.get(id as bigint, key)?.info ?? notValid(id as bigint),
+    "POST /close": ({ id }, { key }) => envs.delete(id as bigint, key),
     "GET /tasks": () => options.tasks,
     // Upstream's wrapper has no get_commands or get_goal, so these routes always fail inside the handler.
     "GET /commands": () => text("Internal Server Error", 500),
     "GET /goal": () => text("Internal Server Error", 500),
   };
-  return routeHandler({ models: MODELS, answer: (route, input, owner) => routes[route](input, owner) }, options);
+  return routeHandler({ models: MODELS, answer: (route, input, caller) => routes[route](input, caller) }, options);
 }
 
 /**
- * The request handler of `table`'s protocol with every guard of the game server: same-origin requests only, the key
- * when there are keys, JSON bodies within the size and time limits, 404 and 405 as FastAPI answers them, and 422 for
+ * The request handler of `table`'s protocol with every guard of the game server: a Host it answers to, same-origin
+ * requests only, the key when there are keys, JSON bodies within the size and time limits, 404 and 405 as FastAPI answers them, and 422 for
  * a request that does not fit its route's model.
  */
 export function routeHandler(table: RouteTable, options: GameServerOptions = {}): GameHandler {
@@ -232,6 +239,7 @@ export function routeHandler(table: RouteTable, options: GameServerOptions = {})
     keyFlag: "serve --token",
     keyEnv: "CRUCIBLE_ENV_TOKEN on both sides",
     origin: typeof origin === "string" ? () => origin : origin,
+    hosts: servedNames(options.hostname ?? "127.0.0.1", options.allowedHosts),
   });
   const MODELS = table.models;
   const PATHS = new Set(Object.keys(MODELS).concat("GET /").map((r) => r.split(" ")[1]));
@@ -239,7 +247,6 @@ export function routeHandler(table: RouteTable, options: GameServerOptions = {})
   return async (req: Request, client?: { address: string }): Promise<Response> => {
     const who = access.check(req, client?.address ?? "");
     if ("status" in who) return json({ detail: who.message }, who.status, who.headers);
-    const owner = who.client;
     const url = new URL(req.url);
     const route = `${req.method} ${url.pathname}`;
     // Without tasks to tell, /tasks does not exist, as on upstream's servers.
@@ -257,7 +264,7 @@ export function routeHandler(table: RouteTable, options: GameServerOptions = {})
     } else await req.body?.cancel();
     if (!checked.ok) return json({ detail: checked.problems }, 422);
     const answer = route in MODELS
-      ? table.answer(route, checked.values, owner)
+      ? table.answer(route, checked.values, who)
       : `This is environment ${options.title ?? "game"}.`;
     return answer instanceof Response ? answer : json(answer, 200);
   };
