@@ -55,17 +55,18 @@
  * ## RL math
  *
  * Advantages (GRPO, RLOO, REINFORCE++, GAE), loss aggregation, KL estimators, the clipped surrogate and the whole
- * policy objective, the value loss and the ScalingInter round schedule, on plain arrays. The advantage estimators
+ * policy objective, the value loss, TRL's DPO losses and the ScalingInter round schedule, on plain arrays. The advantage estimators
  * and policy losses a config names are registered by name (`ADVANTAGE_ESTIMATORS`, `POLICY_LOSSES`): register one
  * and `algorithm.adv_estimator` or `actor.policy_loss` accepts it (docs/extending-rl.md).
  *
  * ```ts
- * import { advantageEstimator, aggregateLoss, grpoAdvantages, klPenalty, roundsAt } from "./mod.ts";
+ * import { advantageEstimator, aggregateLoss, dpoLoss, grpoAdvantages, klPenalty, roundsAt } from "./mod.ts";
  * grpoAdvantages([1, 0, 1, 1], [0, 0, 1, 1]); // [0.707, -0.707, 0, 0]
  * advantageEstimator("reinforce_plus_plus").keys; // ["algorithm.gamma"]
  * klPenalty([-1.5], [-1], "low_var_kl"); // [0.1487]
  * aggregateLoss([[1, 3], [2]], [[1, 1], [1]], "token-mean"); // 2
  * roundsAt({ type: "scaling_inter", rounds: [10, 20, 30], stepsPerStage: 100 }, 150); // 20
+ * dpoLoss({ chosen: [-10], rejected: [-12], refChosen: [-11], refRejected: [-11] }).losses; // [0.5981]
  * ```
  *
  * ## Training
@@ -296,6 +297,19 @@ export {
 } from "./src/rl/policy_loss.ts";
 export { type ClipSettings, type PolicyLoss, policySurrogate, type SurrogateTerm } from "./src/rl/surrogate.ts";
 export { type ValueLoss, valueLoss } from "./src/rl/value_loss.ts";
+export {
+  DPO_LOSS_TYPES,
+  dpoLogitGrad,
+  dpoLoss,
+  type DpoLosses,
+  type DpoLossType,
+  type DpoMetrics,
+  dpoMetrics,
+  type DpoOptions,
+  type DpoPairs,
+  type PairRule,
+  preferred,
+} from "./src/rl/dpo.ts";
 export { checkSchedule, roundsAt, type RoundsControl, type RoundsSchedule, scheduleOf } from "./src/rl/rounds.ts";
 export { ADVANTAGE_ESTIMATORS, advantageEstimator } from "./src/rl/estimators.ts";
 export { POLICY_LOSSES, policyLoss } from "./src/rl/policy_losses.ts";

@@ -5,6 +5,7 @@
  */
 import { resolveConfig } from "../config/load.ts";
 import { configSource, PRESET_NAMES } from "../config/presets.ts";
+import { learnerOf } from "../config/schema.ts";
 import { runTraining } from "../train/run.ts";
 import { curriculumConfigs, isCurriculum, parseCurriculum, runCurriculum } from "../train/curriculum.ts";
 import type { ConfigSource } from "../config/load.ts";
@@ -92,7 +93,8 @@ export async function main(args: string[]): Promise<void> {
   }
   const config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
   runDir ??= v["run-dir"] ?? `${config.trainer.runs_dir}/${config.task}-${stamp()}`;
-  if (dryRun(`would train ${config.task} for ${config.trainer.total_steps} steps into ${runDir}`)) return;
+  const what = learnerOf(config) === "rl" ? `for ${config.trainer.total_steps} steps` : `with ${learnerOf(config)}`;
+  if (dryRun(`would train ${config.task} ${what} into ${runDir}`)) return;
   if (!v.resume) await refuseExistingRun(runDir);
   if (v.creds && !v.cluster) throw new TypeError("--creds FILE goes with --cluster URL (the learner's credentials)");
   // Connect before anything slow, so a wrong URL fails within seconds.
@@ -120,10 +122,11 @@ export async function main(args: string[]): Promise<void> {
       Deno.exitCode = EXIT_STOPPED;
     } else {
       const mean = (x?: EvalResult) => (x ? x.meanReward.toFixed(3) : "n/a");
+      const learner = learnerOf(config), after = learner === "rl" ? "RL" : learner;
       console.log(
         `Done in ${(summary.seconds / 60).toFixed(1)} min. Test success: ${pct(summary.sftEval)} after SFT, ` +
-          `${pct(summary.finalEval)} after RL; mean reward ${mean(summary.sftEval)} after SFT, ` +
-          `${mean(summary.finalEval)} after RL. Run folder ${runDir}, report ${report}`,
+          `${pct(summary.finalEval)} after ${after}; mean reward ${mean(summary.sftEval)} after SFT, ` +
+          `${mean(summary.finalEval)} after ${after}. Run folder ${runDir}, report ${report}`,
       );
     }
   } finally {

@@ -426,6 +426,12 @@ const Eto = z.strictObject({
   expert_threshold: num().default(0.7),
   /** Episodes sampled per task a round; the lowest-rewarded is paired (make_dpo_dataset.py keeps the lowest). */
   samples: int(1).default(1),
+  /**
+   * A rejected explored episode is cut after the expert's number of turns plus this many (ETO's
+   * construct_preference.py: 5), so a failure that ran to the round limit does not outweigh the expert's episode;
+   * null keeps it whole.
+   */
+  extra_turns: int(0).nullable().default(5),
   /** Train tasks explored a round: 0 = the whole train split; N walks the shuffled split N tasks a round. */
   tasks: int(0).default(0),
 });

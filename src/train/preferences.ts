@@ -125,7 +125,9 @@ function turns(v: unknown, at: { source: string; line: number; field: string }):
       );
     }
     if (role === "system") {
-      if (i !== 0 || at.field !== "prompt") throw bad(at.source, at.line, f, "is a system message; only prompt[0] may be");
+      if (i !== 0 || at.field === "chosen" || at.field === "rejected") {
+        throw bad(at.source, at.line, f, "is a system message; only the first turn of a prompt may be");
+      }
       system = text;
       return;
     }
@@ -165,8 +167,13 @@ export function parsePreferences(text: string, source: string): TextPair[] {
     const prompt = turns(e.prompt, at("prompt"));
     alternate(prompt, "user", at("prompt"));
     if (prompt.length < 3 || prompt.length % 2 === 0) {
-      throw bad(source, line, "prompt", "must open with instructions, acknowledgement and first observation " +
-        `(user, assistant, user turns; an odd count), got ${prompt.length} turns`);
+      throw bad(
+        source,
+        line,
+        "prompt",
+        "must open with instructions, acknowledgement and first observation " +
+          `(user, assistant, user turns; an odd count), got ${prompt.length} turns`,
+      );
     }
     const [user, assistant, observation] = prompt;
     const opening = {
@@ -179,7 +186,11 @@ export function parsePreferences(text: string, source: string): TextPair[] {
       alternate(ts, "assistant", at(k));
       return ts.map(({ role, content, loss }) => (role === "assistant" ? { role, content, loss } : { role, content }));
     });
-    const id = typeof e.id === "number" ? e.id : typeof e.id === "string" && /^\d+$/.test(e.id) ? Number(e.id) : undefined;
+    const id = typeof e.id === "number"
+      ? e.id
+      : typeof e.id === "string" && /^\d+$/.test(e.id)
+      ? Number(e.id)
+      : undefined;
     const context = prompt.slice(3).map((t) => (t.role === "assistant" ? { ...t, loss: false } : t));
     return {
       ...(id === undefined ? {} : { id }),
@@ -189,6 +200,55 @@ export function parsePreferences(text: string, source: string): TextPair[] {
       rejected: sides[1],
     };
   });
+}
+
+/** An expert's episode of one task, as text: its opening, its turns after it and its reward. */
+export interface ExpertEpisode {
+  opening: Opening;
+  turns: PairTurn[];
+  reward: number;
+}
+
+/**
+ * Reads expert trajectories as AgentGym writes them (`item_id` "<task>_<index>", `conversations` of from/value turns,
+ * `reward`, 1 when absent), a JSON array or JSONL, by task index. Of two episodes of one task the lower-rewarded is
+ * kept, as make_dpo_dataset.py does. A malformed entry is a SyntaxError naming `source`, the line and the field.
+ */
+export function parseExperts(text: string, source: string, task: string): Map<number, ExpertEpisode> {
+  const out = new Map<number, ExpertEpisode>();
+  for (const { value, line } of entries(text, source)) {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      throw bad(source, line, "(entry)", "must be an object with item_id and conversations");
+    }
+    const e = value as Record<string, unknown>;
+    const id = typeof e.item_id === "string" ? e.item_id : "";
+    const cut = id.lastIndexOf("_");
+    if (cut < 0 || id.slice(0, cut) !== task || !/^\d+$/.test(id.slice(cut + 1))) {
+      throw bad(source, line, "item_id", `is ${JSON.stringify(e.item_id)}; expected "${task}_<index>"`);
+    }
+    const reward = e.reward ?? 1;
+    if (typeof reward !== "number" || !Number.isFinite(reward)) throw bad(source, line, "reward", "must be a number");
+    const at = { source, line, field: "conversations" };
+    const ts = turns(e.conversations, at);
+    alternate(ts, "user", at);
+    if (ts.length < 4) {
+      throw bad(
+        source,
+        line,
+        "conversations",
+        "must open with instructions, acknowledgement and first observation, " +
+          `then the agent's turns; got ${ts.length} turns`,
+      );
+    }
+    const opening = {
+      user: ts.system === undefined ? ts[0].content : `${ts.system}\n\n${ts[0].content}`,
+      assistant: ts[1].content,
+      observation: ts[2].content,
+    };
+    const index = Number(id.slice(cut + 1)), kept = out.get(index);
+    if (!kept || reward < kept.reward) out.set(index, { opening, turns: ts.slice(3), reward });
+  }
+  return out;
 }
 
 /** Reads a preference file whole (before anything is written): the pairs, or a SyntaxError naming line and field. */
@@ -235,7 +295,12 @@ export function episodeTurns(t: Trajectory): PairTurn[] {
 }
 
 /** Renders turns after a prompt: replies with the stop id (mask 1 where trained), observation chunks (mask 0). */
-function rendered(chat: ChatRenderer, prompt: number[], ts: readonly PairTurn[], stopId: number): TrainSequence {
+export function renderTurns(
+  chat: ChatRenderer,
+  prompt: number[],
+  ts: readonly PairTurn[],
+  stopId: number,
+): TrainSequence {
   const ids = [...prompt], mask: number[] = [];
   for (const t of ts) {
     const piece = t.role === "assistant"
@@ -254,6 +319,6 @@ export function pairSequences(
 ): PreferencePair {
   const chat = o.chat ?? new ChatRenderer(o.tokenizer);
   const prompt = chat.prompt(pair.opening), context = pair.context ?? [];
-  const side = (ts: PairTurn[]) => rendered(chat, prompt, [...context, ...ts], o.stopId);
+  const side = (ts: PairTurn[]) => renderTurns(chat, prompt, [...context, ...ts], o.stopId);
   return { chosen: side(pair.chosen), rejected: side(pair.rejected) };
 }

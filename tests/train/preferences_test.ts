@@ -29,7 +29,7 @@ const PAIRS: TextPair[] = [
     rejected: [{ role: "assistant", content: "Action: inventory", loss: true }],
   },
   {
-    opening: { user: "Craft \"quoted\" [things],\nplease.", assistant: "OK.", observation: "Goal: craft torch." },
+    opening: { user: 'Craft "quoted" [things],\nplease.', assistant: "OK.", observation: "Goal: craft torch." },
     chosen: [{ role: "assistant", content: "Action: get 1 coal", loss: true }],
     rejected: [
       { role: "assistant", content: "Action: get 9 coal", loss: false },
@@ -101,13 +101,21 @@ Deno.test("a pair's sequences train on the agent's turns (loss false excepted), 
 Deno.test("a malformed pair stops with one message naming the file, the line and the field", () => {
   const good = formatPreferences(PAIRS, "agentgym").trim().split("\n");
   const cases: [string, RegExp][] = [
-    [[good[0], good[1], '{"prompt": 3}'].join("\n"), /^SyntaxError: f\.jsonl line 3: field "prompt" must be a non-empty list/],
     [
-      [good[0], "", good[1].replace('"from":"gpt","value":"Action: get 1 coal"', '"from":"bot","value":"x"')].join("\n"),
+      [good[0], good[1], '{"prompt": 3}'].join("\n"),
+      /^SyntaxError: f\.jsonl line 3: field "prompt" must be a non-empty list/,
+    ],
+    [
+      [good[0], "", good[1].replace('"from":"gpt","value":"Action: get 1 coal"', '"from":"bot","value":"x"')].join(
+        "\n",
+      ),
       /^SyntaxError: f\.jsonl line 3: field "chosen\[0\]\.from" is "bot"; expected human or gpt/,
     ],
     [good[0].replace('"value":"Got 1 oak logs"', '"value":7'), /line 1: field "chosen\[1\]\.value" must be a string/],
-    [good[1].replace(/"rejected":.*$/, '"rejected":[{"from":"human","value":"x"}]}'), /field "rejected\[0\]" is a user turn/],
+    [
+      good[1].replace(/"rejected":.*$/, '"rejected":[{"from":"human","value":"x"}]}'),
+      /field "rejected\[0\]" is a user turn/,
+    ],
     [
       JSON.stringify({ prompt: [{ role: "user", content: "a" }], chosen: [], rejected: [] }),
       /line 1: field "prompt" must open with instructions, acknowledgement and first observation/,
