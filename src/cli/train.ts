@@ -20,8 +20,9 @@ import { ClusterSource } from "../cluster/learner.ts";
 const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [options] [key.path=value ...]
 
 Trains an agent as the config says: a supervised warm start on the task's demonstrations (sft.*), then RL (GRPO,
-RLOO or REINFORCE++ under a fixed or ScalingInter round schedule), evaluating on the test split, in a run folder
-with config.yaml, metrics.jsonl, rollouts.jsonl, evals.jsonl, checkpoints/ and report.html. Ctrl-C, SIGTERM and
+RLOO or REINFORCE++ under a fixed or ScalingInter round schedule) or, by algorithm.learner, DPO on preference pairs
+(data.preferences), ETO or AgentEvol in rounds, evaluating on the test split, in a run folder with config.yaml,
+metrics.jsonl, rollouts.jsonl, evals.jsonl, checkpoints/ and report.html. Ctrl-C, SIGTERM and
 SIGHUP finish the step, save a checkpoint and print how to resume; a second signal quits at once.
 
 Options:
@@ -51,6 +52,8 @@ or gradients that stayed non-finite, trainer.max_skipped_steps): nothing of it i
 Examples:
   deno task train textcraft
   deno task train bfcl                    # EnvTuning's three stages from models/bfcl-base
+  deno task train textcraft_eto           # ETO's rounds of exploring and DPO after the warm start
+  deno task train textcraft data.preferences=pairs.jsonl   # DPO on TRL's or AgentGym's pairs
   deno task train textcraft algorithm.rounds_ctrl.type=fixed "algorithm.rounds_ctrl.rounds=[20]" trainer.total_steps=24`;
 
 /** Exit code of a run that stopped early with a checkpoint to resume from. */
