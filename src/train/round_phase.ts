@@ -63,8 +63,12 @@ export async function roundPhase<Data>(run: Run, l: RoundLearner<Data>): Promise
       stop: () => run.stopRequested(),
     });
     if (!r.finished) {
-      await save(r.opt);
-      await tidyCheckpoints(run.dir, { prefix: l.phase });
+      // Stopped before the round's first step: the latest checkpoint (the last round's end) holds the weights the
+      // round explores with, which AgentEvol's reset to the base has since overwritten; it stays the one to resume.
+      if (round.step > 0) {
+        await save(r.opt);
+        await tidyCheckpoints(run.dir, { prefix: l.phase });
+      }
       r.opt.release();
       return false;
     }

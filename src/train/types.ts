@@ -57,7 +57,7 @@ export interface Run {
   lastCheckpoint?: string;
   /** Files the config names that the run read whole before writing anything: preference pairs, expert episodes. */
   inputs: RunInputs;
-  /** Saves a checkpoint of the learner (with the optimizer's moments when given, and more JSON files) and remembers it. */
+  /** Saves a checkpoint of the learner (the optimizer's moments and more JSON files when given) and remembers it. */
   save(opt: AdamW | undefined, name: string, files?: Record<string, unknown>): Promise<string>;
   /** Evaluates the test tasks and logs the result. */
   evaluate(phase: string, step: number): Promise<EvalResult>;
