@@ -10,7 +10,7 @@ Deno.test("firstTurns cuts a sequence after its first n agent turns, keeping wha
   const s = { ids: [9, 9, 1, 1, 0, 2, 0, 0, 3, 3], promptLength: 2, mask: [1, 1, 0, 1, 0, 0, 1, 1] };
   assert.deepEqual(firstTurns(s, 1), { ids: [9, 9, 1, 1], promptLength: 2, mask: [1, 1] });
   assert.deepEqual(firstTurns(s, 2), { ids: [9, 9, 1, 1, 0, 2], promptLength: 2, mask: [1, 1, 0, 1] });
-  assert.equal(firstTurns(s, 3), s);
+  assert.deepEqual(firstTurns(s, 3), s);
   assert.equal(firstTurns(s, Infinity), s);
   const ignored = { ...s, ignore: [0, 0, 0, 0, 0, 0, 1, 1] };
   assert.deepEqual(firstTurns(ignored, 2).ignore, [0, 0, 0, 0]);
