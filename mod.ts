@@ -55,13 +55,13 @@
  * ## RL math
  *
  * Advantages (GRPO, RLOO, REINFORCE++, GAE, GiGPO's credit for each turn), loss aggregation, KL estimators, the clipped surrogate and the whole
- * policy objective, the value loss and the ScalingInter round schedule, on plain arrays. The advantage estimators
+ * policy objective, the value loss, TRL's DPO losses and the ScalingInter round schedule, on plain arrays. The advantage estimators
  * policy losses and KL estimators a config names are registered by name (`ADVANTAGE_ESTIMATORS`, `POLICY_LOSSES`,
  * `KL_ESTIMATORS`): register one and `algorithm.adv_estimator`, `actor.policy_loss` or `actor.kl_loss_type` accepts
  * it (docs/extending-rl.md).
  *
  * ```ts
- * import { advantageEstimator, aggregateLoss, gigpoAdvantages, grpoAdvantages, klPenalty, roundsAt } from "./mod.ts";
+ * import { advantageEstimator, aggregateLoss, dpoLoss, gigpoAdvantages, grpoAdvantages, klPenalty, roundsAt } from "./mod.ts";
  * grpoAdvantages([1, 0, 1, 1], [0, 0, 1, 1]); // [0.707, -0.707, 0, 0]
  * const turns = (reward: number) => [{ anchor: "start", reward: 0 }, { anchor: `after ${reward}`, reward }];
  * const episodes = [{ group: 0, score: 1, turns: turns(1) }, { group: 0, score: 0, turns: turns(0) }];
@@ -70,6 +70,7 @@
  * klPenalty([-1.5], [-1], "low_var_kl"); // [0.1487]
  * aggregateLoss([[1, 3], [2]], [[1, 1], [1]], "token-mean"); // 2
  * roundsAt({ type: "scaling_inter", rounds: [10, 20, 30], stepsPerStage: 100 }, 150); // 20
+ * dpoLoss({ chosen: [-10], rejected: [-12], refChosen: [-11], refRejected: [-11] }).losses; // [0.5981]
  * ```
  *
  * ## Training
@@ -302,6 +303,19 @@ export {
 } from "./src/rl/policy_loss.ts";
 export { type ClipSettings, type PolicyLoss, policySurrogate, type SurrogateTerm } from "./src/rl/surrogate.ts";
 export { type ValueLoss, valueLoss } from "./src/rl/value_loss.ts";
+export {
+  DPO_LOSS_TYPES,
+  dpoLogitGrad,
+  dpoLoss,
+  type DpoLosses,
+  type DpoLossType,
+  type DpoMetrics,
+  dpoMetrics,
+  type DpoOptions,
+  type DpoPairs,
+  type PairRule,
+  preferred,
+} from "./src/rl/dpo.ts";
 export { checkSchedule, roundsAt, type RoundsControl, type RoundsSchedule, scheduleOf } from "./src/rl/rounds.ts";
 export { ADVANTAGE_ESTIMATORS, advantageEstimator } from "./src/rl/estimators.ts";
 export { type GigpoAdvantages, gigpoAdvantages, type GigpoEpisode, type GigpoOptions } from "./src/rl/gigpo.ts";

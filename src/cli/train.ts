@@ -5,6 +5,7 @@
  */
 import { resolveConfig } from "../config/load.ts";
 import { configSource, PRESET_NAMES } from "../config/presets.ts";
+import { learnerOf } from "../config/schema.ts";
 import { runTraining } from "../train/run.ts";
 import { curriculumConfigs, isCurriculum, parseCurriculum, runCurriculum } from "../train/curriculum.ts";
 import type { ConfigSource } from "../config/load.ts";
@@ -19,8 +20,9 @@ import { ClusterSource } from "../cluster/learner.ts";
 const USAGE = `Usage: deno task train [${PRESET_NAMES.join("|")}|CONFIG.yaml] [options] [key.path=value ...]
 
 Trains an agent as the config says: a supervised warm start on the task's demonstrations (sft.*), then RL (GRPO,
-RLOO or REINFORCE++ under a fixed or ScalingInter round schedule), evaluating on the test split, in a run folder
-with config.yaml, metrics.jsonl, rollouts.jsonl, evals.jsonl, checkpoints/ and report.html. Ctrl-C, SIGTERM and
+RLOO or REINFORCE++ under a fixed or ScalingInter round schedule) or, by algorithm.learner, DPO on preference pairs
+(data.preferences), ETO or AgentEvol in rounds, evaluating on the test split, in a run folder with config.yaml,
+metrics.jsonl, rollouts.jsonl, evals.jsonl, checkpoints/ and report.html. Ctrl-C, SIGTERM and
 SIGHUP finish the step, save a checkpoint and print how to resume; a second signal quits at once.
 
 Options:
@@ -51,6 +53,8 @@ Examples:
   deno task train textcraft
   deno task train textcraft_smoke --run-dir runs/smoke   # 26 s: the run folder the other commands' examples read
   deno task train bfcl                    # EnvTuning's three stages from models/bfcl-base
+  deno task train textcraft_eto           # ETO's rounds of exploring and DPO after the warm start
+  deno task train textcraft data.preferences=pairs.jsonl   # DPO on TRL's or AgentGym's pairs
   deno task train textcraft algorithm.rounds_ctrl.type=fixed "algorithm.rounds_ctrl.rounds=[20]" trainer.total_steps=24`;
 
 /** Exit code of a run that stopped early with a checkpoint to resume from. */
@@ -93,7 +97,8 @@ export async function main(args: string[]): Promise<void> {
   }
   const config = resolveConfig(source, overrides, { onNote: (n) => console.error(`note: ${n}`) });
   runDir ??= v["run-dir"] ?? `${config.trainer.runs_dir}/${config.task}-${stamp()}`;
-  if (dryRun(`would train ${config.task} for ${config.trainer.total_steps} steps into ${runDir}`)) return;
+  const what = learnerOf(config) === "rl" ? `for ${config.trainer.total_steps} steps` : `with ${learnerOf(config)}`;
+  if (dryRun(`would train ${config.task} ${what} into ${runDir}`)) return;
   if (!v.resume) await refuseExistingRun(runDir);
   if (v.creds && !v.cluster) throw new TypeError("--creds FILE goes with --cluster URL (the learner's credentials)");
   // Connect before anything slow, so a wrong URL fails within seconds.
@@ -121,10 +126,11 @@ export async function main(args: string[]): Promise<void> {
       Deno.exitCode = EXIT_STOPPED;
     } else {
       const mean = (x?: EvalResult) => (x ? x.meanReward.toFixed(3) : "n/a");
+      const learner = learnerOf(config), after = learner === "rl" ? "RL" : learner;
       console.log(
         `Done in ${(summary.seconds / 60).toFixed(1)} min. Test success: ${pct(summary.sftEval)} after SFT, ` +
-          `${pct(summary.finalEval)} after RL; mean reward ${mean(summary.sftEval)} after SFT, ` +
-          `${mean(summary.finalEval)} after RL. Run folder ${runDir}, report ${report}`,
+          `${pct(summary.finalEval)} after ${after}; mean reward ${mean(summary.sftEval)} after SFT, ` +
+          `${mean(summary.finalEval)} after ${after}. Run folder ${runDir}, report ${report}`,
       );
     }
   } finally {

@@ -55,7 +55,7 @@ export const VERL_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /**
- * TRL's names (GRPOConfig and its TrainingArguments base; PEFT's LoraConfig for the LoRA keys) for Crucible's keys,
+ * TRL's names (GRPOConfig and its TrainingArguments base; DPOConfig for DPO's; PEFT's LoraConfig for the LoRA keys) for Crucible's keys,
  * shown by `deno task config --explain` for people coming from TRL. Not accepted as overrides: TRL's names are flat
  * (`seed`, `temperature`) and would read as Crucible's top-level keys.
  */
@@ -88,6 +88,14 @@ export const TRL_NAMES: Readonly<Record<string, string>> = {
   "trainer.test_freq": "eval_steps",
   "trainer.seed": "seed",
   "trainer.runs_dir": "output_dir",
+  "dpo.beta": "beta (DPOConfig)",
+  "dpo.loss_type": "loss_type (DPOConfig)",
+  "dpo.label_smoothing": "label_smoothing (DPOConfig)",
+  "dpo.lr": "learning_rate (DPOConfig)",
+  "dpo.epochs": "num_train_epochs (DPOConfig)",
+  "dpo.batch_pairs": "per_device_train_batch_size (DPOConfig)",
+  "dpo.weight_decay": "weight_decay (DPOConfig)",
+  "dpo.grad_clip": "max_grad_norm (DPOConfig)",
 };
 
 /** Settings of verl's distributed machinery that Crucible accepts and ignores (one process, one GPU). */

@@ -16,6 +16,9 @@ import textcraftPretrain from "../../configs/textcraft_pretrain.yaml" with { typ
 import textcraftSmoke from "../../configs/textcraft_smoke.yaml" with { type: "text" };
 import textcraftRl from "../../configs/textcraft_rl.yaml" with { type: "text" };
 import textcraftBase from "../../configs/textcraft_base.yaml" with { type: "text" };
+import textcraftEto from "../../configs/textcraft_eto.yaml" with { type: "text" };
+import textcraftAgentEvol from "../../configs/textcraft_agentevol.yaml" with { type: "text" };
+import webshopEto from "../../configs/webshop_eto.yaml" with { type: "text" };
 import webshop from "../../configs/webshop.yaml" with { type: "text" };
 import webshopQwen from "../../configs/webshop_qwen2.5.yaml" with { type: "text" };
 import webshopPretrain from "../../configs/webshop_pretrain.yaml" with { type: "text" };
@@ -29,9 +32,12 @@ const PRESETS: Record<string, string> = {
   "textcraft_qwen2.5": textcraftQwen,
   textcraft_pretrain: textcraftPretrain,
   textcraft_base: textcraftBase,
+  textcraft_eto: textcraftEto,
+  textcraft_agentevol: textcraftAgentEvol,
   webshop,
   "webshop_qwen2.5": webshopQwen,
   webshop_pretrain: webshopPretrain,
+  webshop_eto: webshopEto,
   babyai,
   sciworld,
   bfcl,

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { KV_CACHE_SETTINGS } from "../model/infer.ts";
 import { LOSS_AGG_MODES } from "../rl/aggregation.ts";
+import { DPO_LOSS_TYPES } from "../rl/dpo.ts";
 import { ADVANTAGE_ESTIMATORS } from "../rl/estimators.ts";
 import { isKlKind, KL_ESTIMATORS } from "../rl/kl.ts";
 import { POLICY_LOSSES } from "../rl/policy_losses.ts";
@@ -111,6 +112,13 @@ const Data = z.strictObject({
   test_items: z.string().nullable().default(null),
   /** A prompt file (plain text, or {"user", "assistant"} JSON) instead of the task's own wording. */
   prompt_file: z.string().nullable().default(null),
+  /**
+   * Preference pairs to train DPO on, with no exploration (algorithm.learner dpo): TRL's conversational preference
+   * format (`prompt`, `chosen`, `rejected` as {role, content} messages) or AgentGym's (`id`, `prompt`, `chosen`,
+   * `rejected` as {from, value} turns), a JSON array or JSONL; the prompt opens with instructions, acknowledgement
+   * and first observation.
+   */
+  preferences: z.string().nullable().default(null),
   /** The prompt written inline instead (wins over prompt_file). */
   prompt: z.strictObject({
     /** The first user message: the task instructions. */
@@ -226,7 +234,20 @@ const Gigpo = z.strictObject({
   normalize_by_std: z.boolean().default(false),
 });
 
+/** What learns after the warm start (algorithm.learner). */
+export const LEARNERS = ["rl", "dpo", "eto", "agentevol"] as const;
+
+/** One of {@linkcode LEARNERS}. */
+export type LearnerName = typeof LEARNERS[number];
+
 const Algorithm = z.strictObject({
+  /**
+   * What learns after the warm start: rl (online RL, trainer.total_steps steps), dpo (DPO on data.preferences, no
+   * exploration), eto (ETO: explore, pair with the expert's trajectories, DPO; eto.iterations rounds) or agentevol
+   * (AgentEvol: keep the successes of each round's exploration, fine-tune the base on them and the demonstrations;
+   * agentevol.iterations rounds). null = dpo when data.preferences names a file, else rl.
+   */
+  learner: z.enum(LEARNERS).nullable().default(null),
   /**
    * The advantage estimator: a registered one's name (src/rl/estimators.ts; `--explain` lists them). gae trains a
    * critic (config section critic) and uses its values; the others need none. gigpo credits each turn besides the
@@ -381,6 +402,69 @@ const Sft = z.strictObject({
    * 0 (the default) is the usual SFT: loss on assistant turns only.
    */
   context_loss_weight: num().min(0).default(0),
+});
+
+const Dpo = z.strictObject({
+  /** β, the implicit reward's scale: larger keeps the policy nearer the reference (TRL's beta). */
+  beta: num().positive().default(0.1),
+  /** TRL's loss_type: sigmoid (DPO), ipo (on each trajectory's mean token log-probability, as TRL) or hinge. */
+  loss_type: z.enum(DPO_LOSS_TYPES).default("sigmoid"),
+  /** cDPO's label smoothing: the assumed chance that a pair's preference is flipped (sigmoid only). */
+  label_smoothing: num().min(0).lt(0.5).default(0),
+  /** DPO's learning rate (TRL's default). */
+  lr: num().positive().default(1e-6),
+  /** The learning-rate schedule over one round's steps (each ETO round trains anew, as ETO's script does). */
+  lr_schedule: LrSchedule.default(LrSchedule.parse({})),
+  /** Passes over a round's pairs (TRL's num_train_epochs; fractions allowed). */
+  epochs: num().positive().default(3),
+  /** Pairs per optimizer step (TRL's per-device batch of 8, one device, no accumulation). */
+  batch_pairs: int(1).default(8),
+  /** AdamW's decoupled weight decay in DPO. */
+  weight_decay: num().min(0).default(0),
+  /** Clip the gradient norm to this; 0 does not clip. */
+  grad_clip: num().min(0).default(1),
+}).superRefine((d, ctx) => {
+  if (d.label_smoothing > 0 && d.loss_type !== "sigmoid") {
+    ctx.addIssue({
+      code: "custom",
+      path: ["label_smoothing"],
+      message: `is ${d.label_smoothing}, but label smoothing is the sigmoid loss's and dpo.loss_type is ` +
+        `${d.loss_type}: set dpo.label_smoothing=0, or dpo.loss_type=sigmoid`,
+    });
+  }
+});
+
+const Eto = z.strictObject({
+  /** Rounds of exploring with the newest weights, pairing and training DPO (ETO's three). */
+  iterations: int(1).default(3),
+  /**
+   * The expert trajectories: "oracle" plays the task's own demonstrations; otherwise an AgentGym trajectory file
+   * (`item_id`, `conversations`, optional `reward`, default 1) of the train tasks.
+   */
+  expert: z.string().default("oracle"),
+  /** The two rewards of a pair must differ by at least this (AgentGym's make_dpo_dataset.py reward_gap). */
+  reward_gap: num().min(0).default(0.01),
+  /** The better trajectory of a pair must reach this reward (make_dpo_dataset.py's expert_threshold). */
+  expert_threshold: num().default(0.7),
+  /** Episodes sampled per task a round; the lowest-rewarded is paired (make_dpo_dataset.py keeps the lowest). */
+  samples: int(1).default(1),
+  /**
+   * A rejected explored episode is cut after the expert's number of turns plus this many (ETO's
+   * construct_preference.py: 5), so a failure that ran to the round limit does not outweigh the expert's episode;
+   * null keeps it whole.
+   */
+  extra_turns: int(0).nullable().default(5),
+  /** Train tasks explored a round: 0 = the whole train split; N walks the shuffled split N tasks a round. */
+  tasks: int(0).default(0),
+});
+
+const AgentEvol = z.strictObject({
+  /** Rounds of exploring with the current weights and fine-tuning the base on demonstrations plus successes. */
+  iterations: int(1).default(4),
+  /** Episodes sampled per task a round; each success is kept. */
+  samples: int(1).default(1),
+  /** Train tasks explored a round: 0 = the whole train split; N walks the shuffled split N tasks a round. */
+  tasks: int(0).default(0),
 });
 
 const Pretrain = z.strictObject({
@@ -544,13 +628,42 @@ export const RunConfig = z.strictObject({
   critic: Critic.default(Critic.parse({})),
   /** The supervised warm start before RL. */
   sft: Sft.default(Sft.parse({})),
+  /** DPO's loss and optimizer (algorithm.learner dpo and eto). */
+  dpo: Dpo.default(Dpo.parse({})),
+  /** ETO's rounds: exploration, pairing with the expert's trajectories (algorithm.learner eto). */
+  eto: Eto.default(Eto.parse({})),
+  /** AgentEvol's rounds (algorithm.learner agentevol); each round's fine-tuning uses the sft.* settings. */
+  agentevol: AgentEvol.default(AgentEvol.parse({})),
   /** `deno task pretrain`: a base model from the task's synthetic tasks. */
   pretrain: Pretrain.default(Pretrain.parse({})),
   /** Steps, checkpoints, evaluations and where the run folder goes. */
   trainer: Trainer.default(Trainer.parse({})),
   /** `train --cluster` and `worker`: how prompts are handed to workers over NATS JetStream. */
   cluster: Cluster.default(Cluster.parse({})),
+}).superRefine((c, ctx) => {
+  const learner = c.algorithm.learner;
+  if (c.data.preferences !== null && learner !== null && learner !== "dpo") {
+    ctx.addIssue({
+      code: "custom",
+      path: ["algorithm", "learner"],
+      message: `is ${learner}, but data.preferences=${c.data.preferences} trains DPO on a file: set ` +
+        "algorithm.learner=dpo (or leave it unset), or data.preferences=null",
+    });
+  }
+  if (learner === "dpo" && c.data.preferences === null) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["algorithm", "learner"],
+      message: "is dpo, which trains on the pairs of data.preferences, and none is named: set data.preferences=FILE, " +
+        "or algorithm.learner=eto to make pairs by exploring",
+    });
+  }
 });
+
+/** What learns after the warm start: algorithm.learner, or its null's meaning (dpo with data.preferences, else rl). */
+export function learnerOf(c: RunConfig): LearnerName {
+  return c.algorithm.learner ?? (c.data.preferences !== null ? "dpo" : "rl");
+}
 
 /**
  * A resolved run configuration (`deno task config` prints one; `--explain KEY` says what a key means).

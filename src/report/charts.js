@@ -113,6 +113,44 @@ const GROUPS = [
     { title: "Entropy", series: [m("rl", "entropy")] },
     { title: "SFT loss", series: [m("sft", "loss")] },
   ]],
+  ["Preference learning (DPO, ETO, AgentEvol)", [
+    {
+      title: "DPO implicit rewards",
+      series: [
+        m("dpo", "rewards/chosen", "chosen"),
+        m("dpo", "rewards/rejected", "rejected"),
+        m("dpo", "rewards/margins", "margin"),
+      ],
+    },
+    { title: "DPO reward accuracy", range: UNIT, series: [m("dpo", "rewards/accuracies", "accuracy")] },
+    { title: "DPO loss", series: [m("dpo", "loss")] },
+    {
+      title: "DPO log-probabilities",
+      series: [m("dpo", "logps/chosen", "chosen"), m("dpo", "logps/rejected", "rejected")],
+    },
+    {
+      title: "Exploration success per round (train tasks)",
+      range: UNIT,
+      series: [
+        m("dpo_round", "explore_success_rate", "ETO"),
+        m("agentevol_round", "explore_success_rate", "AgentEvol"),
+      ],
+    },
+    {
+      title: "Data per round",
+      series: [
+        m("dpo_round", "pairs", "pairs"),
+        m("dpo_round", "expert_chosen", "expert chosen"),
+        m("agentevol_round", "kept", "successes kept"),
+      ],
+    },
+    { title: "AgentEvol fine-tuning loss", series: [m("agentevol", "loss")] },
+    {
+      title: "Gradient norm (DPO, AgentEvol)",
+      series: [m("dpo", "gradNorm", "DPO"), m("agentevol", "gradNorm", "AgentEvol")],
+    },
+    { title: "Learning rate (DPO, AgentEvol)", series: [m("dpo", "lr", "DPO"), m("agentevol", "lr", "AgentEvol")] },
+  ]],
   ["Clip fractions and gradient norm", [
     { title: "Clip fractions", series: [m("rl", "pg_clipfrac"), m("rl", "pg_clipfrac_lower")] },
     { title: "Gradient norm (RL)", series: [m("rl", "grad_norm")] },

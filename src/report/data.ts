@@ -123,8 +123,8 @@ function labeller(config: string, evals: LogLine[]): (e: LogLine) => { category:
 }
 
 /**
- * Episodes shown: the first and the last evaluation's, then the latest RL steps' (each part capped at
- * EPISODES_PER_PART). The page counts the rest by phase, so its totals match the log.
+ * Episodes shown: the first and the last evaluation's, then the latest RL steps' or exploration rounds' (each part
+ * capped at EPISODES_PER_PART). The page counts the rest by phase, so its totals match the log.
  */
 function chooseEpisodes(all: LogLine[]): LogLine[] {
   const evalKeys = [
@@ -132,7 +132,8 @@ function chooseEpisodes(all: LogLine[]): LogLine[] {
   ];
   const keys = new Set([evalKeys[0], evalKeys[evalKeys.length - 1]]);
   const ofEval = (k: string | undefined) => all.filter((e) => `${e.phase}@${e.step}` === k).slice(0, EPISODES_PER_PART);
-  return [...[...keys].flatMap(ofEval), ...all.filter((e) => e.phase === "rl").slice(-EPISODES_PER_PART)];
+  const trained = all.filter((e) => e.phase === "rl" || e.phase === "explore");
+  return [...[...keys].flatMap(ofEval), ...trained.slice(-EPISODES_PER_PART)];
 }
 
 /** Reads a run folder's logs; notices name every line skipped. A missing file is an empty log. */

@@ -28,7 +28,8 @@ import type { TrainSequence } from "../update/sequences.ts";
 import { runSft, sftEpochs, sftPlan } from "./sft.ts";
 import { EnvFailed, RunDiverged, RunStopped } from "./stops.ts";
 import { agentGymSequences, augmentedEpochs, oracleEpisodes, textEpisode } from "./sft_data.ts";
-import type { Run } from "./types.ts";
+import { LEARNER_PHASE, type Run } from "./types.ts";
+import { learnerOf } from "../config/schema.ts";
 import { groupRewards, stepMetrics } from "./step_metrics.ts";
 
 /** Supervised warm start; false when interrupted (a checkpoint `sft-latest` is saved to resume from). */
@@ -93,7 +94,7 @@ export async function sftPhase(run: Run): Promise<boolean> {
   const sftEval = await evaluateOrStop(run, "sft", 0, () => saveSft(run, opt));
   opt.release();
   state.notes.sftEval = sftEval;
-  state.phase = "rl";
+  state.phase = LEARNER_PHASE[learnerOf(c)];
   // LoRA's reference is the base with the adapter off, not a saved checkpoint.
   state.reference = run.learner.model.lora ? null : "checkpoints/sft-final";
   await run.save(undefined, "sft-final");
@@ -174,7 +175,7 @@ async function saveSft(run: Run, opt: AdamW): Promise<void> {
 }
 
 /** The SFT data of each epoch: the task's demonstrations (rewritten per epoch as it asks) or a trajectory file. */
-async function sftData(run: Run): Promise<(epoch: number) => TrainSequence[]> {
+export async function sftData(run: Run): Promise<(epoch: number) => TrainSequence[]> {
   const c = run.config, { task, options, client } = run.env, tokenizer = run.host.tokenizer;
   const stopId = run.host.stopIds[0];
   if (c.sft.data !== "oracle") {
@@ -425,7 +426,7 @@ async function abandonStep(
  * An evaluation; when the environment failed too much of it, `save` keeps a checkpoint and the run stops with
  * `RunStopped` (exit code 3), to resume once the server is back (the evaluation runs again then).
  */
-async function evaluateOrStop(run: Run, phase: string, step: number, save: () => Promise<unknown>) {
+export async function evaluateOrStop(run: Run, phase: string, step: number, save: () => Promise<unknown>) {
   try {
     return await run.evaluate(phase, step);
   } catch (e) {

@@ -18,11 +18,24 @@ import { coverage, type EvalResult, evaluate } from "./eval.ts";
 import { createLearner } from "../update/learner.ts";
 import { checkpointAdapter, loraLine, runLora, saveMerged } from "./lora.ts";
 import { RunLog } from "./metrics.ts";
-import { rlPhase, sftPhase } from "./phases.ts";
+import { sftPhase } from "./phases.ts";
+import { LEARNER_PHASES } from "./learners.ts";
+import { learnerOf, type RunConfig } from "../config/schema.ts";
+import { parseExperts, readPreferences } from "./preferences.ts";
 import { rolloutOptions } from "../rollout/options.ts";
 import { diskFullStop, EnvFailed } from "./stops.ts";
 import { checkEnv, checkFiles, loadModel, localModelPath, openEnv, splitIndices } from "./setup.ts";
-import type { HostModel, LoadedCheckpoint, Run, RunEnv, RunOptions, RunSummary, TrainerState } from "./types.ts";
+import {
+  type HostModel,
+  LEARNER_PHASE,
+  type LoadedCheckpoint,
+  type Run,
+  type RunEnv,
+  type RunInputs,
+  type RunOptions,
+  type RunSummary,
+  type TrainerState,
+} from "./types.ts";
 
 /** Runs (or resumes) training as configured. */
 export async function runTraining(o: RunOptions): Promise<RunSummary> {
@@ -35,13 +48,22 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
     if (path !== o.config.model.path) o = { ...o, config: { ...o.config, model: { ...o.config.model, path } } };
   }
   await checkFiles(o.config);
+  // Read whole before the run folder is touched: a malformed file stops the run with nothing written.
+  const inputs = await readInputs(o.config);
+  const learner = learnerOf(o.config);
+  if (o.source && learner !== "rl") {
+    throw new TypeError(
+      `--cluster plays RL's rollouts on workers; algorithm.learner=${learner} explores in this process. ` +
+        "Leave out --cluster, or set algorithm.learner=rl",
+    );
+  }
   const created = !(await Deno.stat(o.runDir).then(() => true, () => false));
   await Deno.mkdir(o.runDir, { recursive: true });
   let env: RunEnv | undefined;
   let run: Run;
   try {
     env = await openEnv(o.config);
-    run = await startRun(o, env);
+    run = await startRun(o, env, inputs);
     if (o.source) run.source = await o.source(run);
   } catch (e) {
     // A run that fails before it starts leaves no folder behind.
@@ -59,8 +81,8 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
       lastCheckpoint: run.lastCheckpoint,
     });
     if (run.state.phase === "sft" && !await sftPhase(run)) return done(true);
-    if (o.config.trainer.total_steps === 0) return done(false);
-    return done(!await rlPhase(run));
+    if (learner === "rl" && o.config.trainer.total_steps === 0) return done(false);
+    return done(!await LEARNER_PHASES[learner](run));
   } catch (e) {
     throw diskFullStop(e, o.runDir, run.lastCheckpoint ?? run.resumed?.dir);
   } finally {
@@ -70,7 +92,7 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
 }
 
 /** The run's learner, state, data and writers, from scratch or from the folder's latest checkpoint. */
-async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
+async function startRun(o: RunOptions, env: RunEnv, inputs: RunInputs): Promise<Run> {
   const c = o.config;
   if (c.data.prompt_sampling.type === "signal" && !env.task.category) {
     throw new TypeError(
@@ -101,7 +123,9 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
   const lora = await runLora(c, host.config, resumed?.adapter);
   const learner = createLearner(gpu, host, { recompute: c.model.recompute, lora });
   if (lora) o.reporter.line(loraLine(learner)!);
-  const state: TrainerState = resumed ? structuredClone(resumed.state) : freshState(c.sft.enabled ? "sft" : "rl");
+  const state: TrainerState = resumed
+    ? structuredClone(resumed.state)
+    : freshState(c.sft.enabled ? "sft" : LEARNER_PHASE[learnerOf(c)]);
   const maxLen = c.rollout.max_prompt_length + c.rollout.max_response_length;
   const generator = new Generator(learner.model, {
     slots: c.rollout.slots,
@@ -126,7 +150,8 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
     served,
     evalSet: c.trainer.eval_limit > 0 ? test.indices.slice(0, c.trainer.eval_limit) : test.indices,
     testTasks: test.indices.length,
-    async save(opt, name) {
+    inputs,
+    async save(opt, name, files) {
       state.notes.logs = await logSizes(o.runDir);
       if (run.critic) state.notes.criticStep = run.critic.opt.step;
       run.lastCheckpoint = await saveCheckpoint(o.runDir, name, {
@@ -139,7 +164,7 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
         agent: agentSettings(c, env.task, env.options),
         critic: run.critic ? { weights: run.critic.model.weights, opt: run.critic.opt } : undefined,
         adapter: checkpointAdapter(c, learner),
-        files: await run.source?.checkpoint?.(),
+        files: { ...await run.source?.checkpoint?.(), ...files },
       });
       await saveMerged(run, name);
       return run.lastCheckpoint;
@@ -147,6 +172,16 @@ async function startRun(o: RunOptions, env: RunEnv): Promise<Run> {
     evaluate: (phase, step) => evaluateRun(run, phase, step),
   };
   return run;
+}
+
+/** The files the config names that the learner reads whole: data.preferences, and eto.expert when it is a file. */
+async function readInputs(c: RunConfig): Promise<RunInputs> {
+  const out: RunInputs = {};
+  if (c.data.preferences !== null) out.preferences = await readPreferences(c.data.preferences);
+  if (learnerOf(c) === "eto" && c.eto.expert !== "oracle") {
+    out.experts = parseExperts(await Deno.readTextFile(c.eto.expert), c.eto.expert, c.task);
+  }
+  return out;
 }
 
 /** The run's log files, which a resume cuts back to their length at the checkpoint it resumes from. */
@@ -164,7 +199,7 @@ async function logSizes(runDir: string): Promise<Record<string, number>> {
  * starts over. A checkpoint whose optimizer state is missing is refused unless `freshOptimizer` says otherwise.
  */
 async function resumePoint(o: RunOptions, base: () => Promise<HostModel>): Promise<LoadedCheckpoint | undefined> {
-  await tidyCheckpoints(o.runDir, { prefix: "sft" });
+  for (const prefix of ["sft", "dpo", "agentevol"]) await tidyCheckpoints(o.runDir, { prefix });
   let r: LoadedCheckpoint | undefined;
   try {
     r = await loadLatestCheckpoint(o.runDir, { base });
@@ -178,7 +213,8 @@ async function resumePoint(o: RunOptions, base: () => Promise<HostModel>): Promi
     if (size !== undefined && size > (sizes[f] ?? 0)) await Deno.truncate(path, sizes[f] ?? 0);
   }
   const s = r?.state;
-  const trained = s && ((s.phase === "sft" && s.sftStep > 0) || (s.phase === "rl" && s.rlStep > 0));
+  const trained = s &&
+    ((s.phase === "sft" && s.sftStep > 0) || (s.phase === "rl" && s.rlStep > 0) || (s.round?.step ?? 0) > 0);
   if (r && trained && !r.moments && !o.freshOptimizer) {
     throw new Deno.errors.NotFound(
       `${r.dir}/optimizer.safetensors is missing, so the optimizer's moments cannot be restored; ` +

@@ -54,12 +54,15 @@ export function taskOptions(c: RunConfig, task: Task = getTask(c.task)): TaskOpt
 
 /**
  * Checks that every file the config names exists before a run starts anything (the GPU, a server): the SFT data,
- * item files, a prompt file, the model directory, a LoRA adapter and the tiny model's YAML. The error names the
+ * preference pairs, ETO's expert episodes, item files, a prompt file, the model directory, a LoRA adapter and the tiny
+ * model's YAML. The error names the
  * config key.
  */
 export async function checkFiles(c: RunConfig): Promise<void> {
   const files: [string, string | null][] = [
-    ["sft.data", c.sft.enabled && c.sft.data !== "oracle" ? c.sft.data : null],
+    ["sft.data", (c.sft.enabled || c.algorithm.learner === "agentevol") && c.sft.data !== "oracle" ? c.sft.data : null],
+    ["data.preferences", c.data.preferences],
+    ["eto.expert", c.algorithm.learner === "eto" && c.eto.expert !== "oracle" ? c.eto.expert : null],
     ["data.train_items", c.data.train_items],
     ["data.test_items", c.data.test_items],
     ["data.prompt_file", c.data.prompt === null ? c.data.prompt_file : null],

@@ -3,7 +3,7 @@
  * and the evaluation's result), so the run's modules import it and never each other in a circle: run.ts starts a
  * `Run`, phases.ts drives it, setup.ts, checkpoint.ts and lora.ts fill and save its parts.
  */
-import type { RunConfig } from "../config/schema.ts";
+import type { LearnerName, RunConfig } from "../config/schema.ts";
 import type { TaskSet } from "../env/adapter.ts";
 import type { EnvClient } from "../env/client.ts";
 import type { ModelConfig } from "../model/config.ts";
@@ -20,6 +20,7 @@ import type { Learner } from "../update/learner.ts";
 import type { AdamW } from "../update/optimizer.ts";
 import type { EvalResult } from "./eval.ts";
 import type { RunLog } from "./metrics.ts";
+import type { ExpertEpisode, TextPair } from "./preferences.ts";
 
 /** Progress reporting, implemented by the command line. */
 export interface Reporter {
@@ -57,10 +58,20 @@ export interface Run {
   evalSet: number[];
   testTasks: number;
   lastCheckpoint?: string;
-  /** Saves a checkpoint of the learner (with the optimizer's moments when given) and remembers it. */
-  save(opt: AdamW | undefined, name: string): Promise<string>;
+  /** Files the config names that the run read whole before writing anything: preference pairs, expert episodes. */
+  inputs: RunInputs;
+  /** Saves a checkpoint of the learner (the optimizer's moments and more JSON files when given) and remembers it. */
+  save(opt: AdamW | undefined, name: string, files?: Record<string, unknown>): Promise<string>;
   /** Evaluates the test tasks and logs the result. */
   evaluate(phase: string, step: number): Promise<EvalResult>;
+}
+
+/** What a run read from the files its config names before its folder was written to. */
+export interface RunInputs {
+  /** data.preferences: the pairs DPO trains on. */
+  preferences?: TextPair[];
+  /** eto.expert as a file: the expert's episode of each task it holds, by task index. */
+  experts?: Map<number, ExpertEpisode>;
 }
 
 /** The environment side of a run. */
@@ -92,8 +103,11 @@ export interface HostModel {
 /** What the trainer needs to continue exactly where it stopped. */
 export interface TrainerState {
   version: 1;
-  /** "sft" while warm-starting, "rl" after; "pretrain" in a pretraining run. */
-  phase: "sft" | "rl" | "pretrain";
+  /**
+   * "sft" while warm-starting, then the learner's phase (LEARNER_PHASE: "rl", or "dpo" and "agentevol" in rounds);
+   * "pretrain" in a pretraining run.
+   */
+  phase: "sft" | "rl" | "dpo" | "agentevol" | "pretrain";
   /** Optimizer steps of the SFT phase (or of pretraining) done. */
   sftStep: number;
   /** RL training steps done. */
@@ -107,11 +121,24 @@ export interface TrainerState {
   /** Anything else worth keeping (evaluation history, timings). */
   notes: Record<string, unknown>;
   /**
+   * The learners in rounds (DPO, ETO, AgentEvol): the round in progress (from 1), optimizer steps done in it, and
+   * optimizer steps over all rounds before it. Absent before the first round.
+   */
+  round?: { index: number; step: number; steps: number };
+  /**
    * Prompts drawn for later steps whose episodes were published or played ahead (rollout.max_staleness > 0), by
    * step: a resumed run plays these, not the next ones of its data position. Absent when nothing is ahead.
    */
   ahead?: Record<string, number[]>;
 }
+
+/** The trainer-state phase of each learner after the warm start. */
+export const LEARNER_PHASE: Readonly<Record<LearnerName, "rl" | "dpo" | "agentevol">> = {
+  rl: "rl",
+  dpo: "dpo",
+  eto: "dpo",
+  agentevol: "agentevol",
+};
 
 /** A checkpoint read back. */
 export interface LoadedCheckpoint {

@@ -42,7 +42,7 @@ export function fromPositions(s: TrainSequence, perPosition: ArrayLike<number>):
  * Splits sequences (in order) into groups of at most `maxTokens` tokens; a longer sequence gets a group of its
  * own. Returns index lists.
  */
-export function microBatches(seqs: readonly { ids: readonly number[] }[], maxTokens: number): number[][] {
+export function microBatches(seqs: readonly { ids: { readonly length: number } }[], maxTokens: number): number[][] {
   const out: number[][] = [];
   let cur: number[] = [];
   let tokens = 0;

@@ -213,6 +213,58 @@ Deno.test("bench train's report: the gap in points, the main job's bar, and n/a 
   assert.match(text, /by depth \(final, train split\) 1 50\.0%/);
 });
 
+Deno.test("bench train of a learner in rounds (textcraft_eto): 3 points over the warm start within 30 minutes", () => {
+  const base = { config: "configs/textcraft_eto.yaml", overrides: [], runDir: "runs/x", adapter: "gpu" };
+  const eto = trainReport({
+    ...base,
+    interrupted: false,
+    learner: "eto",
+    wallSeconds: 1500,
+    sft: evalOf(0.69),
+    final: evalOf(0.72),
+  });
+  assert.equal(eto.learner, "eto");
+  assert.ok(Math.abs(eto.gapPoints! - 3) < 1e-9);
+  assert.equal(eto.meetsBar, true);
+  const lines = reportLines(eto).join("\n");
+  assert.match(lines, /69\.0% after SFT, 72\.0% after eto \(on 100 test tasks/);
+  assert.match(lines, /meets the bar\s+yes \(needs \+3 points over the warm start, within 30 min\)/);
+  const short = trainReport({
+    ...base,
+    interrupted: false,
+    learner: "agentevol",
+    wallSeconds: 60,
+    sft: evalOf(0.69),
+    final: evalOf(0.71),
+  });
+  assert.equal(short.meetsBar, false);
+  const slow = trainReport({
+    ...base,
+    interrupted: false,
+    learner: "eto",
+    wallSeconds: 1900,
+    sft: evalOf(0.5),
+    final: evalOf(0.9),
+  });
+  assert.equal(slow.meetsBar, false);
+});
+
+Deno.test("rlPhases sums the rounds' exploration, reference and update seconds", async () => {
+  const dir = await Deno.makeTempDir();
+  const lines = [
+    { phase: "sft", step: 1, loss: 1 },
+    { phase: "dpo_round", step: 0, round: 1, pairs: 3, time_explore_s: 10, time_reference_s: 2 },
+    { phase: "dpo", step: 1, loss: 0.6, time_update_s: 4 },
+    { phase: "dpo", step: 2, loss: 0.5, time_update_s: 5 },
+    { phase: "agentevol_round", step: 0, round: 1, kept: 2, time_explore_s: 1.5 },
+  ];
+  await Deno.writeTextFile(`${dir}/metrics.jsonl`, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+  const r = await rlPhases(dir);
+  assert.deepEqual(r.phases, { explore: 11.5, reference: 2, update: 9 });
+  assert.equal(r.signal, null);
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("bench train from the base (textcraft_rl): the gap and the bar over the base model, never a success alone", () => {
   const base = {
     config: "configs/textcraft_rl.yaml",

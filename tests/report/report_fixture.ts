@@ -190,3 +190,80 @@ export async function writePretrainRun(dir: string): Promise<void> {
     jsonl([10, 20].flatMap((step) => [0, 1, 2, 3].map((t) => episode("eval-pretrain", step, t, t === 0)))),
   );
 }
+
+/** TRL's metrics of a DPO step (src/update/dpo_update.ts DpoStep) and the rounds' lines of ETO and AgentEvol. */
+export const DPO_KEYS = [
+  "loss",
+  "rewards/chosen",
+  "rewards/rejected",
+  "rewards/accuracies",
+  "rewards/margins",
+  "logps/chosen",
+  "logps/rejected",
+  "pairs",
+  "tokens",
+  "gradNorm",
+  "lr",
+  "time_update_s",
+];
+
+/** Writes a run that learned in rounds after its warm start: ETO's DPO steps and rounds, and AgentEvol's. */
+export async function writePreferenceRun(dir: string): Promise<void> {
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(`${dir}/config.yaml`, "task: textcraft\nalgorithm:\n  learner: eto\n");
+  const rounds = [1, 2].map((round) => ({
+    phase: "dpo_round",
+    step: (round - 1) * 6,
+    round,
+    time: at(round * 3),
+    pairs: 40 + 5 * round,
+    tasks: 96,
+    episodes: 96,
+    explore_success_rate: 0.5 + 0.1 * round,
+    explore_reward_mean: 0.5 + 0.1 * round,
+    experts: 96,
+    expert_chosen: 38 + 5 * round,
+    explored_chosen: 2,
+    no_pair: 51,
+    time_explore_s: 20 + round,
+    time_reference_s: 9 + round,
+  }));
+  const dpo = Array.from({ length: 12 }, (_, i) => {
+    const step = i + 1;
+    const line: Record<string, unknown> = { phase: "dpo", step, round: step > 6 ? 2 : 1, epoch: 0, time: at(step / 2) };
+    DPO_KEYS.forEach((k, j) => (line[k] = Math.round(1000 * wave(j, step)) / 1000));
+    return { ...line, "rewards/accuracies": Math.min(1, step / 12), applied: true };
+  });
+  const evolved = Array.from({ length: 6 }, (_, i) => ({
+    phase: "agentevol",
+    step: i + 1,
+    round: i < 3 ? 1 : 2,
+    time: at(7 + i),
+    epoch: 0,
+    loss: 1 / (i + 1),
+    tokens: 2000 + i,
+    targets: 400 + i,
+    gradNorm: 1 + wave(1, i),
+    lr: 5e-4,
+    applied: true,
+    time_update_s: 2 + wave(2, i),
+  }));
+  const kept = [1, 2].map((round) => ({
+    phase: "agentevol_round",
+    step: (round - 1) * 3,
+    round,
+    time: at(6 + round),
+    tasks: 374,
+    episodes: 374,
+    explore_success_rate: 0.6 + 0.05 * round,
+    explore_reward_mean: 0.6 + 0.05 * round,
+    kept: 220 + 10 * round,
+    time_explore_s: 50 + round,
+  }));
+  await Deno.writeTextFile(`${dir}/metrics.jsonl`, jsonl([...rounds, ...dpo, ...kept, ...evolved]));
+  await Deno.writeTextFile(`${dir}/evals.jsonl`, jsonl([evaluation("sft", 0, 0.5), evaluation("final", 12, 0.75)]));
+  await Deno.writeTextFile(
+    `${dir}/rollouts.jsonl`,
+    jsonl([episode("explore", 1, 0, true), episode("explore", 1, 1, false)]),
+  );
+}

@@ -5,7 +5,14 @@
 import assert from "node:assert/strict";
 import { type Page, screenshot, withBrowser } from "../browser.ts";
 import { writeComparison, writeReport } from "../../src/report/write.ts";
-import { RL_KEYS, UNIQUE_WORD, writePretrainRun, writeTrainRun } from "./report_fixture.ts";
+import {
+  DPO_KEYS,
+  RL_KEYS,
+  UNIQUE_WORD,
+  writePreferenceRun,
+  writePretrainRun,
+  writeTrainRun,
+} from "./report_fixture.ts";
 
 interface ChartSeen {
   title: string;
@@ -246,6 +253,40 @@ Deno.test("a pretraining run's report charts losses, held-out success and copy a
     const copy = seen.findIndex((c) => c.title === "Copy accuracy (held-out)");
     assert.deepEqual(await page.evaluate(`[drawn[${copy}].u.scales.y.min, drawn[${copy}].u.scales.y.max]`), [0, 1]);
     assert.match(await page.locator("#summary").innerText(), /Held-out success at step 20: 50\.0%/);
+  });
+});
+
+Deno.test("a run that learned in rounds charts DPO's metrics and the rounds' exploration, nothing under Other", async () => {
+  const dir = await Deno.makeTempDir();
+  await writePreferenceRun(`${dir}/eto`);
+  await writeReport(`${dir}/eto`);
+  await checkReport(`${dir}/eto/report.html`, "report/preference", async (page, seen) => {
+    const titles = seen.filter((c) => c.group === "Preference learning (DPO, ETO, AgentEvol)").map((c) => c.title);
+    for (
+      const t of [
+        "DPO implicit rewards",
+        "DPO reward accuracy",
+        "DPO loss",
+        "Exploration success per round (train tasks)",
+      ]
+    ) {
+      assert.ok(titles.includes(t), `missing chart ${t}: ${titles}`);
+    }
+    assert.deepEqual(seen.find((c) => c.title === "DPO implicit rewards")?.legend.map((l) => l.label), [
+      "chosen",
+      "rejected",
+      "margin",
+    ]);
+    const acc = seen.findIndex((c) => c.title === "DPO reward accuracy");
+    assert.deepEqual(await page.evaluate(`[drawn[${acc}].u.scales.y.min, drawn[${acc}].u.scales.y.max]`), [0, 1]);
+    const keys = new Set(seen.flatMap((c) => c.keys));
+    for (const k of ["loss", "rewards/chosen", "rewards/rejected", "rewards/accuracies", "rewards/margins"]) {
+      assert.ok(keys.has(`metrics dpo ${k}`), `metrics dpo ${k} not charted`);
+    }
+    const named = ["logps/chosen", "logps/rejected", "gradNorm", "lr"].map((k) => `metrics dpo ${k}`);
+    assert.deepEqual(named.filter((k) => !keys.has(k)), []);
+    assert.ok(DPO_KEYS.length > named.length);
+    assert.ok(keys.has("metrics agentevol loss") && keys.has("metrics agentevol_round kept"));
   });
 });
 
