@@ -351,6 +351,7 @@ export type { Learner } from "./src/update/learner.ts";
 export type { MiniBatchResult, UpdateSequence } from "./src/update/rl_update.ts";
 export type { TrainSequence } from "./src/update/sequences.ts";
 export { rlStep, type RlStepContext, type RlStepResult } from "./src/train/rl_step.ts";
+export { type StalenessRule, stalenessRule } from "./src/rl/off_policy.ts";
 export { stepMetrics, type StepMetricsOptions } from "./src/train/step_metrics.ts";
 export { type EvalResult, evaluate, type Rates } from "./src/train/eval.ts";
 export { runTraining } from "./src/train/run.ts";

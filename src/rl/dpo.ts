@@ -49,8 +49,11 @@ export interface DpoOptions {
 
 /** Per pair: the loss and the two implicit rewards. */
 export interface DpoLosses {
+  /** Each pair's loss. */
   losses: number[];
+  /** β times the policy's minus the reference's log-probability of each chosen trajectory. */
   chosenRewards: number[];
+  /** The same of each rejected trajectory. */
   rejectedRewards: number[];
 }
 
@@ -135,11 +138,15 @@ export function dpoLogitGrad(pairs: DpoPairs, options: DpoOptions = {}): number[
 
 /** TRL's logged DPO metrics, means over the pairs of a step. */
 export interface DpoMetrics {
+  /** The mean loss. */
   loss: number;
+  /** The mean implicit reward of the chosen trajectories. */
   "rewards/chosen": number;
+  /** The mean implicit reward of the rejected ones. */
   "rewards/rejected": number;
   /** Share of pairs whose chosen reward is above the rejected one's. */
   "rewards/accuracies": number;
+  /** The mean of chosen minus rejected reward. */
   "rewards/margins": number;
 }
 
