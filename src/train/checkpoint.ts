@@ -24,8 +24,8 @@ export const STATE_FILE = "trainer_state.json";
 const OPTIMIZER = "optimizer.safetensors";
 
 /**
- * The trainer state of a run that starts from nothing, in `phase` ("pretrain", or "sft" when the run warm-starts,
- * else "rl"): what trainer_state.json holds before any step. Training and pretraining both start from it.
+ * The trainer state of a run that starts from nothing, in `phase` ("pretrain"; "sft" when the run warm-starts, else
+ * its learner's phase): what trainer_state.json holds before any step. Training and pretraining both start from it.
  */
 export function freshState(phase: TrainerState["phase"]): TrainerState {
   return {

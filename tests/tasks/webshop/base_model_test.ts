@@ -41,3 +41,31 @@ Deno.test("deno task train webshop starts from models/webshop-base, which fits t
   }
   assert.match(await Deno.readTextFile(`${DIR}/README.md`), /It is the base model of `deno task train webshop`\./);
 });
+
+Deno.test("models/webshop-base3, the 3-layer base on the page-only oracle, fits 20 MB and reads the page-only demos", async () => {
+  const dir = new URL("../../../models/webshop-base3", import.meta.url).pathname;
+  let bytes = 0;
+  for await (const e of Deno.readDir(dir)) bytes += (await Deno.stat(`${dir}/${e.name}`)).size;
+  assert.ok(bytes <= 20 * 1024 * 1024, `webshop-base3: ${bytes} bytes`);
+  const config = JSON.parse(await Deno.readTextFile(`${dir}/config.json`));
+  assert.equal(config.num_hidden_layers, 3);
+  const rebuild = resolveConfig({ text: await Deno.readTextFile(`${dir}/pretrain.yaml`), name: "pretrain.yaml" });
+  assert.equal(rebuild.task, "webshop");
+  assert.equal(rebuild.task_options.oracle_pick, "top");
+  assert.equal(rebuild.task_options.oracle_search, "instruction");
+  const loaded = await loadModelDir(dir);
+  assert.equal(loaded.config.numLayers, 3);
+  for (const [name, t] of loaded.tensors) assert.ok(t.every(Number.isFinite), name);
+  const unk = loaded.tokenizer!.id(UNK);
+  const { world, tasks } = generatedSource();
+  for (const i of tasks.splits!.test.slice(0, 10)) {
+    const e = oracleEpisode(world, i, { format: "action", pick: "top", search: "instruction" });
+    for (const text of [e.opening, ...e.replies, ...e.observations]) {
+      assert.ok(!loaded.tokenizer!.encode(text).includes(unk), text.slice(0, 120));
+    }
+  }
+  assert.match(
+    await Deno.readTextFile(`${dir}/README.md`),
+    /Held-out results[\s\S]*copied right \(teacher-forced\): 77\.5%/,
+  );
+});
