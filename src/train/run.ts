@@ -39,7 +39,7 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
   let env: RunEnv | undefined;
   let run: Run;
   try {
-    env = await openEnv(o.config);
+    env = await openEnv(o.config, { inProcess: o.inProcessEnv });
     run = await startRun(o, env);
     if (o.source) run.source = await o.source(run);
   } catch (e) {
