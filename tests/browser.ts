@@ -48,7 +48,15 @@ export interface WatchedPage {
 }
 
 /**
- * Runs `fn` with a headless Chromium (a fresh profile, no network services), then closes it.
+ * Flags that give headless Chromium WebGPU on its SwiftShader adapter (a CPU rasteriser), measured here: with them
+ * `navigator.gpu.requestAdapter()` answers `{vendor: "google", architecture: "swiftshader"}`; nothing more
+ * (no `--enable-features=Vulkan`) is needed, and `--disable-gpu` leaves it alone.
+ */
+export const WEBGPU_FLAGS = ["--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader"];
+
+/**
+ * Runs `fn` with a headless Chromium (a fresh profile, no network services), then closes it. `flags` are added to
+ * CHROMIUM_FLAGS (WEBGPU_FLAGS for a page that computes on WebGPU).
  *
  * @example
  * ```ts
@@ -57,15 +65,18 @@ export interface WatchedPage {
  * });
  * ```
  */
-export async function withBrowser<T>(fn: (open: (url: string) => Promise<WatchedPage>) => Promise<T>): Promise<T> {
+export async function withBrowser<T>(
+  fn: (open: (url: string) => Promise<WatchedPage>) => Promise<T>,
+  flags: readonly string[] = [],
+): Promise<T> {
   const browser: Browser = await driver.launch({
     executablePath: chromiumPath(),
     headless: true,
-    args: CHROMIUM_FLAGS,
+    args: [...CHROMIUM_FLAGS, ...flags],
   });
   try {
     return await fn(async (url) => {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
       const errors: string[] = [];
       page.on("console", (m) => {
         if (m.type() === "error") errors.push(m.text());

@@ -206,7 +206,10 @@ export class Transport {
     s.healthy = false;
     s.probe = setInterval(async () => {
       try {
-        const res = await this.#fetch(`${s.url}/`, { headers: this.#auth, signal: AbortSignal.timeout(this.#timeoutMs) });
+        const res = await this.#fetch(`${s.url}/`, {
+          headers: this.#auth,
+          signal: AbortSignal.timeout(this.#timeoutMs),
+        });
         await res.body?.cancel();
         if (res.status === 200) {
           s.healthy = true;

@@ -155,7 +155,9 @@ function compile(gpu: Gpu, shader: Shader, options: KernelOptions): Kernel {
   );
   const label = options.label ?? (options.template ? `${name}${JSON.stringify(options.template)}` : name);
   const all = declaredBindings(source);
-  const declared = options.bindings ? all.filter((d) => d.type === "uniform" || options.bindings!.includes(d.binding)) : all;
+  const declared = options.bindings
+    ? all.filter((d) => d.type === "uniform" || options.bindings!.includes(d.binding))
+    : all;
   const missing = options.bindings?.filter((b) => !all.some((d) => d.binding === b && d.type !== "uniform")) ?? [];
   if (missing.length > 0) {
     throw new TypeError(`Shader ${name}.wgsl declares no storage binding ${missing.join(", ")} (${label})`);

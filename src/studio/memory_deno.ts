@@ -143,7 +143,9 @@ export class MemoryFiles {
   /** Every file under folder `path`, by path relative to it. */
   files(path: string): Map<string, Uint8Array> {
     const p = normalPath(path), prefix = p === "/" ? "/" : `${p}/`, out = new Map<string, Uint8Array>();
-    for (const [k, v] of this.#entries) if (v.kind === "file" && k.startsWith(prefix)) out.set(k.slice(prefix.length), v.data);
+    for (const [k, v] of this.#entries) {
+      if (v.kind === "file" && k.startsWith(prefix)) out.set(k.slice(prefix.length), v.data);
+    }
     return out;
   }
 

@@ -44,7 +44,9 @@ export const textcraft: Task = {
   parseOptions: parseTextCraftOptions,
   async serve(options) {
     const source = await gamesOf(options);
-    return await serveTextCraft(source instanceof CraftingTree ? { port: 0, tree: source } : { port: 0, games: source });
+    return await serveTextCraft(
+      source instanceof CraftingTree ? { port: 0, tree: source } : { port: 0, games: source },
+    );
   },
   handler: async (options) => textCraftHandler(await gamesOf(options)),
   // The shaped rewards are the embedded server's; an external server pays upstream's.
