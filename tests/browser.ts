@@ -56,7 +56,8 @@ export const WEBGPU_FLAGS = ["--enable-unsafe-webgpu", "--use-webgpu-adapter=swi
 
 /**
  * Runs `fn` with a headless Chromium (a fresh profile, no network services), then closes it. `flags` are added to
- * CHROMIUM_FLAGS (WEBGPU_FLAGS for a page that computes on WebGPU).
+ * CHROMIUM_FLAGS (WEBGPU_FLAGS for a page that computes on WebGPU); `init` is a script run in the page before its
+ * own (a browser made to lack an API).
  *
  * @example
  * ```ts
@@ -66,7 +67,7 @@ export const WEBGPU_FLAGS = ["--enable-unsafe-webgpu", "--use-webgpu-adapter=swi
  * ```
  */
 export async function withBrowser<T>(
-  fn: (open: (url: string) => Promise<WatchedPage>) => Promise<T>,
+  fn: (open: (url: string, init?: string) => Promise<WatchedPage>) => Promise<T>,
   flags: readonly string[] = [],
 ): Promise<T> {
   const browser: Browser = await driver.launch({
@@ -75,8 +76,9 @@ export async function withBrowser<T>(
     args: [...CHROMIUM_FLAGS, ...flags],
   });
   try {
-    return await fn(async (url) => {
+    return await fn(async (url, init) => {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+      if (init) await page.addInitScript(init);
       const errors: string[] = [];
       page.on("console", (m) => {
         if (m.type() === "error") errors.push(m.text());

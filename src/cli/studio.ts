@@ -72,7 +72,13 @@ export async function main(args: string[]): Promise<void> {
   if (!v.headless && (v.steps || v.json || v.compare)) {
     throw new TypeError("--steps, --json and --compare go with --headless (the page drives itself and reports)");
   }
-  if (v.resume && (v.model || v.headless)) throw new TypeError("--resume takes neither --model nor --headless");
+  if (v.resume && v.compare) throw new TypeError("--compare trains a new run in both; it does not go with --resume");
+  if (v.resume && (v.model || v.steps)) {
+    throw new TypeError(
+      "--resume continues the run with its own config.yaml: give no --model, and change its steps with " +
+        "trainer.total_steps=N",
+    );
+  }
   const port = numberFlag("--port", v.port, v.headless ? 0 : 8000, { lo: 0, hi: 65535, integer: true });
   const steps = v.steps === undefined ? undefined : numberFlag("--steps", v.steps, 0, { lo: 1, integer: true });
   if (dryRun(`would serve the studio page (${config}) on ${v.host}:${port}`)) return;

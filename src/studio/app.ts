@@ -344,7 +344,7 @@ function report(s: RunSummary, seconds: number): void {
     adapter: gpu?.name,
     runDir,
     config: preset,
-    overrides: pageConfig().overrides,
+    overrides: setup.resume ? setup.overrides : pageConfig().overrides,
     steps: rl.length,
     loss: rl.map((m) => m.policy_loss ?? null),
     tokensPerSecond: rl.map((m) => m.tokens_per_s ?? null),
@@ -479,6 +479,7 @@ async function start(): Promise<void> {
     refresh();
     state("stopped");
     status(`Ready to continue ${setup.resume} from its latest checkpoint: press Continue.`);
+    if (setup.auto) await run(true);
     return;
   }
   const names = PRESETS.includes(setup.config) ? PRESETS : [setup.config, ...PRESETS];
@@ -488,7 +489,7 @@ async function start(): Promise<void> {
   state("ready");
   status(`Ready: ${setup.model} on ${gpu.name}. Press Train.`);
   if (setup.auto) {
-    $<HTMLInputElement>("set-trainer.total_steps").value = String(setup.auto.steps);
+    if (setup.auto.steps > 0) $<HTMLInputElement>("set-trainer.total_steps").value = String(setup.auto.steps);
     showCommand();
     await run(false);
   }

@@ -37,7 +37,10 @@ export interface StudioSetup {
   mounts: Mount[];
   /** A run folder to continue from its latest checkpoint. */
   resume?: string;
-  /** Set when a command drives the page (`deno task studio --headless`): start at once, report to the server. */
+  /**
+   * Set when a command drives the page (`deno task studio --headless`): start at once (`steps` GRPO steps, the
+   * config's when 0; a run to resume continues), report to the server.
+   */
   auto?: { steps: number };
 }
 

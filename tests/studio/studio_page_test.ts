@@ -19,7 +19,7 @@ import { unzipTo } from "./unzip.ts";
 
 /**
  * The page's run: textcraft_smoke cut to a warm start of a few steps and 2 GRPO steps of 2 tasks x 4 episodes under
- * 6 rounds, tasks and seed where both steps' groups differ in reward (so both have a loss to compare).
+ * 10 rounds (the smoke config's), where a group differs in reward (so a loss to compare).
  */
 const OVERRIDES = [
   "sft.epochs=0.02",
@@ -27,7 +27,7 @@ const OVERRIDES = [
   "data.train_batch_size=2",
   "rollout.n=4",
   "actor.ppo_mini_batch_size=2",
-  "algorithm.rounds_ctrl.rounds=[6]",
+  "algorithm.rounds_ctrl.rounds=[10]",
   "rollout.max_tokens_per_turn=64",
   "trainer.eval_limit=2",
 ];
@@ -51,10 +51,15 @@ Deno.test({
     let done!: (r: Record<string, unknown>) => void;
     const reported = new Promise<Record<string, unknown>>((resolve) => (done = resolve));
     const lines: string[] = [];
+    const t0 = performance.now();
     const server = await serveStudio({
       setup: await setup(STEPS),
       port: 0,
-      onReport: (r) => (r.kind === "line" ? lines.push(String(r.text)) : done(r)),
+      onReport: (r) => {
+        if (r.kind !== "line") return done(r);
+        lines.push(String(r.text));
+        console.log(`[${((performance.now() - t0) / 1000).toFixed(0)} s] page: ${r.text}`);
+      },
     });
     const work = await Deno.makeTempDir({ prefix: "studio-test-" });
     try {
@@ -66,8 +71,15 @@ Deno.test({
         });
         await page.waitForSelector("body[data-state=training]", { state: "attached", timeout: 120_000 });
         assert.match(await page.textContent("#adapter-name") ?? "", /GPU: google swiftshader \(software\)/);
-        // Mid-run: the warm start's bars and charts are drawn (the README's picture of the page).
-        await page.waitForSelector('#bars [data-bar="rl"]', { state: "attached", timeout: 600_000 });
+        // Mid-run, once GRPO started: the warm start's bars and charts are drawn (the README's picture of the page).
+        // A run that fails first says why at once.
+        const failed = reported.then((r) => {
+          if (r.kind !== "done") throw new Error(`The page's run failed: ${r.message}`);
+        });
+        await Promise.race([
+          failed,
+          page.waitForSelector('#bars [data-bar="rl"]', { state: "attached", timeout: 1_800_000 }),
+        ]);
         await page.waitForSelector("#charts figure.chart", { state: "attached", timeout: 60_000 });
         await screenshot(page, "studio/mid-run");
         const report = await reported;
@@ -125,24 +137,25 @@ Deno.test({
 
 Deno.test("a browser without WebGPU, or with no adapter, is told which browsers and flags have it", async () => {
   const server = await serveStudio({ setup: await setup(), port: 0 });
+  // A browser without the API: navigator.gpu removed before the page's script runs. Without WebGPU's flags, this
+  // Chromium has the API but no adapter.
+  const cases: [string | undefined, RegExp][] = [
+    [
+      "delete Navigator.prototype.gpu;",
+      /^This browser has no WebGPU.*Chrome and Edge 113.*Safari 26.*--enable-unsafe-webgpu/s,
+    ],
+    [undefined, /^This browser has WebGPU but found no GPU adapter for it/],
+  ];
   try {
-    for (
-      const [flags, said] of [
-        [
-          ["--disable-blink-features=WebGPU"],
-          /^This browser has no WebGPU.*Chrome and Edge 113.*--enable-unsafe-webgpu/s,
-        ],
-        [[], /^This browser has WebGPU but found no GPU adapter for it/],
-      ] as const
-    ) {
+    for (const [init, said] of cases) {
       await withBrowser(async (open) => {
-        const { page, errors } = await open(server.url);
+        const { page, errors } = await open(server.url, init);
         await page.waitForSelector("body[data-state=error]", { state: "attached", timeout: 60_000 });
         assert.match(await page.textContent("#status") ?? "", said);
         assert.equal(await page.getAttribute("body", "data-gpu"), "none");
         assert.equal(await page.isDisabled("#train"), true);
         assert.deepEqual(errors, []);
-      }, flags);
+      });
     }
   } finally {
     await server.shutdown();
