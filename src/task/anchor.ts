@@ -6,7 +6,6 @@
  * digests, so an anchor costs 16 characters in the rollout log however long the page it stands for.
  */
 import { createHash } from "node:crypto";
-import type { Task } from "./task.ts";
 
 /** What the client has seen of an episode when a turn begins. */
 export interface SeenSoFar {
@@ -25,7 +24,7 @@ export interface SeenSoFar {
 
 /**
  * The anchor of the state a turn acts from: a 64-bit digest (hex) of the task's key for it (`Task.anchor`), or of the
- * observation where the task has no hook.
+ * observation where the task has no hook. `task` is a Task (src/task/task.ts), or anything with its `anchor` hook.
  *
  * @example
  * ```ts
@@ -33,7 +32,7 @@ export interface SeenSoFar {
  * stateAnchor({}, { firstObservation: "Page 1", turns: [], observation: "Page 1" }); // "e8b8355262d0af49"
  * ```
  */
-export function stateAnchor(task: Pick<Task, "anchor">, seen: SeenSoFar): string {
+export function stateAnchor(task: { anchor?(seen: SeenSoFar): string }, seen: SeenSoFar): string {
   const key = task.anchor ? task.anchor(seen) : seen.observation;
   return createHash("sha256").update(key).digest("hex").slice(0, 16);
 }
