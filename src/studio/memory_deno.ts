@@ -292,6 +292,9 @@ export function memoryDeno(fs: MemoryFiles, env: Record<string, string> = {}) {
     args: [] as string[],
     noColor: true,
     cwd: () => "/",
+    // A page has no host of its own and serves nothing: the servers' Host rule (src/env/server/access.ts) is not run.
+    hostname: () => "localhost",
+    networkInterfaces: () => [] as Deno.NetworkInterfaceInfo[],
     env: {
       get: (k: string) => vars.get(k),
       set: (k: string, v: string) => void vars.set(k, v),
