@@ -9,13 +9,13 @@
 import { writeStored } from "../gpu/split.ts";
 import { lrAt } from "../rl/schedule.ts";
 import { trainable } from "../rollout/trajectory.ts";
-import { phaseOptimizer, SkipGuard } from "../update/learner.ts";
+import { SkipGuard } from "../update/learner.ts";
 import type { AdamW } from "../update/optimizer.ts";
 import type { TrainSequence } from "../update/sequences.ts";
 import { explore, roundTasks } from "./explore.ts";
 import { runLora } from "./lora.ts";
 import { sftData } from "./phases.ts";
-import type { RoundLearner } from "./round_phase.ts";
+import { type RoundLearner, roundOptimizer } from "./round_phase.ts";
 import { loadModel } from "./setup.ts";
 import { runSft, sftEpochs, sftPlan } from "./sft.ts";
 import type { Run } from "./types.ts";
@@ -85,11 +85,7 @@ async function trainRound(
   o: Parameters<RoundLearner<AgentEvolRound>["train"]>[2],
 ): Promise<{ finished: boolean; opt: AdamW }> {
   const c = run.config, round = run.state.round!;
-  const opt = phaseOptimizer(run.learner, c, { weightDecay: c.sft.weight_decay, maxGradNorm: c.sft.grad_clip });
-  const r = run.resumed;
-  if (round.step > 0 && r?.moments && r.state.phase === "agentevol") {
-    opt.restore(r.moments.m, r.moments.v, r.state.optimizerStep);
-  }
+  const opt = roundOptimizer(run, "agentevol", { weightDecay: c.sft.weight_decay, maxGradNorm: c.sft.grad_clip });
   const epochs = sftEpochs(c.sft.epochs, (e) => [...demos(e), ...data.kept]);
   const plan = { batchTokens: c.sft.batch_tokens, seed: c.trainer.seed * 131 + round.index };
   const total = sftPlan(epochs, plan).length;

@@ -19,7 +19,7 @@ import {
   type PreferencePair,
   type ReferencedPair,
 } from "../update/dpo_update.ts";
-import { phaseOptimizer, SkipGuard } from "../update/learner.ts";
+import { SkipGuard } from "../update/learner.ts";
 import type { AdamW } from "../update/optimizer.ts";
 import type { TrainSequence } from "../update/sequences.ts";
 import { Rng } from "../util/random.ts";
@@ -32,7 +32,7 @@ import {
   renderTurns,
   type TextPair,
 } from "./preferences.ts";
-import type { RoundLearner } from "./round_phase.ts";
+import { type RoundLearner, roundOptimizer } from "./round_phase.ts";
 import { oracleEpisodes } from "./sft_data.ts";
 import type { Run } from "./types.ts";
 
@@ -222,11 +222,7 @@ async function trainDpo(
   o: Parameters<RoundLearner<DpoRound>["train"]>[2],
 ): Promise<{ finished: boolean; opt: AdamW }> {
   const c = run.config, round = run.state.round!;
-  const opt = phaseOptimizer(run.learner, c, { weightDecay: c.dpo.weight_decay, maxGradNorm: c.dpo.grad_clip });
-  const r = run.resumed;
-  if (round.step > 0 && r?.moments && r.state.phase === "dpo") {
-    opt.restore(r.moments.m, r.moments.v, r.state.optimizerStep);
-  }
+  const opt = roundOptimizer(run, "dpo", { weightDecay: c.dpo.weight_decay, maxGradNorm: c.dpo.grad_clip });
   const plan = dpoPlan(data.pairs.length, {
     epochs: c.dpo.epochs,
     batchPairs: c.dpo.batch_pairs,

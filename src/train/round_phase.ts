@@ -10,7 +10,8 @@ import { checkpointName, tidyCheckpoints } from "./checkpoint.ts";
 import { coverage } from "./eval.ts";
 import { evaluateOrStop } from "./phases.ts";
 import type { AdamW } from "../update/optimizer.ts";
-import type { Run } from "./types.ts";
+import { phaseOptimizer } from "../update/learner.ts";
+import type { Run, TrainerState } from "./types.ts";
 
 /** The JSON file a mid-round checkpoint keeps the round's data in. */
 export const ROUND_FILE = "round.json";
@@ -85,4 +86,21 @@ export async function roundPhase<Data>(run: Run, l: RoundLearner<Data>): Promise
   state.notes.finalEval = await evaluateOrStop(run, "final", state.round.steps, () => run.save(undefined, last));
   await run.save(undefined, "final");
   return true;
+}
+
+/**
+ * A round learner's optimizer (`weightDecay` and `maxGradNorm` from its section): fresh, or with the moments of a
+ * mid-round checkpoint of its `phase` when the round had begun (a resumed run).
+ */
+export function roundOptimizer(
+  run: Run,
+  phase: TrainerState["phase"],
+  o: { weightDecay: number; maxGradNorm: number },
+): AdamW {
+  const opt = phaseOptimizer(run.learner, run.config, o);
+  const r = run.resumed;
+  if (run.state.round!.step > 0 && r?.moments && r.state.phase === phase) {
+    opt.restore(r.moments.m, r.moments.v, r.state.optimizerStep);
+  }
+  return opt;
 }
