@@ -111,6 +111,10 @@ Deno.test({
       assert.equal(report.steps, STEPS);
       assert.ok(lines.some((l) => /^After SFT: test success/.test(l)), lines.join("\n"));
       const deno = await compareInDeno(report, `${work}/deno-run`, quiet);
+      // What docs/studio.md's tables quote: the two runs' losses, speeds and times.
+      const { firstStep: _f, metrics: _m, ...page } = report;
+      const { denoMetrics: _d, ...denoSide } = deno;
+      console.log(`page vs Deno: ${JSON.stringify({ page, deno: denoSide })}`);
       assert.ok(deno.sameFirstStepEpisodes, JSON.stringify(deno.firstDifference));
       assert.deepEqual(report.loss.map((l) => l === null), deno.denoLoss.map((l) => l === null));
       assert.ok(report.loss.some((l) => l !== null), `a GRPO step with a loss: ${report.loss}`);
