@@ -20,9 +20,10 @@
 //   9 qStart   read        [S] u32
 //  10 qEnd     read        [S] u32
 //  11 dq       read_write  [T, H, D] f32, written (=) by the dq entry points; 0 for an empty range
-//  12 delta    read_write  u32, written (=) by the dq entry points, read by the dk/dv ones: [T, H] = bits of δ
-//                          (main_dq, main_dq_tile), or [T, H, 4] = (kvStart[t], min(kvEnd[t], S), bits of
-//                          lse · log2 e, bits of δ) per query row (main_dq_reg)
+//  12 delta    read_write  u32 [T, H, 4], written (=) by the dq entry points, read by the dk/dv ones: per query row
+//                          (kvStart[t], kvEnd[t], bits of lse, bits of δ) (main_dq, main_dq_tile), or (kvStart[t],
+//                          min(kvEnd[t], S), bits of lse · log2 e, bits of δ) (main_dq_reg), so that no dk/dv entry
+//                          point binds kvStart, kvEnd or lse: each binds 9 storage buffers, a browser's 10 allowed
 //  13 dk       read_write  [S, KV, D] f32, written (=) by the dk/dv entry points
 //  14 dv       read_write  [S, KV, D] f32, written (=) by the dk/dv entry points
 //
@@ -38,10 +39,12 @@
 //                  gaps; K and V rows are loaded once per step (one element per lane) and shared by
 //                  subgroupBroadcast. Same bindings. Grid foldGrid(ceil(T · G / (LANES · BQ)) · KV).
 //   main_dkv       one invocation per (key row j, kv head), iterating over query rows qStart[j] <= i < qEnd[j] (a
-//                  loose range is fine: each candidate is kept only if kvStart[i] <= j < kvEnd[i]) and over the
-//                  heads of the kv head's group: bindings 1-5, 7-10, 12-14. Grid foldGrid(ceil(S · KV / WG)).
+//                  loose range is fine: each candidate is kept only if kvStart[i] <= j < kvEnd[i], read from delta)
+//                  and over the heads of the kv head's group: bindings 1-3, 7, 9, 10, 12-14. Grid
+//                  foldGrid(ceil(S · KV / WG)).
 //   main_dkv_tile  a workgroup of WG key rows of one kv head stages tiles of BK (query row, head) pairs of q, dO,
-//                  lse, δ and the query's range: same bindings. Grid foldGrid(ceil(S / WG) · KV).
+//                  lse, δ and the query's range (the last three from delta): same bindings. Grid
+//                  foldGrid(ceil(S / WG) · KV).
 //   main_dkv_reg   register blocks for CPU rasterisers: lane l of the subgroup serving kv head w % KV owns the BKR key
 //                  rows j = (w / KV) · LANES · BKR + r · LANES + l (r < BKR); the lanes walk the union of their
 //                  keys' query ranges [qStart, qEnd), BF tokens per step and every head of the group, loading each
@@ -109,7 +112,10 @@ fn main_dq(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u
   for (var d = 0u; d < D; d++) {
     dq[row * D + d] = acc[d] * p.scale;
   }
-  delta[row] = bitcast<u32>(dlt);
+  delta[row * 4u] = kvStart[r.t];
+  delta[row * 4u + 1u] = kvEnd[r.t];
+  delta[row * 4u + 2u] = bitcast<u32>(m);
+  delta[row * 4u + 3u] = bitcast<u32>(dlt);
 }
 
 @compute @workgroup_size(WG)
@@ -132,7 +138,9 @@ fn main_dkv(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3
   }
   let i1 = min(qEnd[j], p.T);
   for (var i = qStart[j]; i < i1; i++) {
-    if (j < kvStart[i] || j >= kvEnd[i]) {
+    // Every head of token i shares its key range: read it from the group's first row.
+    let first = (i * p.H + kvh * group) * 4u;
+    if (j < delta[first] || j >= delta[first + 1u]) {
       continue;
     }
     for (var h = kvh * group; h < (kvh + 1u) * group; h++) {
@@ -144,8 +152,8 @@ fn main_dkv(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3
         s = fma(q[base + d], ks[d], s);
         dp = fma(dO[base + d], vr[d], dp);
       }
-      let pr = exp(s - lse[row]);
-      let ds = pr * (dp - bitcast<f32>(delta[row]));
+      let pr = exp(s - bitcast<f32>(delta[row * 4u + 2u]));
+      let ds = pr * (dp - bitcast<f32>(delta[row * 4u + 3u]));
       for (var d = 0u; d < D; d++) {
         gv[d] = fma(pr, dO[base + d], gv[d]);
         gk[d] = fma(ds, q[base + d], gk[d]);
@@ -206,7 +214,10 @@ fn main_dq_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: 
     for (var d = 0u; d < D; d++) {
       dq[row * D + d] = acc[d] * p.scale;
     }
-    delta[row] = bitcast<u32>(dlt);
+    delta[row * 4u] = kvStart[r.t];
+    delta[row * 4u + 1u] = kvEnd[r.t];
+    delta[row * 4u + 2u] = bitcast<u32>(m);
+    delta[row * 4u + 3u] = bitcast<u32>(dlt);
   }
 }
 
@@ -249,10 +260,10 @@ fn main_dkv_tile(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg:
       let f = ft + e;
       let i = f / group;
       let r = i * p.H + kvh * group + f % group;
-      lseTile[e] = lse[r];
-      deltaTile[e] = bitcast<f32>(delta[r]);
-      startTile[e] = kvStart[i];
-      endTile[e] = kvEnd[i];
+      startTile[e] = delta[r * 4u];
+      endTile[e] = delta[r * 4u + 1u];
+      lseTile[e] = bitcast<f32>(delta[r * 4u + 2u]);
+      deltaTile[e] = bitcast<f32>(delta[r * 4u + 3u]);
     }
     workgroupBarrier();
     for (var ff = 0u; ff < n; ff++) {

@@ -48,7 +48,16 @@ export interface WatchedPage {
 }
 
 /**
- * Runs `fn` with a headless Chromium (a fresh profile, no network services), then closes it.
+ * Flags that give headless Chromium WebGPU on its SwiftShader adapter (a CPU rasteriser), measured here: with them
+ * `navigator.gpu.requestAdapter()` answers `{vendor: "google", architecture: "swiftshader"}`; nothing more
+ * (no `--enable-features=Vulkan`) is needed, and `--disable-gpu` leaves it alone.
+ */
+export const WEBGPU_FLAGS = ["--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader"];
+
+/**
+ * Runs `fn` with a headless Chromium (a fresh profile, no network services), then closes it. `flags` are added to
+ * CHROMIUM_FLAGS (WEBGPU_FLAGS for a page that computes on WebGPU); `init` is a script run in the page before its
+ * own (a browser made to lack an API).
  *
  * @example
  * ```ts
@@ -57,15 +66,19 @@ export interface WatchedPage {
  * });
  * ```
  */
-export async function withBrowser<T>(fn: (open: (url: string) => Promise<WatchedPage>) => Promise<T>): Promise<T> {
+export async function withBrowser<T>(
+  fn: (open: (url: string, init?: string) => Promise<WatchedPage>) => Promise<T>,
+  flags: readonly string[] = [],
+): Promise<T> {
   const browser: Browser = await driver.launch({
     executablePath: chromiumPath(),
     headless: true,
-    args: CHROMIUM_FLAGS,
+    args: [...CHROMIUM_FLAGS, ...flags],
   });
   try {
-    return await fn(async (url) => {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    return await fn(async (url, init) => {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+      if (init) await page.addInitScript(init);
       const errors: string[] = [];
       page.on("console", (m) => {
         if (m.type() === "error") errors.push(m.text());

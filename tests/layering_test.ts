@@ -1,17 +1,19 @@
 // The house's floors, checked on Deno's own module graph (`deno info --json`): data flows one way,
-// cli/bench -> cluster/pretrain/command -> train/report/play/serve -> update -> the task registry ->
+// cli/bench -> cluster/pretrain/command/studio -> train/report/play/serve -> update -> the task registry ->
 // rollout/onnx/tasks -> config -> model/rl/task -> env/ops -> gpu -> util, and a few rooms are closed even to the
 // floors above them. Tasks are plug-ins on top of src/: a task (tasks/<name>/) imports src/'s Task interface
 // (src/task/), its environment (src/env/) and utilities, never the model or the GPU; src/ below the entry floor
 // reaches the tasks only through their registry, tasks/mod.ts, and the Task hooks; only the entry floor (src/cli,
-// bench/, mod.ts, the play page's script) names a task's own modules. The benchmarks (bench/) are tools beside the
-// product: nothing the program or the library runs reaches them. Every module of src/, tasks/ and bench/ must be
-// reachable from an entry point, so no code sits unused.
+// bench/, mod.ts, the play and studio pages' scripts) names a task's own modules. The benchmarks (bench/) are tools
+// beside the product: nothing the program or the library runs reaches them. Every module of src/, tasks/ and bench/
+// must be reachable from an entry point, so no code sits unused.
 import assert from "node:assert/strict";
 import { runDeno } from "./subprocess.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-// src/play/app.ts is the play page's script: `deno task play` bundles it for the browser rather than importing it.
+// src/play/app.ts is the play page's script: `deno task play` bundles it for the browser rather than importing it;
+// src/studio/app.ts likewise the studio page's (`deno task studio`), whose import map (src/studio/import_map.json)
+// puts src/studio/node_crypto.ts and node_http.ts in place of two Node built-ins.
 // tasks/textcraft/game/facts_gen.ts rebuilds TextCraft's recipes.tsv (`deno run -A` on it).
 const ENTRIES = [
   "mod.ts",
@@ -19,6 +21,9 @@ const ENTRIES = [
   "src/cli/build.ts",
   "tasks/textcraft/game/facts_gen.ts",
   "src/play/app.ts",
+  "src/studio/app.ts",
+  "src/studio/node_crypto.ts",
+  "src/studio/node_http.ts",
   "bench/main.ts",
 ];
 
@@ -33,11 +38,17 @@ const FLOORS: [string, number][] = [
   ["src/cli/", 11],
   // The play page's browser script: an entry of its own (bundled, never imported), so on the entry floor.
   ["src/play/app.ts", 11],
+  // The studio page's script likewise, and the stand-ins its bundle takes for node:crypto and node:http.
+  ["src/studio/app.ts", 11],
+  ["src/studio/node_crypto.ts", 11],
+  ["src/studio/node_http.ts", 11],
   // The benchmarks' own entry floor, beside the program's: neither imports the other.
   ["bench/", 11],
   ["src/cluster/", 9],
   ["src/pretrain/", 9],
   ["src/command/", 9],
+  // The studio: its server, the page's run in the browser (the page's Deno, settings, evaluation, download).
+  ["src/studio/", 9],
   ["src/train/", 8],
   ["src/report/", 8],
   ["src/play/", 8],
@@ -82,6 +93,7 @@ const CLOSED: [string, string, string, string?][] = [
     "src/serve/",
     "src/play/",
     "src/command/",
+    "src/studio/",
   ].map(
     (from): [string, string, string, string] => [from, "tasks/", REGISTRY_ONLY, "tasks/mod.ts"],
   ),

@@ -1,6 +1,6 @@
 /**
  * The single entry point of the bundled and compiled program: `crucible <command> [arguments]`, where command is
- * one of the deno tasks (train, eval, sft, generate, grad, serve, serve-model, report, export, play, worker,
+ * one of the deno tasks (train, eval, sft, generate, grad, serve, serve-model, report, export, play, studio, worker,
  * cluster). The benchmarks (`deno task bench`) are a program of their own, bench/main.ts, outside the product.
  */
 import { runMain } from "../command/args.ts";
@@ -16,6 +16,7 @@ import { main as report } from "./report.ts";
 import { main as serve } from "./serve.ts";
 import { main as serveModel } from "./serve_model.ts";
 import { main as sft } from "./sft.ts";
+import { main as studio } from "./studio.ts";
 import { main as train } from "./train.ts";
 import { runUnderOnnxLock } from "../command/onnx_lock.ts";
 import { main as worker } from "./worker.ts";
@@ -33,6 +34,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   config,
   export: exportOnnx,
   play,
+  studio,
   worker,
   cluster,
 };

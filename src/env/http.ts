@@ -26,6 +26,11 @@ export interface TransportOptions {
   healthIntervalMs?: number;
   /** A key sent with every request (probes too) as `Authorization: Bearer KEY`. Default none. */
   token?: string;
+  /**
+   * What sends a request: the global `fetch` by default; a server's request handler called in-process where the game
+   * runs in the same program (the studio page plays TextCraft in the page).
+   */
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
 }
 
 /**
@@ -58,6 +63,7 @@ export class Transport {
   readonly #maxInFlight: number;
   readonly #healthMs: number;
   readonly #auth: Record<string, string>;
+  readonly #fetch: (url: string, init: RequestInit) => Promise<Response>;
   #next = 0;
 
   /** Validates the settings; throws RangeError on an empty or malformed URL list or a bad number. */
@@ -75,6 +81,7 @@ export class Transport {
     this.#maxInFlight = positive("maxInFlight", options.maxInFlight ?? 64);
     this.#healthMs = positive("healthIntervalMs", options.healthIntervalMs ?? 5000);
     this.#auth = options.token ? { authorization: `Bearer ${options.token}` } : {};
+    this.#fetch = options.fetch ?? ((url, init) => fetch(url, init));
   }
 
   /** The per-request limit and the retries every request gets unless its payload asks for its own. */
@@ -151,7 +158,7 @@ export class Transport {
     let status = 0;
     let text = "";
     try {
-      const res = await fetch(url, {
+      const res = await this.#fetch(url, {
         method,
         signal: AbortSignal.timeout(timeoutMs),
         headers: body === undefined ? this.#auth : { ...this.#auth, "content-type": "application/json" },
@@ -199,7 +206,10 @@ export class Transport {
     s.healthy = false;
     s.probe = setInterval(async () => {
       try {
-        const res = await fetch(`${s.url}/`, { headers: this.#auth, signal: AbortSignal.timeout(this.#timeoutMs) });
+        const res = await this.#fetch(`${s.url}/`, {
+          headers: this.#auth,
+          signal: AbortSignal.timeout(this.#timeoutMs),
+        });
         await res.body?.cancel();
         if (res.status === 200) {
           s.healthy = true;

@@ -90,14 +90,13 @@ export class Batch {
       throw new RangeError(`Dispatch of ${d.kernel.name} with grid [${x}, ${y}, ${z}] exceeds ${max} per dimension`);
     }
     this.#kernels.add(d.kernel);
-    if (d.buffers.length > d.kernel.storage.length) {
-      throw new TypeError(
-        `${d.kernel.name} declares ${d.kernel.storage.length} storage bindings, got ${d.buffers.length}`,
-      );
+    if (d.buffers.length > d.kernel.slots) {
+      throw new TypeError(`${d.kernel.name} declares ${d.kernel.slots} storage bindings, got ${d.buffers.length}`);
     }
+    let unwritten = 0;
     const entries: GPUBindGroupEntry[] = d.kernel.storage.map(({ binding, writable }) => {
       const t = d.buffers[binding - 1];
-      return { binding, resource: (t ?? (writable ? scratch(this.gpu) : placeholder(this.gpu))).binding };
+      return { binding, resource: (t ?? (writable ? scratch(this.gpu, unwritten++) : placeholder(this.gpu))).binding };
     });
     if (d.kernel.params) {
       if (!d.params) throw new TypeError(`Dispatch of ${d.kernel.name} needs its uniform parameters`);

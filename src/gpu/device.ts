@@ -14,6 +14,11 @@ export interface GpuFeatures {
   subgroups: boolean;
   /** `timestamp-query`: GPU timings for the benchmarks. */
   timestamps: boolean;
+  /**
+   * Whether the shader compiler wants `enable subgroups;` before a module uses subgroup builtins: browsers' (Tint)
+   * require it, Deno's (naga) refuses it. The pipeline cache adds it where wanted.
+   */
+  subgroupsDirective?: boolean;
 }
 
 /** A WebGPU device with the facts about its adapter that kernels and tuning tables need. */
@@ -120,8 +125,10 @@ export async function requestGpu(options: GpuOptions = {}): Promise<Gpu> {
   });
   if (!adapter) throw new Error(`No WebGPU adapter was found. ${NO_ADAPTER_HINT}`);
   const info = adapter.info;
-  const software = info.isFallbackAdapter || /llvmpipe|lavapipe|swiftshader|warp|software/i.test(info.description);
-  const name = info.description || `${info.vendor} ${info.device}`.trim() || "unknown adapter";
+  // Chromium names SwiftShader in the architecture and leaves the description empty.
+  const software = info.isFallbackAdapter ||
+    /llvmpipe|lavapipe|swiftshader|warp|software/i.test(`${info.description} ${info.architecture}`);
+  const name = info.description || `${info.vendor} ${info.architecture || info.device}`.trim() || "unknown adapter";
   if (options.requireHardware && software) {
     throw new Error(
       `The adapter "${name}" is a software rasteriser and a hardware GPU was required. ${NO_ADAPTER_HINT}`,
@@ -174,8 +181,16 @@ export async function requestGpu(options: GpuOptions = {}): Promise<Gpu> {
       f16: device.features.has("shader-f16"),
       subgroups: device.features.has("subgroups" as GPUFeatureName),
       timestamps: device.features.has("timestamp-query"),
+      subgroupsDirective: device.features.has("subgroups" as GPUFeatureName) && await acceptsSubgroupsDirective(device),
     },
   };
+}
+
+/** Whether the device's shader compiler accepts the `enable subgroups;` directive (one tiny module, compiled once). */
+async function acceptsSubgroupsDirective(device: GPUDevice): Promise<boolean> {
+  device.pushErrorScope("validation");
+  device.createShaderModule({ code: "enable subgroups;\n@compute @workgroup_size(1) fn main() {}" });
+  return (await device.popErrorScope()) === null;
 }
 
 /**

@@ -32,8 +32,13 @@ export interface Kernel {
   pipeline: GPUComputePipeline;
   /** The layout of its bind group: uniforms at binding 0, then the storage bindings. */
   bindGroupLayout: GPUBindGroupLayout;
-  /** Storage bindings the shader declares, in binding order: whether each is writable. */
+  /**
+   * Storage bindings of its layout, in binding order: whether each is writable. Those the shader declares, or the
+   * entry point's own where it names them ({@linkcode KernelOptions.bindings}).
+   */
   storage: { binding: number; writable: boolean }[];
+  /** The highest storage binding the shader declares: a dispatch passes at most this many buffers. */
+  slots: number;
   /** The layout of its uniforms (binding 0), when it has any. */
   params?: UniformLayout;
   /** Resolves when the shader and pipeline validated; rejects with an Error naming the shader file. */
@@ -52,9 +57,18 @@ export interface KernelOptions {
   entryPoint?: string;
   /** Names the kernel in errors and timings; defaults to the shader name plus its template values. */
   label?: string;
+  /**
+   * The storage bindings the entry point uses, where it uses fewer than the shader declares: only these enter its
+   * layout, so that it fits the device's storage buffers per stage (browsers allow 10) when the shader's entry
+   * points together bind more. Default: every binding the shader declares.
+   */
+  bindings?: readonly number[];
 }
 
 const caches = new WeakMap<GPUDevice, Map<string, Kernel>>();
+
+/** What a browser's compiler needs before a module that uses subgroups (see GpuFeatures.subgroupsDirective). */
+const SUBGROUPS_PREAMBLE = "enable subgroups;\ndiagnostic(off, subgroup_uniformity);\n";
 
 /**
  * The kernel cached on this device under `key`, built on first request: the one pipeline cache. {@linkcode kernel}
@@ -121,14 +135,18 @@ export function fillTemplate(shader: string, source: string, values: Record<stri
 export function kernel(gpu: Gpu, shader: Shader, options: KernelOptions = {}): Kernel {
   const key = `${shader.name}|${JSON.stringify(options.template ?? {})}|${JSON.stringify(options.constants ?? {})}|${
     options.entryPoint ?? "main"
-  }`;
+  }${options.bindings ? `|${options.bindings.join(",")}` : ""}`;
   return cachedKernel(gpu, key, () => compile(gpu, shader, options));
 }
 
 /** Builds the pipeline of {@linkcode kernel}, inside a validation error scope. */
 function compile(gpu: Gpu, shader: Shader, options: KernelOptions): Kernel {
   const { name } = shader;
-  const source = fillTemplate(name, shader.source, options.template);
+  const filled = fillTemplate(name, shader.source, options.template);
+  // A browser's compiler (Tint) wants the directive before subgroup builtins, and its uniformity analysis cannot see
+  // that the reg kernels' loops run in step across a subgroup (their bounds are subgroup reductions); Deno's (naga)
+  // refuses the directive and does no such analysis.
+  const source = gpu.features.subgroupsDirective ? `${SUBGROUPS_PREAMBLE}${filled}` : filled;
   checkParams(name, source, options.params);
   const device = gpu.device;
   // Deno's types take numbers only; a bool override reads any nonzero number as true.
@@ -136,7 +154,22 @@ function compile(gpu: Gpu, shader: Shader, options: KernelOptions): Kernel {
     Object.entries(options.constants ?? {}).map(([k, v]) => [k, typeof v === "boolean" ? Number(v) : v]),
   );
   const label = options.label ?? (options.template ? `${name}${JSON.stringify(options.template)}` : name);
-  const declared = declaredBindings(source);
+  const all = declaredBindings(source);
+  const declared = options.bindings
+    ? all.filter((d) => d.type === "uniform" || options.bindings!.includes(d.binding))
+    : all;
+  const missing = options.bindings?.filter((b) => !all.some((d) => d.binding === b && d.type !== "uniform")) ?? [];
+  if (missing.length > 0) {
+    throw new TypeError(`Shader ${name}.wgsl declares no storage binding ${missing.join(", ")} (${label})`);
+  }
+  const slots = Math.max(0, ...all.filter((d) => d.type !== "uniform").map((d) => d.binding));
+  const perStage = declared.filter((d) => d.type !== "uniform").length;
+  if (perStage > gpu.limits.maxStorageBuffersPerShaderStage) {
+    throw new RangeError(
+      `Shader ${name}.wgsl (${label}) binds ${perStage} storage buffers, and this device allows ` +
+        `${gpu.limits.maxStorageBuffersPerShaderStage} per shader stage (maxStorageBuffersPerShaderStage)`,
+    );
+  }
   device.pushErrorScope("validation");
   const module = device.createShaderModule({ code: source, label });
   const bindGroupLayout = device.createBindGroupLayout({
@@ -163,5 +196,5 @@ function compile(gpu: Gpu, shader: Shader, options: KernelOptions): Kernel {
     binding: d.binding,
     writable: d.type === "storage",
   }));
-  return { name: label, pipeline, bindGroupLayout, storage, params: options.params, ready };
+  return { name: label, pipeline, bindGroupLayout, storage, slots, params: options.params, ready };
 }

@@ -188,28 +188,30 @@ export function decodeHost(bytes: ArrayBuffer, count: number, dtype: DType): Hos
   }
 }
 
-const placeholders = new WeakMap<GPUDevice, Tensor>();
-const scratches = new WeakMap<GPUDevice, Tensor>();
+const placeholders = new WeakMap<GPUDevice, Tensor[]>();
+const scratches = new WeakMap<GPUDevice, Tensor[]>();
 
-function small(gpu: Gpu, cache: WeakMap<GPUDevice, Tensor>, label: string): Tensor {
-  let t = cache.get(gpu.device);
+function small(gpu: Gpu, cache: WeakMap<GPUDevice, Tensor[]>, label: string, index: number): Tensor {
+  let list = cache.get(gpu.device);
+  if (!list) cache.set(gpu.device, list = []);
+  let t = list[index];
   if (!t) {
     const buffer = gpu.device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE, label });
-    t = new Tensor(gpu, buffer, [64], "f32", 0, false);
-    cache.set(gpu.device, t);
+    t = list[index] = new Tensor(gpu, buffer, [64], "f32", 0, false);
   }
   return t;
 }
 
 /** A small tensor to bind to a read-only binding that a kernel does not read (an optional input switched off). */
 export function placeholder(gpu: Gpu): Tensor {
-  return small(gpu, placeholders, "placeholder");
+  return small(gpu, placeholders, "placeholder", 0);
 }
 
 /**
- * A small tensor to bind to a writable binding an entry point does not write. Distinct from the placeholder:
- * WebGPU refuses one buffer bound both read-only and writable in a dispatch.
+ * A small tensor to bind to a writable binding an entry point does not write, the `index`-th of a dispatch: WebGPU
+ * refuses one buffer bound both read-only and writable in a dispatch, and browsers refuse one bound to two writable
+ * bindings, so each unwritten writable binding of a dispatch gets its own.
  */
-export function scratch(gpu: Gpu): Tensor {
-  return small(gpu, scratches, "scratch");
+export function scratch(gpu: Gpu, index = 0): Tensor {
+  return small(gpu, scratches, "scratch", index);
 }

@@ -84,11 +84,29 @@ const TYPES: Record<string, string> = {
 
 /** The page's script: app.ts and what it imports (tokenizer, chat template, sampler), bundled for the browser. */
 export async function bundleApp(): Promise<string> {
+  return await bundleForBrowser(APP, { what: "deno task play", lock: new URL(ONNX_LOCK, ROOT).pathname });
+}
+
+/** Options of {@linkcode bundleForBrowser}. */
+export interface BundleOptions {
+  /** The command that needs the bundle, for its errors. */
+  what: string;
+  /** The lock file the bundle resolves its packages with. */
+  lock: string;
+  /** An import map for the bundle (e.g. stand-ins for Node built-ins that a browser lacks). */
+  importMap?: string;
+}
+
+/**
+ * A browser script: the module at `entry` and everything it imports, shaders and other text imports inlined,
+ * bundled by `deno bundle --platform browser` into one minified ES module. Needs Crucible's source tree.
+ */
+export async function bundleForBrowser(entry: string, o: BundleOptions): Promise<string> {
   try {
-    await Deno.stat(APP);
+    await Deno.stat(entry);
   } catch {
     throw new Deno.errors.NotFound(
-      `deno task play needs Crucible's source tree (${APP} is missing): run it from a checkout, not from a bundle`,
+      `${o.what} needs Crucible's source tree (${entry} is missing): run it from a checkout, not from a bundle`,
     );
   }
   const out = await Deno.makeTempFile({ suffix: ".js" });
@@ -99,17 +117,18 @@ export async function bundleApp(): Promise<string> {
         "--minify",
         "--platform",
         "browser",
-        `--lock=${new URL(ONNX_LOCK, ROOT).pathname}`,
+        `--lock=${o.lock}`,
         "--node-modules-dir=none",
+        ...(o.importMap ? ["--import-map", o.importMap] : []),
         "-o",
         out,
-        APP,
+        entry,
       ],
       cwd: ROOT.pathname,
       stdout: "piped",
       stderr: "piped",
     }).output();
-    if (r.code !== 0) throw new Error(`Bundling the play page failed:\n${new TextDecoder().decode(r.stderr)}`);
+    if (r.code !== 0) throw new Error(`Bundling the page of ${o.what} failed:\n${new TextDecoder().decode(r.stderr)}`);
     return await Deno.readTextFile(out);
   } finally {
     await Deno.remove(out).catch(() => {});

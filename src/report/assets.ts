@@ -27,3 +27,10 @@ export const reportScript: string = [uplotScript, chartsScript, browserScript].j
   /<\/script/gi,
   "<\\/script",
 );
+
+/**
+ * The charts alone, for a live page that draws them as its run goes (the studio): uPlot, then charts.js, which
+ * defines `reportCharts.redraw(data)`. It reads the same elements as the report: `#data`, `#charts`, `#smoothing`,
+ * `#smoothing-value` and the `x-axis` radios.
+ */
+export const chartsOnlyScript: string = [uplotScript, chartsScript].join("\n;\n");

@@ -4,9 +4,11 @@
 // whose every point has one value is listed under "Constant over the run" instead of drawn as a flat line. With
 // smoothing the raw points stay drawn, faint, under the smoothed curve. Evaluation-only charts share the training
 // steps' x range. Compared runs differ by colour, their metrics by dash; each legend marker shows both.
-// browser.js runs after this script and uses D, el() and fmt().
+// browser.js runs after this script and uses D, el() and fmt(). A live page (the studio) draws the same charts as
+// its run goes: it calls reportCharts.redraw(data) with the lines so far, and names the groups it shows in the
+// charts element's data-groups ("|"-separated titles; all when absent).
 
-const D = JSON.parse(document.getElementById("data").textContent);
+let D = JSON.parse(document.getElementById("data").textContent);
 const PALETTE = ["#3b6df0", "#e8590c", "#0a7a32", "#9c36b5", "#c92a2a", "#0b7285", "#b08800", "#d6336c", "#5f3dc4"];
 const DASHES = [undefined, [7, 4], [2, 3], [10, 3, 2, 3], [1, 5]];
 const UNIT = [0, 1];
@@ -275,13 +277,15 @@ function otherCharts() {
   return [...found.values()];
 }
 
-const CATALOGUE = [...GROUPS, ["Other", otherCharts()]];
+let CATALOGUE = [...GROUPS, ["Other", otherCharts()]];
 
 /** Minutes since the run's first logged line, per run (for x by wall time). */
-const T0 = D.runs.map((run) => {
-  const ts = [...run.metrics, ...run.evals].map((l) => Date.parse(l.time)).filter(Number.isFinite);
-  return ts.length ? Math.min(...ts) : 0;
-});
+const startTimes = () =>
+  D.runs.map((run) => {
+    const ts = [...run.metrics, ...run.evals].map((l) => Date.parse(l.time)).filter(Number.isFinite);
+    return ts.length ? Math.min(...ts) : 0;
+  });
+let T0 = startTimes();
 
 /**
  * One spec's [x, y] points in a run, sorted by x (a repeated x keeps its last line); `keys` collects
@@ -542,7 +546,9 @@ function drawAll() {
   const root = document.getElementById("charts");
   root.textContent = "";
   if (D.runs.length > 1) root.appendChild(runKey());
+  const shown = root.dataset.groups ? new Set(root.dataset.groups.split("|")) : undefined;
   for (const [title, charts] of CATALOGUE) {
+    if (shown && !shown.has(title)) continue;
     const section = el("div", { class: "group", "data-group": title });
     section.appendChild(el("h3", {}, title));
     const grid = el("div", { class: "grid" });
@@ -563,3 +569,13 @@ addEventListener("resize", () => {
   for (const { u, fig } of drawn) u.setSize({ width: Math.max(280, fig.clientWidth - 18), height: 200 });
 });
 drawAll();
+
+/** For a live page: draws every chart again over `data` (the shape of the report's data element). */
+globalThis.reportCharts = {
+  redraw(data) {
+    D = data;
+    T0 = startTimes();
+    CATALOGUE = [...GROUPS, ["Other", otherCharts()]];
+    drawAll();
+  },
+};

@@ -210,6 +210,11 @@ export interface Task {
    */
   serve?(options: TaskOptions, at?: GameServerOptions): Promise<EmbeddedServer>;
   /**
+   * The request handler of the server `serve` starts (the same games, options and routes), for a run that plays the
+   * task in its own process with no server to listen: the studio page, in a browser (RunOptions.inProcessEnv).
+   */
+  handler?(options: TaskOptions): Promise<(req: Request) => Promise<Response>>;
+  /**
    * The option keys set in `options` that only the task's embedded server honours (TextCraft: its shaped rewards,
    * which upstream's servers never pay); a run refuses them with external servers (env.urls).
    */

@@ -62,7 +62,7 @@ export async function runTraining(o: RunOptions): Promise<RunSummary> {
   let env: RunEnv | undefined;
   let run: Run;
   try {
-    env = await openEnv(o.config);
+    env = await openEnv(o.config, { inProcess: o.inProcessEnv });
     run = await startRun(o, env, inputs);
     if (o.source) run.source = await o.source(run);
   } catch (e) {

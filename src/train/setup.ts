@@ -101,9 +101,11 @@ export async function localModelPath(spec: string, reporter: Reporter): Promise<
 
 /**
  * Opens the task's environment: the configured servers, or the task's embedded server on a free port; with
- * data.synthetic_prompts, the embedded server that plays the task's RL worlds beside its tasks.
+ * data.synthetic_prompts, the embedded server that plays the task's RL worlds beside its tasks. With `inProcess`,
+ * the embedded server's handler is called in this process instead (no port, no HTTP; the studio page).
  */
-export async function openEnv(c: RunConfig): Promise<RunEnv> {
+export async function openEnv(c: RunConfig, o: { inProcess?: boolean } = {}): Promise<RunEnv> {
+  if (o.inProcess) return await inProcessEnv(c);
   const { task, options } = await configuredTask(c);
   let server: EmbeddedServer | undefined;
   let urls = c.env.urls;
@@ -150,6 +152,42 @@ export async function openEnv(c: RunConfig): Promise<RunEnv> {
       await server?.shutdown();
     },
   };
+}
+
+/** The host name of the in-process game's URLs: it names no server, and nothing listens there. */
+export const IN_PROCESS_HOST = "in-process.game";
+
+/**
+ * The task's environment played in this process: the same games, options and routes as its embedded server
+ * (`Task.handler`), each request handed to the handler as a `Request` instead of sent over HTTP. Refused with
+ * external servers (env.urls) and with data.synthetic_prompts (whose worlds are served only over HTTP).
+ */
+async function inProcessEnv(c: RunConfig): Promise<RunEnv> {
+  const { task, options } = await configuredTask(c);
+  if (c.env.urls.length > 0) {
+    throw new RangeError(
+      `env.urls (--env-url) names external servers, and this run plays ${task.name} in its own process; leave ` +
+        "env.urls empty",
+    );
+  }
+  if (c.data.synthetic_prompts.share > 0) {
+    throw new RangeError(
+      `data.synthetic_prompts.share=${c.data.synthetic_prompts.share} plays synthetic worlds on an embedded server ` +
+        "over HTTP, and this run plays the task in its own process; set data.synthetic_prompts.share=0",
+    );
+  }
+  if (!task.handler) {
+    throw new RangeError(`The ${task.name} task cannot be played in-process (it has no embedded server's handler)`);
+  }
+  const handler = await task.handler(options);
+  const client = new EnvClient(task.adapter, {
+    urls: [`http://${IN_PROCESS_HOST}`],
+    timeoutMs: c.env.timeout_ms,
+    retries: c.env.retries,
+    maxInFlight: c.env.max_in_flight,
+    fetch: (url, init) => handler(new Request(url, init)),
+  });
+  return { task, options, client, close: () => Promise.resolve(client.close()) };
 }
 
 /**

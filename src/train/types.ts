@@ -210,6 +210,11 @@ export interface RunOptions {
   /** Resume even when the checkpoint's optimizer state is missing, with fresh moments. */
   freshOptimizer?: boolean;
   /**
+   * Play the task's embedded game in this process (its server's handler, called with no HTTP) rather than on a
+   * server: the studio page, where nothing can listen.
+   */
+  inProcessEnv?: boolean;
+  /**
    * Where RL plays its episodes (train --cluster), made once the run's learner exists; default this process.
    *
    * @ignore

@@ -7,9 +7,10 @@
  */
 import { textcraftAdapter } from "../../src/env/adapters/textcraft.ts";
 import { textCraftAnchor } from "./anchor.ts";
-import { serveTextCraft } from "./game/server.ts";
+import { serveTextCraft, textCraftHandler } from "./game/server.ts";
+import type { ServedGame } from "../../src/env/server/serve.ts";
 import { CraftingTree } from "./game/tree.ts";
-import { type Task, upstreamSuccess } from "../../src/task/task.ts";
+import { type Task, type TaskOptions, upstreamSuccess } from "../../src/task/task.ts";
 import { textCraftAugment } from "./augment.ts";
 import { textCraftCardWords } from "./card.ts";
 import { demoReplies, tagMembers } from "./demos.ts";
@@ -43,12 +44,10 @@ export const textcraft: Task = {
   },
   parseOptions: parseTextCraftOptions,
   async serve(options, at = { port: 0 }) {
-    const tree = await CraftingTree.load();
-    const shaping = shapingOf(parseTextCraftOptions(options));
-    if (!shapingOn(shaping)) return await serveTextCraft({ ...at, tree });
-    const members = tagMembers(tree);
-    return await serveTextCraft({ ...at, games: () => shapedGame(new TextCraftGame(tree), shaping, members) });
+    const source = await gamesOf(options);
+    return await serveTextCraft(source instanceof CraftingTree ? { ...at, tree: source } : { ...at, games: source });
   },
+  handler: async (options) => textCraftHandler(await gamesOf(options)),
   // The shaped rewards are the embedded server's; an external server pays upstream's.
   embeddedOnly: (options) => {
     const o = parseTextCraftOptions(options);
@@ -77,6 +76,15 @@ export const textcraft: Task = {
   // The inventory, replayed from the game's answers: the observation alone does not tell states apart (anchor.ts).
   anchor: textCraftAnchor,
 };
+
+/** The embedded server's games: TextCraft's own over the tree, or with the shaped rewards the options ask for. */
+async function gamesOf(options: TaskOptions): Promise<CraftingTree | (() => ServedGame)> {
+  const tree = await CraftingTree.load();
+  const shaping = shapingOf(parseTextCraftOptions(options));
+  if (!shapingOn(shaping)) return tree;
+  const members = tagMembers(tree);
+  return () => shapedGame(new TextCraftGame(tree), shaping, members);
+}
 
 /** The reward shaping TextCraft's options ask for (shaping.ts). */
 function shapingOf(o: TextCraftOptions): RewardShaping {
