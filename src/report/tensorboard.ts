@@ -11,9 +11,10 @@
  * the first one holding `file_version: "brain.Event:2"`, the rest a `Summary` of `simple_value` scalars. The protobuf
  * wire format is written by `@bufbuild/protobuf`'s BinaryWriter (npm, Apache-2.0, no dependencies and no install
  * scripts, unlike protobufjs whose script makes Deno print a warning box), imported on first use only. CRC-32C is
- * written here: a 256-entry table and a loop, where the npm packages for it bring three dependencies (the AWS SDK's
+ * Crucible's (src/util/crc.ts, shared with the studio's ZIP): a 256-entry table and a loop, where the npm packages for it bring three dependencies (the AWS SDK's
  * types, tslib) for those ten lines; tests/report/tensorboard_test.ts checks it against the standard check value.
  */
+import { reflectedCrc32 } from "../util/crc.ts";
 import { readRun, type RunData } from "./data.ts";
 
 /** The pinned package, imported by a specifier held in a variable so commands that do not export never fetch it. */
@@ -28,16 +29,6 @@ export interface Scalar {
   value: number;
 }
 
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0x82f63b78 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
 /**
  * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), TFRecord's checksum.
  *
@@ -46,11 +37,7 @@ const CRC_TABLE = (() => {
  * crc32c(new TextEncoder().encode("123456789")); // 0xe3069283
  * ```
  */
-export function crc32c(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
+export const crc32c: (bytes: Uint8Array) => number = reflectedCrc32(0x82f63b78);
 
 /** TFRecord's masked CRC: the CRC rotated right by 15 bits plus 0xa282ead8 (mod 2^32). */
 export function maskedCrc32c(bytes: Uint8Array): number {

@@ -4,23 +4,10 @@
  * entry holds the files, so the archive unpacks into a folder of that name. Sizes stay below 4 GiB (no ZIP64): the
  * page refuses more with a RangeError.
  */
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
+import { reflectedCrc32 } from "../util/crc.ts";
 
 /** CRC-32 (ISO 3309, as ZIP and gzip use it) of `bytes`. */
-export function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
+export const crc32: (bytes: Uint8Array) => number = reflectedCrc32(0xedb88320);
 
 /** MS-DOS date and time of `d` (2-second resolution), as ZIP headers hold them. */
 function dosTime(d: Date): { time: number; date: number } {
