@@ -5,6 +5,8 @@
  * import is for code the page never runs (the environment server's keys, the Hub's download checks) and throws with
  * its name if it is reached.
  */
+// Pinned here, not in deno.json's imports: only the studio page's bundle reaches this module.
+// deno-lint-ignore no-import-prefix
 import { sha256 } from "npm:js-sha256@0.11.1";
 
 function absent(name: string): never {
