@@ -167,7 +167,7 @@ export async function main(args: string[]): Promise<void> {
       const task = agent ? { ...env.task, prompt: agent.prompt } : env.task;
       const bar = reporter.bar(`eval ${dir}`, indices.length * samples);
       const { result, trajectories } = await evaluate(
-        { generator, tokenizer: m.tokenizer, client: env.client, task },
+        { generator, tokenizer: m.tokenizer, client: env.evalClient, task },
         indices,
         {
           ...rolloutOptions({ ...config, rollout: r }, maxRounds, m.stopIds, temperature),

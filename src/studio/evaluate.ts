@@ -54,7 +54,7 @@ export async function evaluateCheckpoint(gpu: Gpu, dir: string, o: PageEvalOptio
       {
         generator,
         tokenizer: g.tokenizer,
-        client: env.client,
+        client: env.evalClient,
         task: agent ? { ...env.task, prompt: agent.prompt } : env.task,
       },
       indices,

@@ -228,7 +228,7 @@ async function evaluateRun(run: Run, phase: string, step: number): Promise<EvalR
   const c = run.config;
   const total = run.evalSet.length * c.trainer.eval_samples;
   const bar = run.rep.bar(`eval ${phase}`, total);
-  const played = await evaluate(run.rollout, run.evalSet, {
+  const played = await evaluate({ ...run.rollout, client: run.env.evalClient }, run.evalSet, {
     ...rolloutOptions(c, run.env.task.maxRounds, run.host.stopIds, c.trainer.eval_temperature),
     samples: c.trainer.eval_samples,
     seed: c.trainer.seed + 100003,

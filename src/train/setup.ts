@@ -134,24 +134,46 @@ export async function openEnv(c: RunConfig, o: { inProcess?: boolean } = {}): Pr
     server = await task.serve(options);
     urls = [server.url];
   }
-  const client = new EnvClient(task.adapter, {
-    urls,
-    timeoutMs: c.env.timeout_ms,
-    retries: c.env.retries,
-    maxInFlight: c.env.max_in_flight,
-    token: envToken(),
-  });
+  const connect = (at: string[]) =>
+    new EnvClient(task.adapter, {
+      urls: at,
+      timeoutMs: c.env.timeout_ms,
+      retries: c.env.retries,
+      maxInFlight: c.env.max_in_flight,
+      token: envToken(),
+    });
+  const client = connect(urls);
+  // The evaluation plays the environment's own rule: where the run's embedded server pays shaped rewards or
+  // penalties (task.embeddedOnly), a second embedded server without them (external servers never pay them).
+  const plain = server && task.serve ? unshapedOptions(task, options) : undefined;
+  const evalServer = plain ? await task.serve!(plain) : undefined;
+  const evalClient = evalServer ? connect([evalServer.url]) : client;
   return {
     task,
     options,
     client,
+    evalClient,
     server,
     worlds,
     async close() {
       client.close();
+      if (evalClient !== client) evalClient.close();
       await server?.shutdown();
+      await evalServer?.shutdown();
     },
   };
+}
+
+/**
+ * The task's options without the ones only its embedded server honours (shaped rewards, penalties), as the task
+ * fills them in by default; undefined when the options set none, so the run's own server already plays the
+ * environment's rule.
+ */
+export function unshapedOptions(task: Task, options: TaskOptions): TaskOptions | undefined {
+  const own = new Set(task.embeddedOnly?.(options) ?? []);
+  if (own.size === 0) return undefined;
+  const rest = Object.fromEntries(Object.entries(options).filter(([k]) => !own.has(k)));
+  return task.parseOptions ? task.parseOptions(rest) : rest;
 }
 
 /** The host name of the in-process game's URLs: it names no server, and nothing listens there. */
@@ -179,15 +201,29 @@ async function inProcessEnv(c: RunConfig): Promise<RunEnv> {
   if (!task.handler) {
     throw new RangeError(`The ${task.name} task cannot be played in-process (it has no embedded server's handler)`);
   }
-  const handler = await task.handler(options);
-  const client = new EnvClient(task.adapter, {
-    urls: [`http://${IN_PROCESS_HOST}`],
-    timeoutMs: c.env.timeout_ms,
-    retries: c.env.retries,
-    maxInFlight: c.env.max_in_flight,
-    fetch: (url, init) => handler(new Request(url, init)),
-  });
-  return { task, options, client, close: () => Promise.resolve(client.close()) };
+  const connect = (handler: (req: Request) => Promise<Response>) =>
+    new EnvClient(task.adapter, {
+      urls: [`http://${IN_PROCESS_HOST}`],
+      timeoutMs: c.env.timeout_ms,
+      retries: c.env.retries,
+      maxInFlight: c.env.max_in_flight,
+      fetch: (url, init) => handler(new Request(url, init)),
+    });
+  const client = connect(await task.handler(options));
+  // The evaluation's games pay the environment's own rule, as openEnv's second server does.
+  const plain = unshapedOptions(task, options);
+  const evalClient = plain ? connect(await task.handler(plain)) : client;
+  return {
+    task,
+    options,
+    client,
+    evalClient,
+    close: () => {
+      client.close();
+      if (evalClient !== client) evalClient.close();
+      return Promise.resolve();
+    },
+  };
 }
 
 /**

@@ -81,6 +81,11 @@ export interface RunEnv {
   /** The task's checked options (config task_options). */
   options: TaskOptions;
   client: EnvClient;
+  /**
+   * The client the evaluations play through: `client` itself, or one to a second embedded server that pays the
+   * environment's own rule where the run's pays shaped rewards or penalties (Task.embeddedOnly).
+   */
+  evalClient: EnvClient;
   /** The embedded server, when the run started one. */
   server?: EmbeddedServer;
   /** The task's synthetic RL worlds, which the embedded server plays beside its tasks (data.synthetic_prompts). */

@@ -240,3 +240,36 @@ Deno.test("a run refuses the shaped rewards with external servers, naming the op
   ]);
   await assert.rejects(() => openEnv(c), /task_options\.progress_reward=0\.3 is paid by Crucible's embedded/);
 });
+
+Deno.test("the evaluation plays the environment's own rule: a shaped run's evalClient reaches a server without it", async () => {
+  const c = resolveConfig({ text: "task: textcraft\n", name: "test" }, [
+    "task_options.progress_reward=0.3",
+    "task_options.repeat_penalty=0.1",
+  ]);
+  const env = await openEnv(c);
+  try {
+    assert.notEqual(env.evalClient, env.client);
+    // A refused action repeated: the run's server takes the penalty, the evaluation's pays upstream's 0.
+    const rewards = async (client: typeof env.client) => {
+      const e = await client.create({ parseAction: textcraft.parseAction });
+      try {
+        await e.reset(TEXTCRAFT_SPLITS.test[80]);
+        const r = [];
+        for (const a of ["get 1 stick", "get 1 stick"]) r.push((await e.step(`Action: ${a}`)).reward);
+        return r;
+      } finally {
+        await e.close();
+      }
+    };
+    assert.deepEqual(await rewards(env.evalClient), [0, 0]);
+    assert.deepEqual(await rewards(env.client), [0, -0.1]);
+  } finally {
+    await env.close();
+  }
+  const plain = await openEnv(resolveConfig({ text: "task: textcraft\n", name: "test" }, []));
+  try {
+    assert.equal(plain.evalClient, plain.client);
+  } finally {
+    await plain.close();
+  }
+});
