@@ -42,6 +42,8 @@ export interface WebShopStep {
   done: boolean;
   /** The purchase's reward parts, on the step that bought. */
   info?: RewardInfo & { asin: string; options: Record<string, string> };
+  /** Set when the action was not one the page offers: it changed nothing (the server's invalid-action penalty). */
+  invalid?: true;
 }
 
 /** `parse_action`: the name and argument of `name[arg]`, or the whole text as a name without argument. */
@@ -125,7 +127,7 @@ export class WebShopSession {
     if (name === "search" && arg !== undefined && arg !== "") return this.#search(arg.split(" "), 1);
     const target = arg === undefined || arg === "search" ? undefined : this.#page.clickables.get(arg);
     if (name === "click" && target) return this.#click(arg!, target);
-    return { observation: this.observation, reward: 0, done: false };
+    return { observation: this.observation, reward: 0, done: false, invalid: true };
   }
 
   #index(): void {

@@ -46,8 +46,10 @@ export const webshop: Task = {
     const o = parseWebShopOptions(options);
     served = await webShopSource(o.data_dir, o.goals);
     const { serveWebShop } = await import("./server.ts");
-    return { ...await serveWebShop(served, at), about: served.tasks.about };
+    return { ...await serveWebShop(served, at, { invalidPenalty: o.invalid_penalty }), about: served.tasks.about };
   },
+  // The invalid-action penalty is the embedded server's; an external server pays upstream's reward.
+  embeddedOnly: (options) => parseWebShopOptions(options).invalid_penalty > 0 ? ["invalid_penalty"] : [],
   vocabulary: async (prompt) => (await import("./vocabulary.ts")).webShopVocabulary(generatedSource().world, prompt),
   oracle: async (index, options) => {
     const o = parseWebShopOptions(options);

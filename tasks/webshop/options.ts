@@ -25,6 +25,12 @@ const Schema = z.strictObject({
   rename_asins: z.number().min(0).max(1).default(0),
   /** What the oracle searches for: the instruction's product words (words), or the whole instruction (instruction). */
   oracle_search: z.enum(["words", "instruction"]).default("words"),
+  /**
+   * p: what each action the page does not offer (a click on an asin not shown, a malformed action) takes from the
+   * episode's score on the embedded server, for RL (server.ts). 0 (the default) pays WebShop's own reward; a purchase
+   * always scores WebShop's own reward, and the evaluation never sees the penalty.
+   */
+  invalid_penalty: z.number().min(0).lt(1).default(0),
 });
 
 /** WebShop's task options, defaults filled. */

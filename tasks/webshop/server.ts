@@ -69,10 +69,31 @@ export interface WebShopSource {
   tasks: ServedTasks;
 }
 
+/**
+ * What the embedded server pays beside WebShop's own reward, for RL (`task_options.invalid_penalty`). Each step pays
+ * the episode's score so far, as AgentGym's servers do: −p·r before a purchase, r the steps so far whose action the
+ * page did not offer (it changed nothing: a click on an asin not shown, a malformed action); a purchase scores
+ * WebShop's own reward, so a success still scores 1 and what was bought is never repriced. p = 0 pays upstream's 0
+ * until the purchase.
+ *
+ * Worked example (p = 0.1): `search[red shoes]` 0, `click[b00xxxx999]` (not on the page) −0.1, `click[b00shoe001]`
+ * −0.1, `click[buy now]` WebShop's reward for the shoe.
+ */
+export interface WebShopShaping {
+  /** p, in [0, 1). */
+  invalidPenalty: number;
+}
+
 /** The request handler over `source` (exported for in-process tests and embedding). */
-export function webShopHandler(source: WebShopSource, options: GameServerOptions = {}): GameHandler {
+export function webShopHandler(
+  source: WebShopSource,
+  options: GameServerOptions = {},
+  shaping: WebShopShaping = { invalidPenalty: 0 },
+): GameHandler {
   const { maxEnvs, perClient, idleMs, maxAgeMs } = serverLimits(options);
   const envs = new EnvTable<WebShopSession>({ idleMs, maxAgeMs });
+  // Each session's invalid actions since its last reset (WebShopShaping).
+  const invalid = new WeakMap<WebShopSession, number>();
   const { world } = source;
   const unknown = (id: bigint) => json({ detail: unknownIdText(id, idleMs) }, 404);
   const draw = () => weightedIndex(world.goals, Math.random());
@@ -93,11 +114,17 @@ export function webShopHandler(source: WebShopSource, options: GameServerOptions
       return envs.add(session, owner);
     },
     "POST /reset": ({ env_idx, session_id }, { key }) =>
-      withEnv(env_idx, key, (s) => [s.reset(session_id === null ? draw() : goalIndex(session_id as bigint)), null]),
+      withEnv(env_idx, key, (s) => {
+        invalid.delete(s);
+        return [s.reset(session_id === null ? draw() : goalIndex(session_id as bigint)), null];
+      }),
     "POST /step": ({ env_idx, action }, { key }) =>
       withEnv(env_idx, key, (s) => {
         const r = s.step(action as string);
-        return { state: r.observation, reward: r.reward, done: r.done, info: r.info ?? null };
+        const wasted = (invalid.get(s) ?? 0) + (r.invalid ? 1 : 0);
+        invalid.set(s, wasted);
+        const reward = r.info || shaping.invalidPenalty === 0 ? r.reward : -shaping.invalidPenalty * wasted;
+        return { state: r.observation, reward, done: r.done, info: r.info ?? null };
       }),
     "GET /observation": ({ env_idx }, { key }) => withEnv(env_idx, key, (s) => s.observation),
     "GET /available_actions": ({ env_idx }, { key }) => withEnv(env_idx, key, (s) => s.availableActions()),
@@ -117,8 +144,12 @@ export function webShopHandler(source: WebShopSource, options: GameServerOptions
 }
 
 /** Starts a WebShop server over `source` and resolves once it listens. */
-export function serveWebShop(source: WebShopSource, options: GameServerOptions = {}): Promise<GameServer> {
-  return serveHandler((o) => webShopHandler(source, o), {
+export function serveWebShop(
+  source: WebShopSource,
+  options: GameServerOptions = {},
+  shaping?: WebShopShaping,
+): Promise<GameServer> {
+  return serveHandler((o) => webShopHandler(source, o, shaping), {
     ...options,
     port: options.port ?? WEBSHOP_PORT,
     title: "WebShop",

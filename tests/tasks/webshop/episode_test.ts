@@ -155,7 +155,7 @@ Deno.test("actions that are not valid change nothing and answer the same page, r
       "\nsearch[shoes]",
     ]
   ) {
-    assert.deepEqual(s.step(bad), { observation: RESULTS_1, reward: 0, done: false }, bad);
+    assert.deepEqual(s.step(bad), { observation: RESULTS_1, reward: 0, done: false, invalid: true }, bad);
   }
   // Search works from any page, even without a search bar.
   assert.match(s.step("search[socks]").observation, /Page 1 \(Total results: 1\) \[SEP\] Next > \[SEP\] B00SOCK003/);

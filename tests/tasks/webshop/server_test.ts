@@ -163,3 +163,38 @@ Deno.test("the oracle's episodes replay through the server with the rewards plan
     await server.shutdown();
   }
 });
+
+Deno.test("the invalid-action penalty: −p·r before a purchase, WebShop's own reward on it, none at p = 0", async () => {
+  const play = async (p: number | undefined) => {
+    const server = await serveWebShop(SOURCE, { port: 0 }, p === undefined ? undefined : { invalidPenalty: p });
+    const post = (path: string, body: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method: "POST",
+        body: JSON.stringify(body),
+        headers: { "content-type": "application/json" },
+      });
+    const step = async (id: number, action: string) =>
+      (await (await post("/step", { env_idx: id, action })).json()).reward as number;
+    try {
+      const id = await (await fetch(`${server.url}/create`, { method: "POST" })).json();
+      await (await post("/reset", { env_idx: id, session_id: 3 })).body?.cancel();
+      const r = [];
+      for (const a of ["search[cotton socks]", "click[b00shoe009]", "click[b00sock003]", "jump", "click[buy now]"]) {
+        r.push(await step(id, a));
+      }
+      // A reset forgets the count.
+      await (await post("/reset", { env_idx: id, session_id: 3 })).body?.cancel();
+      r.push(await step(id, "search[cotton socks]"));
+      return r;
+    } finally {
+      await server.shutdown();
+    }
+  };
+  // The worked example of server.ts's WebShopShaping, with a second invalid action before the purchase.
+  assert.deepEqual(await play(0.1), [0, -0.1, -0.1, -0.2, 1, 0]);
+  assert.deepEqual(await play(0), [0, 0, 0, 0, 1, 0]);
+  assert.deepEqual(await play(undefined), [0, 0, 0, 0, 1, 0]);
+  assert.deepEqual(webshop.embeddedOnly!(webshop.parseOptions!({ invalid_penalty: 0.1 })), ["invalid_penalty"]);
+  assert.deepEqual(webshop.embeddedOnly!(webshop.parseOptions!({})), []);
+  assert.throws(() => webshop.parseOptions!({ invalid_penalty: 1 }), /task_options\.invalid_penalty/);
+});
