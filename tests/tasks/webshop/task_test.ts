@@ -24,6 +24,7 @@ Deno.test("task options: defaults, and an unknown key or value named", () => {
     oracle_pick: "target",
     rename_asins: 0,
     oracle_search: "words",
+    invalid_penalty: 0,
   });
   assert.throws(() => webshop.parseOptions!({ datadir: "x" }), /Unknown WebShop option "task_options.datadir"/);
   assert.throws(() => webshop.parseOptions!({ goals: "robot" }), /task_options.goals/);
