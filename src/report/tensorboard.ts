@@ -11,8 +11,9 @@
  * the first one holding `file_version: "brain.Event:2"`, the rest a `Summary` of `simple_value` scalars. The protobuf
  * wire format is written by `@bufbuild/protobuf`'s BinaryWriter (npm, Apache-2.0, no dependencies and no install
  * scripts, unlike protobufjs whose script makes Deno print a warning box), imported on first use only. CRC-32C is
- * Crucible's (src/util/crc.ts, shared with the studio's ZIP): a 256-entry table and a loop, where the npm packages for it bring three dependencies (the AWS SDK's
- * types, tslib) for those ten lines; tests/report/tensorboard_test.ts checks it against the standard check value.
+ * Crucible's (src/util/crc.ts, shared with the studio's ZIP): a 256-entry table and a loop, where the npm packages for
+ * it bring three dependencies (the AWS SDK's types, tslib) for those ten lines; tests/report/tensorboard_test.ts checks
+ * it against the standard check value.
  */
 import { reflectedCrc32 } from "../util/crc.ts";
 import { readRun, type RunData } from "./data.ts";
